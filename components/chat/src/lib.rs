@@ -1,0 +1,37 @@
+//! Interface A as a WebAssembly component: `GET /api/chats`, `GET /api/dialog?id=` (spec 4.1),
+//! and the write API DESIGN.md adds beside them (enabled only when the `chat_admin_token`
+//! variable is set):
+//!
+//! | method | path                         | answer                         |
+//! |--------|------------------------------|--------------------------------|
+//! | POST   | /api/chats                   | 201 the new dialog             |
+//! | POST   | /api/dialog/messages?id=ID   | 201 the stored message         |
+//! | DELETE | /api/dialog?id=ID            | 200 `{success, message, id}`   |
+
+mod auth;
+mod dialogs;
+
+use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, Response};
+use guest_kit::ApiError;
+use spin_sdk::http::IncomingRequest;
+use spin_sdk::http_component;
+
+#[http_component]
+async fn handle(req: IncomingRequest) -> Response {
+    guest_kit::serve(req, DEFAULT_MAX_BODY, route).await
+}
+
+fn route(req: ApiRequest) -> Result<Response, ApiError> {
+    let path = req.path.trim_end_matches('/').to_owned();
+    match (path.as_str(), req.method.as_str()) {
+        ("/api/chats", "GET") => dialogs::list(),
+        ("/api/chats", "POST") => dialogs::create(&req),
+        ("/api/chats", m) => Err(http::method_not_allowed(m, &path, &["GET", "POST"])),
+        ("/api/dialog", "GET") => dialogs::get(&req),
+        ("/api/dialog", "DELETE") => dialogs::delete(&req),
+        ("/api/dialog", m) => Err(http::method_not_allowed(m, &path, &["GET", "DELETE"])),
+        ("/api/dialog/messages", "POST") => dialogs::append(&req),
+        ("/api/dialog/messages", m) => Err(http::method_not_allowed(m, &path, &["POST"])),
+        _ => Err(http::no_route(&req.path)),
+    }
+}

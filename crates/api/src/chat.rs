@@ -1,0 +1,274 @@
+//! Interface A: chat summaries, dialogs and messages (spec 2.1, 2.2; DESIGN.md "Chat").
+//!
+//! The spec leaves the message object open; DESIGN.md fixes it as `id`, `role`, `content`,
+//! `created`, and optional `name`, `model`, `metadata`. The write API (ours, beside the
+//! read-only spec endpoints) takes [`NewDialog`] and [`NewMessage`]; both accept the optional
+//! identity fields an export carries, so an exported file imports back unchanged.
+
+use crate::error::ApiError;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Longest accepted `chatName`, in characters.
+pub const MAX_CHAT_NAME_CHARS: usize = 200;
+/// Longest accepted client-chosen dialog or message `id`.
+pub const MAX_ID_CHARS: usize = 64;
+/// Most messages one dialog may hold; protects listing and appends from unbounded records.
+pub const MAX_MESSAGES_PER_DIALOG: usize = 10_000;
+
+/// Element of `GET /api/chats` (spec 2.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatSummary {
+    pub id: String,
+    #[serde(rename = "chatName")]
+    pub chat_name: String,
+    #[serde(rename = "numMessages")]
+    pub num_messages: u64,
+    pub created: String,
+    pub updated: String,
+    #[serde(rename = "GUID")]
+    pub guid: String,
+}
+
+/// `GET /api/dialog` (spec 2.2). Also the stored record and the export format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dialog {
+    pub id: String,
+    #[serde(rename = "chatName")]
+    pub chat_name: String,
+    pub messages: Vec<Message>,
+    pub created: String,
+    pub updated: String,
+    #[serde(rename = "GUID")]
+    pub guid: String,
+}
+
+impl Dialog {
+    pub fn summary(&self) -> ChatSummary {
+        ChatSummary {
+            id: self.id.clone(),
+            chat_name: self.chat_name.clone(),
+            num_messages: self.messages.len() as u64,
+            created: self.created.clone(),
+            updated: self.updated.clone(),
+            guid: self.guid.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// One message of a dialog.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: String,
+    pub role: Role,
+    pub content: String,
+    pub created: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// Body of `POST /api/chats`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewDialog {
+    #[serde(rename = "chatName")]
+    pub chat_name: String,
+    #[serde(default)]
+    pub messages: Vec<NewMessage>,
+    /// Optional on import; generated when absent.
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default, rename = "GUID")]
+    pub guid: Option<String>,
+    #[serde(default)]
+    pub created: Option<String>,
+    #[serde(default)]
+    pub updated: Option<String>,
+}
+
+/// Body of `POST /api/dialog/messages` and element of [`NewDialog::messages`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewMessage {
+    pub role: Role,
+    pub content: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub created: Option<String>,
+}
+
+/// Checks a client-chosen identifier: 1-64 of `A-Z a-z 0-9 - _ .`, so it is safe in a URL
+/// query and as part of a storage key.
+pub fn validate_id(field: &str, id: &str) -> Result<(), ApiError> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if id.is_empty() || id.chars().count() > MAX_ID_CHARS || !id.chars().all(ok_char) {
+        return Err(ApiError::invalid(
+            field,
+            format!("must be 1-{MAX_ID_CHARS} characters of A-Z, a-z, 0-9, '-', '_' or '.'"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a `chatName` and returns it trimmed.
+pub fn validate_chat_name(name: &str) -> Result<String, ApiError> {
+    let trimmed = name.trim();
+    if trimmed.is_empty() {
+        return Err(ApiError::invalid("chatName", "must not be empty"));
+    }
+    if trimmed.chars().count() > MAX_CHAT_NAME_CHARS {
+        return Err(ApiError::invalid(
+            "chatName",
+            format!("must be at most {MAX_CHAT_NAME_CHARS} characters"),
+        ));
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// Checks an optional client-supplied timestamp, returning it in canonical UTC form.
+pub fn validate_timestamp(field: &str, value: Option<&str>) -> Result<Option<String>, ApiError> {
+    match value {
+        None => Ok(None),
+        Some(s) => crate::time::normalize_rfc3339(s)
+            .map(Some)
+            .ok_or_else(|| ApiError::invalid(field, "must be an RFC 3339 date-time")),
+    }
+}
+
+impl NewMessage {
+    /// Turns the request into a stored message. `new_id` supplies an id when none was given;
+    /// `now` is the creation time when none was given.
+    pub fn into_message(
+        self,
+        field: &str,
+        new_id: impl FnOnce() -> String,
+        now: &str,
+    ) -> Result<Message, ApiError> {
+        let id = match self.id {
+            Some(id) => {
+                validate_id(&format!("{field}.id"), &id)?;
+                id
+            }
+            None => new_id(),
+        };
+        let created = validate_timestamp(&format!("{field}.created"), self.created.as_deref())?
+            .unwrap_or_else(|| now.to_owned());
+        Ok(Message {
+            id,
+            role: self.role,
+            content: self.content,
+            created,
+            name: self.name,
+            model: self.model,
+            metadata: self.metadata,
+        })
+    }
+}
+
+/// Sorts summaries as `/api/chats` lists them: most recently updated first, then by id.
+pub fn sort_summaries(list: &mut [ChatSummary]) {
+    list.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.id.cmp(&b.id)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn summary_counts_messages() {
+        let d = Dialog {
+            id: "a".into(),
+            chat_name: "n".into(),
+            messages: vec![
+                Message {
+                    id: "1".into(),
+                    role: Role::User,
+                    content: "hi".into(),
+                    created: "t".into(),
+                    name: None,
+                    model: None,
+                    metadata: None,
+                };
+                3
+            ],
+            created: "c".into(),
+            updated: "u".into(),
+            guid: "g".into(),
+        };
+        let s = d.summary();
+        assert_eq!(s.num_messages, 3);
+        let v = serde_json::to_value(&s).unwrap();
+        for key in ["id", "chatName", "numMessages", "created", "updated", "GUID"] {
+            assert!(v.get(key).is_some(), "{key} missing");
+        }
+    }
+
+    #[test]
+    fn ids_are_checked() {
+        assert!(validate_id("id", "abc-DEF_1.2").is_ok());
+        for bad in ["", "a b", "a/b", "é", &"x".repeat(65)] {
+            let e = validate_id("id", bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidField);
+        }
+    }
+
+    #[test]
+    fn chat_names_are_trimmed_and_bounded() {
+        assert_eq!(validate_chat_name("  hello ").unwrap(), "hello");
+        assert!(validate_chat_name("   ").is_err());
+        assert!(validate_chat_name(&"n".repeat(201)).is_err());
+    }
+
+    #[test]
+    fn roles_are_closed() {
+        let bad: Result<NewMessage, _> =
+            crate::json::parse_body(br#"{"role": "wizard", "content": "x"}"#);
+        let e = bad.unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidField);
+        assert!(e.message.contains("role"), "{}", e.message);
+    }
+
+    #[test]
+    fn message_defaults_fill_in() {
+        let m: NewMessage = crate::json::parse_body(br#"{"role": "user", "content": "x"}"#).unwrap();
+        let m = m.into_message("message", || "gen".into(), "now").unwrap();
+        assert_eq!((m.id.as_str(), m.created.as_str()), ("gen", "now"));
+    }
+
+    #[test]
+    fn sort_is_newest_first() {
+        let mk = |id: &str, updated: &str| ChatSummary {
+            id: id.into(),
+            chat_name: String::new(),
+            num_messages: 0,
+            created: String::new(),
+            updated: updated.into(),
+            guid: String::new(),
+        };
+        let mut l = vec![mk("a", "2025-01-01"), mk("b", "2026-01-01"), mk("c", "2026-01-01")];
+        sort_summaries(&mut l);
+        let ids: Vec<_> = l.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["b", "c", "a"]);
+    }
+}

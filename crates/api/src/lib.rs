@@ -1,0 +1,15 @@
+//! Wire types shared by every part of the project: the WebAssembly components, the native
+//! host, and the end-to-end tests.
+//!
+//! One definition per resource of `spec/interfaces-v1.2.md`, so a field renamed here is
+//! renamed everywhere. The crate is plain Rust (serde only) and compiles both for
+//! `wasm32-wasip2` and natively.
+
+pub mod chat;
+pub mod error;
+pub mod json;
+pub mod model;
+pub mod registry;
+pub mod time;
+
+pub use error::{ErrorBody, ErrorCode};

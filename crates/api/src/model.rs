@@ -1,0 +1,222 @@
+//! Interface B: the model runtime records (spec 2.3-2.12).
+//!
+//! Field names are the spec's, letter for letter. Open-ended parts (prediction `data` and
+//! `results`, `output_schema`, example inputs) are JSON values.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Service version string every v1.2 deployment reports (spec 9).
+pub const SPEC_VERSION: &str = "1.2.0";
+
+/// Attribution the spec requires on startup of a model deployment (spec 9, rule 7).
+pub const ATTRIBUTION: &str =
+    "Lightweight AI Model API Runtime Specification 1.2, (c) 2025 Paramus Transform LLC, MIT License";
+
+/// Registration notice (spec 1, 5).
+pub const REGISTRATION_NOTICE: &str = "Every deployment of the model runtime interface (B) must be \
+registered with Paramus Transform LLC (model name, deployment environment, intended use). Use \
+without registration, and use for unlawful, harmful, unethical or malicious purposes, is prohibited.";
+
+/// `GET /health` (2.3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    pub status: String,
+    pub model: String,
+    pub version: String,
+}
+
+/// `GET /capabilities` (2.4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capabilities {
+    pub model: String,
+    pub capabilities: Vec<Capability>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elements: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capability {
+    pub name: String,
+    pub input_types: Vec<InputType>,
+    /// Output field name mapped to an output type name.
+    pub output_schema: BTreeMap<String, OutputType>,
+    pub description: String,
+}
+
+/// Input type names of 2.6.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputType {
+    Text,
+    Image,
+    Audio,
+    Tabular,
+}
+
+/// Output type names of 2.7.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputType {
+    Array,
+    Object,
+    Float,
+    String,
+}
+
+/// `GET /acceptable_ranges` (2.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AcceptableRanges {
+    pub model: String,
+    pub version: String,
+    pub description: String,
+    pub property_ranges: BTreeMap<String, PropertyRange>,
+    pub chemical_scope: ChemicalScope,
+    pub usage_recommendations: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PropertyRange {
+    pub property_name: String,
+    pub unit: String,
+    pub training_range: TrainingRange,
+    pub reliable_range: ReliableRange,
+    pub training_samples: u64,
+    pub validation_metrics: ValidationMetrics,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainingRange {
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReliableRange {
+    pub min: f64,
+    pub max: f64,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidationMetrics {
+    #[serde(rename = "R2")]
+    pub r2: String,
+    pub typical_error: String,
+    /// Further keys are allowed (2.5).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChemicalScope {
+    pub supported_features: Vec<String>,
+    pub limitations: Vec<String>,
+}
+
+/// `POST /predict` body (2.6). `input_type` is kept as a string so that an unknown type is
+/// reported as `unsupported_input_type`, not as a parse failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PredictionRequest {
+    pub input_type: String,
+    pub data: Map<String, Value>,
+}
+
+/// `POST /predict` answer (2.7).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PredictionResponse {
+    pub success: bool,
+    pub model_name: String,
+    pub results: Value,
+    pub computation_time_ms: f64,
+    pub error_message: Option<String>,
+}
+
+/// `GET /info` (2.8).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub name: String,
+    pub description: String,
+    pub license: String,
+    pub citation: String,
+    pub maintainer: String,
+}
+
+/// `GET /metrics` (2.9).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    pub uptime_s: f64,
+    pub requests_served: u64,
+    pub avg_latency_ms: f64,
+    pub last_error: Option<String>,
+}
+
+/// `GET /citation` (2.10).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Citation {
+    pub paper_citation: String,
+    pub software_bibtex: String,
+}
+
+/// `GET /test_examples` (2.11).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestExamples {
+    pub examples: Vec<Example>,
+    pub usage_instructions: UsageInstructions,
+    pub expected_output: Value,
+    pub notes: Vec<String>,
+}
+
+/// An example: `name`, `description`, `category`, plus one model-specific input field
+/// (`smiles`, `text`, `image_url`, ...), kept in `input`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Example {
+    pub name: String,
+    pub description: String,
+    pub category: String,
+    #[serde(flatten)]
+    pub input: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageInstructions {
+    pub endpoint: String,
+    pub method: String,
+    pub body_format: Value,
+}
+
+/// `POST /shutdown` (2.12).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShutdownResponse {
+    pub success: bool,
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn example_keeps_model_specific_field() {
+        let e: Example = serde_json::from_str(
+            r#"{"name": "aspirin", "smiles": "CC(=O)Oc1ccccc1C(=O)O", "description": "d", "category": "drug"}"#,
+        )
+        .unwrap();
+        assert_eq!(e.input["smiles"], "CC(=O)Oc1ccccc1C(=O)O");
+        let back = serde_json::to_value(&e).unwrap();
+        assert_eq!(back["smiles"], "CC(=O)Oc1ccccc1C(=O)O");
+    }
+
+    #[test]
+    fn validation_metrics_use_spec_key_r2() {
+        let m = ValidationMetrics {
+            r2: "0.9-0.95".into(),
+            typical_error: "0.1".into(),
+            extra: Map::new(),
+        };
+        let v = serde_json::to_value(&m).unwrap();
+        assert_eq!(v["R2"], "0.9-0.95");
+    }
+}

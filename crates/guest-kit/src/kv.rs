@@ -1,0 +1,149 @@
+//! The `wasi:keyvalue@0.2.0-draft2` store with JSON values and safe read-modify-write.
+//!
+//! Components are instantiated per request, so every piece of state lives here. Anything that
+//! is read, changed and written back goes through [`Store::update`], a compare-and-swap loop:
+//! two concurrent requests can never both win with stale data, under Spin or `runtime-host`.
+
+use edge_api::error::{ApiError, ErrorCode};
+use serde::{Serialize, de::DeserializeOwned};
+use spin_sdk::wit::wasi::keyvalue::{atomics, batch, store};
+
+/// Label of the store every component uses (DESIGN.md).
+pub const DEFAULT_LABEL: &str = "default";
+
+/// How many times [`Store::update`] retries a lost compare-and-swap race before giving up.
+const MAX_CAS_ATTEMPTS: usize = 10_000;
+
+/// What an [`Store::update`] closure decided to do with the record.
+pub enum Change<T> {
+    /// Write this value (atomically, only if nobody changed the record meanwhile).
+    Put(T),
+    /// Leave the record as it is.
+    Keep,
+}
+
+pub struct Store {
+    bucket: store::Bucket,
+}
+
+fn store_err(what: &str, key: &str, e: impl std::fmt::Debug) -> ApiError {
+    ApiError::new(ErrorCode::StoreError, format!("key-value store failed to {what} `{key}`: {e:?}"))
+}
+
+fn decode<T: DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::new(ErrorCode::StoreError, format!("stored record `{key}` is unreadable: {e}"))
+    })
+}
+
+fn encode<T: Serialize>(key: &str, value: &T) -> Result<Vec<u8>, ApiError> {
+    serde_json::to_vec(value).map_err(|e| ApiError::internal(format!("encoding `{key}`: {e}")))
+}
+
+impl Store {
+    /// Opens the `default` store.
+    pub fn open_default() -> Result<Self, ApiError> {
+        Self::open(DEFAULT_LABEL)
+    }
+
+    pub fn open(label: &str) -> Result<Self, ApiError> {
+        let bucket = store::open(label).map_err(|e| store_err("open store", label, e))?;
+        Ok(Self { bucket })
+    }
+
+    pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ApiError> {
+        self.bucket.get(key).map_err(|e| store_err("read", key, e))
+    }
+
+    pub fn get_json<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ApiError> {
+        self.get(key)?.map(|b| decode(key, &b)).transpose()
+    }
+
+    pub fn set(&self, key: &str, value: &[u8]) -> Result<(), ApiError> {
+        self.bucket.set(key, value).map_err(|e| store_err("write", key, e))
+    }
+
+    pub fn set_json<T: Serialize>(&self, key: &str, value: &T) -> Result<(), ApiError> {
+        self.set(key, &encode(key, value)?)
+    }
+
+    pub fn delete(&self, key: &str) -> Result<(), ApiError> {
+        self.bucket.delete(key).map_err(|e| store_err("delete", key, e))
+    }
+
+    pub fn exists(&self, key: &str) -> Result<bool, ApiError> {
+        self.bucket.exists(key).map_err(|e| store_err("check", key, e))
+    }
+
+    /// Every key starting with `prefix`, following the store's cursor to the end.
+    pub fn keys_with_prefix(&self, prefix: &str) -> Result<Vec<String>, ApiError> {
+        let mut keys = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self
+                .bucket
+                .list_keys(cursor.as_deref())
+                .map_err(|e| store_err("list keys", prefix, e))?;
+            keys.extend(page.keys.into_iter().filter(|k| k.starts_with(prefix)));
+            match page.cursor {
+                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+                _ => break,
+            }
+        }
+        Ok(keys)
+    }
+
+    /// Values of many keys in one call; absent keys are skipped.
+    pub fn get_many_json<T: DeserializeOwned>(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<(String, T)>, ApiError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = batch::get_many(&self.bucket, keys)
+            .map_err(|e| store_err("read", &keys.join(","), e))?;
+        found
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .map(|(k, v)| decode(&k, &v).map(|t| (k, t)))
+            .collect()
+    }
+
+    /// Atomically adds `delta` to the counter at `key` (absent counts as 0); returns the sum.
+    pub fn increment(&self, key: &str, delta: i64) -> Result<i64, ApiError> {
+        atomics::increment(&self.bucket, key, delta).map_err(|e| store_err("increment", key, e))
+    }
+
+    /// Atomic read-modify-write of the JSON record at `key`.
+    ///
+    /// `f` sees the current value (or `None`) and returns what to do plus a result. When it
+    /// asks to write and someone else changed the record in between, `f` runs again on the
+    /// fresh value; so `f` must be free of side effects other than its return value.
+    pub fn update<T, R, F>(&self, key: &str, mut f: F) -> Result<R, ApiError>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnMut(Option<T>) -> Result<(Change<T>, R), ApiError>,
+    {
+        let mut cas =
+            atomics::Cas::new(&self.bucket, key).map_err(|e| store_err("lock", key, e))?;
+        for _ in 0..MAX_CAS_ATTEMPTS {
+            let current = cas.current().map_err(|e| store_err("read", key, e))?;
+            let value = current.map(|b| decode::<T>(key, &b)).transpose()?;
+            let (change, result) = f(value)?;
+            let new = match change {
+                Change::Keep => return Ok(result),
+                Change::Put(new) => encode(key, &new)?,
+            };
+            match atomics::swap(cas, &new) {
+                Ok(()) => return Ok(result),
+                Err(atomics::CasError::CasFailed(fresh)) => cas = fresh,
+                Err(atomics::CasError::StoreError(e)) => return Err(store_err("write", key, e)),
+            }
+        }
+        Err(ApiError::new(
+            ErrorCode::StoreError,
+            format!("`{key}` is changing too fast to update; retry"),
+        ))
+    }
+}
