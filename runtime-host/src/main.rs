@@ -1,1 +1,52 @@
-fn main() {}
+//! `runtime-host`: serves the project's WebAssembly components natively on wasmtime and does
+//! the OS-facing work a sandboxed component cannot. Start at [`cli`] for the commands.
+
+mod bindings;
+mod chats;
+mod cli;
+mod client;
+mod engine;
+mod keyvalue;
+mod limits;
+mod responses;
+mod serve;
+mod server;
+mod state;
+mod variables;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RUNTIME_HOST_LOG")
+                .unwrap_or_else(|_| "info,wasmtime_cranelift=warn,cranelift=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let cli = cli::Cli::parse();
+    let result = match cli.command {
+        cli::Command::Serve(args) => serve::run(args).await,
+        cli::Command::Chats(cli::ChatsCommand::Export { url, output }) => {
+            chats::export_to(&url, output.as_deref()).await
+        }
+        cli::Command::Chats(cli::ChatsCommand::Import { file, url, token }) => {
+            chats::import(&file, &url, &token).await.and_then(|r| {
+                if r.failed > 0 {
+                    anyhow::bail!("{} dialogs could not be imported", r.failed)
+                }
+                Ok(())
+            })
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

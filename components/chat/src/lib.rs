@@ -26,12 +26,12 @@ fn route(req: ApiRequest) -> Result<Response, ApiError> {
     match (path.as_str(), req.method.as_str()) {
         ("/api/chats", "GET") => dialogs::list(),
         ("/api/chats", "POST") => dialogs::create(&req),
-        ("/api/chats", m) => Err(http::method_not_allowed(m, &path, &["GET", "POST"])),
+        ("/api/chats", m) => Ok(http::method_not_allowed(m, &path, &["GET", "POST"])),
         ("/api/dialog", "GET") => dialogs::get(&req),
         ("/api/dialog", "DELETE") => dialogs::delete(&req),
-        ("/api/dialog", m) => Err(http::method_not_allowed(m, &path, &["GET", "DELETE"])),
+        ("/api/dialog", m) => Ok(http::method_not_allowed(m, &path, &["GET", "DELETE"])),
         ("/api/dialog/messages", "POST") => dialogs::append(&req),
-        ("/api/dialog/messages", m) => Err(http::method_not_allowed(m, &path, &["POST"])),
+        ("/api/dialog/messages", m) => Ok(http::method_not_allowed(m, &path, &["POST"])),
         _ => Err(http::no_route(&req.path)),
     }
 }

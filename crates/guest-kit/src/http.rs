@@ -145,11 +145,15 @@ pub fn error(err: &ApiError) -> Response {
 }
 
 /// 405 with an `Allow` header listing what the route does accept.
-pub fn method_not_allowed(method: &str, path: &str, allowed: &[&str]) -> ApiError {
-    ApiError::new(
+pub fn method_not_allowed(method: &str, path: &str, allowed: &[&str]) -> Response {
+    let allow = allowed.join(", ");
+    let err = ApiError::new(
         ErrorCode::MethodNotAllowed,
-        format!("{method} is not allowed on {path}; allowed: {}", allowed.join(", ")),
-    )
+        format!("{method} is not allowed on {path}; allowed: {allow}"),
+    );
+    let mut resp = error(&err);
+    resp.set_header("allow", allow);
+    resp
 }
 
 /// 404 for a path no route matches.
@@ -158,7 +162,7 @@ pub fn no_route(path: &str) -> ApiError {
 }
 
 /// Runs a component's handler: reads the request (body capped at `max_body`), calls
-/// `handler`, and turns any error into the JSON error body. 405 answers carry `Allow`.
+/// `handler`, and turns any error into the JSON error body.
 pub async fn serve<F>(req: IncomingRequest, max_body: usize, handler: F) -> Response
 where
     F: FnOnce(ApiRequest) -> Result<Response, ApiError>,

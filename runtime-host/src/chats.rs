@@ -1,0 +1,121 @@
+//! `runtime-host chats import|export`: moving dialogs in and out of a running chat service
+//! through its HTTP API (the write API for import), as JSON arrays in the `/api/dialog` shape.
+
+use crate::client::HttpClient;
+use anyhow::{Context, Result, bail};
+use edge_api::chat::{ChatSummary, Dialog};
+use hyper::Method;
+use std::path::Path;
+use std::time::Duration;
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+fn base(url: &str) -> &str {
+    url.trim_end_matches('/')
+}
+
+/// Percent-encodes a query value (ids are normally URL-safe; other services' may not be).
+fn encode_query(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Fetches every dialog, in the order `/api/chats` lists them.
+pub async fn export(url: &str) -> Result<Vec<Dialog>> {
+    let client = HttpClient::new(TIMEOUT);
+    let list = client
+        .send(Method::GET, &format!("{}/api/chats", base(url)), None, None)
+        .await?;
+    if list.status != 200 {
+        bail!("listing chats failed (HTTP {}): {}", list.status, list.error_text());
+    }
+    let summaries: Vec<ChatSummary> = list.json()?;
+    let mut dialogs = Vec::with_capacity(summaries.len());
+    for s in summaries {
+        let url = format!("{}/api/dialog?id={}", base(url), encode_query(&s.id));
+        let reply = client.send(Method::GET, &url, None, None).await?;
+        match reply.status {
+            200 => dialogs.push(reply.json()?),
+            // Deleted between listing and fetching: nothing to export.
+            404 => continue,
+            s => bail!("fetching dialog `{}` failed (HTTP {s}): {}", url, reply.error_text()),
+        }
+    }
+    Ok(dialogs)
+}
+
+pub async fn export_to(url: &str, output: Option<&Path>) -> Result<()> {
+    let dialogs = export(url).await?;
+    let json = serde_json::to_string_pretty(&dialogs)?;
+    match output {
+        Some(path) => {
+            std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("exported {} dialogs to {}", dialogs.len(), path.display());
+        }
+        None => println!("{json}"),
+    }
+    Ok(())
+}
+
+/// Outcome of an import.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    pub created: usize,
+    pub skipped: usize,
+    pub failed: usize,
+}
+
+pub async fn import(file: &Path, url: &str, token: &str) -> Result<ImportReport> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let dialogs: Vec<serde_json::Value> = serde_json::from_str(&text).with_context(|| {
+        format!("{} must hold a JSON array of dialogs (as `chats export` writes)", file.display())
+    })?;
+    let client = HttpClient::new(TIMEOUT);
+    let endpoint = format!("{}/api/chats", base(url));
+    let mut report = ImportReport::default();
+    for (i, mut dialog) in dialogs.into_iter().enumerate() {
+        // A summary field is derived, never stored: tolerate files that carry it.
+        if let Some(obj) = dialog.as_object_mut() {
+            obj.remove("numMessages");
+        }
+        let label = dialog
+            .get("id")
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("#{i}"));
+        let reply = client
+            .send(Method::POST, &endpoint, Some(serde_json::to_vec(&dialog)?), Some(token))
+            .await?;
+        match reply.status {
+            201 => report.created += 1,
+            409 => {
+                report.skipped += 1;
+                eprintln!("skipped dialog {label}: {}", reply.error_text());
+            }
+            401 | 403 => bail!("the chat service refused the token: {}", reply.error_text()),
+            s => {
+                report.failed += 1;
+                eprintln!("dialog {label} failed (HTTP {s}): {}", reply.error_text());
+            }
+        }
+    }
+    eprintln!(
+        "imported {} dialogs, skipped {} already present, {} failed",
+        report.created, report.skipped, report.failed
+    );
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn query_encoding() {
+        assert_eq!(super::encode_query("abc-1_2.~"), "abc-1_2.~");
+        assert_eq!(super::encode_query("a b&c"), "a%20b%26c");
+    }
+}

@@ -1,0 +1,134 @@
+//! Command-line interface.
+
+use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "runtime-host",
+    version,
+    about = "Native wasmtime host for the chat (A), model runtime (B) and port registry (C) components",
+    long_about = "Serves WebAssembly components that export wasi:http/incoming-handler@0.2.x \
+                  (built with spin-sdk 5.x), giving them WASI 0.2, wasi-http, wasi:keyvalue \
+                  persisted in SQLite and application variables, with a fresh instance per request."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve one component over HTTP.
+    Serve(ServeArgs),
+    /// Import or export chat dialogs through a running chat service.
+    #[command(subcommand)]
+    Chats(ChatsCommand),
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The component to serve (e.g. target/wasm32-wasip2/release/chat.wasm).
+    pub component: PathBuf,
+    /// Address to listen on. Port 0 picks a free port (printed on startup).
+    #[arg(long, default_value = "127.0.0.1:8050")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+/// Options every command that runs components shares.
+#[derive(Args, Debug, Clone)]
+pub struct RuntimeArgs {
+    /// Directory for persistent state: `sqlite_key_value.db` (readable by
+    /// `spin up --state-dir` too) and the compilation cache.
+    #[arg(long, default_value = ".data")]
+    pub data_dir: PathBuf,
+    /// Application variable given to the component, `name=value`; repeatable. Also read
+    /// from SPIN_VARIABLE_<NAME> in the environment (the flag wins).
+    #[arg(long = "variable", value_name = "NAME=VALUE")]
+    pub variables: Vec<String>,
+    /// Longest a request may run, e.g. `30s`, `500ms`.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub deadline: Duration,
+    /// Memory one request's component instance may use, in MiB.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_memory_mib: u32,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_body: usize,
+    /// Requests served at once; further ones get 503 `overloaded`.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub max_concurrency: u32,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ChatsCommand {
+    /// Load dialogs from a JSON file (an array of dialogs, as `export` writes) into a running
+    /// chat service. Dialogs whose id already exists are skipped.
+    Import {
+        /// The JSON file.
+        file: PathBuf,
+        /// Base URL of the chat service.
+        #[arg(long, default_value = "http://127.0.0.1:8050")]
+        url: String,
+        /// The service's `chat_admin_token`.
+        #[arg(long, env = "CHAT_ADMIN_TOKEN", hide_env_values = true)]
+        token: String,
+    },
+    /// Write every dialog of a running chat service as a JSON array.
+    Export {
+        /// Base URL of the chat service.
+        #[arg(long, default_value = "http://127.0.0.1:8050")]
+        url: String,
+        /// Write to this file instead of standard output.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+}
+
+/// Parses `30`, `30s`, `500ms`, `2m`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (number, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration; try 30s or 500ms"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        _ => return Err(format!("unknown unit `{unit}` in `{s}`; use ms, s or m")),
+    };
+    if !(secs > 0.0 && secs.is_finite()) {
+        return Err(format!("`{s}` must be a positive duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("3h").is_err());
+        assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn cli_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,74 @@
+//! A small HTTP/1.1 client for the host's own calls to services (chat import/export; later
+//! the registry).
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use std::time::Duration;
+
+pub struct HttpClient {
+    inner: Client<HttpConnector, Full<Bytes>>,
+    timeout: Duration,
+}
+
+/// Status and body of an answer.
+pub struct Reply {
+    pub status: u16,
+    pub body: Bytes,
+}
+
+impl Reply {
+    pub fn json<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        serde_json::from_slice(&self.body).with_context(|| {
+            format!("unexpected answer (HTTP {}): {}", self.status, String::from_utf8_lossy(&self.body))
+        })
+    }
+
+    /// The `error` text of an error body, or the raw body.
+    pub fn error_text(&self) -> String {
+        serde_json::from_slice::<edge_api::ErrorBody>(&self.body)
+            .map(|e| format!("{} ({})", e.error, e.error_code))
+            .unwrap_or_else(|_| String::from_utf8_lossy(&self.body).into_owned())
+    }
+}
+
+impl HttpClient {
+    pub fn new(timeout: Duration) -> Self {
+        Self {
+            inner: Client::builder(TokioExecutor::new()).build_http(),
+            timeout,
+        }
+    }
+
+    pub async fn send(
+        &self,
+        method: hyper::Method,
+        url: &str,
+        body: Option<Vec<u8>>,
+        bearer: Option<&str>,
+    ) -> Result<Reply> {
+        let mut req = hyper::Request::builder().method(method.clone()).uri(url);
+        if body.is_some() {
+            req = req.header(hyper::header::CONTENT_TYPE, "application/json");
+        }
+        if let Some(token) = bearer {
+            req = req.header(hyper::header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let req = req
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .with_context(|| format!("invalid URL `{url}`"))?;
+        let exchange = async {
+            let resp = self.inner.request(req).await?;
+            let status = resp.status().as_u16();
+            let body = resp.into_body().collect().await?.to_bytes();
+            anyhow::Ok(Reply { status, body })
+        };
+        tokio::time::timeout(self.timeout, exchange)
+            .await
+            .with_context(|| format!("{method} {url}: no answer within {:?}", self.timeout))?
+            .with_context(|| format!("{method} {url}: is the service running?"))
+    }
+}

@@ -1,0 +1,94 @@
+//! The wasmtime engine and how components are loaded into it.
+//!
+//! One engine per process: compiled code is shared, instances come from a pooling allocator
+//! (fast per-request instantiation), compiled artifacts are cached on disk so a restart does
+//! not recompile, and a ticker drives epoch interruption, which enforces request deadlines.
+
+use crate::limits::Limits;
+use crate::state::RequestState;
+use anyhow::{Context, Result};
+use std::path::Path;
+use std::time::Duration;
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+
+/// How often the epoch advances. A running guest is checked (and yields to other tasks) at
+/// this granularity, so deadlines are exact to within one tick.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Core instances, memories and tables one component instance may use. Rust components
+/// built with spin-sdk use a handful; the headroom covers composed components.
+const CORE_INSTANCES_PER_COMPONENT: u32 = 50;
+const MEMORIES_PER_COMPONENT: u32 = 4;
+
+/// Builds the engine for these limits. `cache_dir` holds compiled artifacts.
+pub fn build_engine(limits: &Limits, cache_dir: Option<&Path>) -> Result<Engine> {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+
+    let slots = limits.max_concurrency as u32;
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(slots)
+        .total_core_instances(slots * CORE_INSTANCES_PER_COMPONENT)
+        .total_memories(slots * MEMORIES_PER_COMPONENT)
+        .total_tables(slots * MEMORIES_PER_COMPONENT)
+        .max_core_instances_per_component(CORE_INSTANCES_PER_COMPONENT)
+        .max_memories_per_component(MEMORIES_PER_COMPONENT)
+        .max_tables_per_component(MEMORIES_PER_COMPONENT)
+        .max_memory_size(limits.max_memory_bytes);
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+
+    if let Some(dir) = cache_dir {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating compilation cache {}", dir.display()))?;
+        let mut cache = CacheConfig::new();
+        cache.with_directory(dir);
+        config.cache(Some(Cache::new(cache).map_err(anyhow::Error::from).context("setting up the compilation cache")?));
+    }
+    let engine = Engine::new(&config).map_err(anyhow::Error::from).context("configuring wasmtime")?;
+    spawn_epoch_ticker(&engine);
+    Ok(engine)
+}
+
+fn spawn_epoch_ticker(engine: &Engine) {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("epoch-ticker".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .expect("spawning the epoch ticker thread");
+}
+
+/// The imports every component may use: WASI 0.2, wasi-http, wasi:keyvalue, wasi:config.
+pub fn build_linker(engine: &Engine) -> Result<Linker<RequestState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    crate::keyvalue::add_to_linker(&mut linker, RequestState::keyvalue)?;
+    crate::variables::add_to_linker(&mut linker, RequestState::config)?;
+    Ok(linker)
+}
+
+/// Compiles (or loads from the cache) a component and pre-instantiates it against the
+/// linker, so each request only has to instantiate.
+pub fn load_proxy(engine: &Engine, path: &Path) -> Result<ProxyPre<RequestState>> {
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("reading component {}", path.display()))?;
+    let component = Component::new(engine, &bytes).map_err(anyhow::Error::from).with_context(|| {
+        format!("compiling {}: is it a WebAssembly component (wasm32-wasip2)?", path.display())
+    })?;
+    let linker = build_linker(engine)?;
+    let pre = linker.instantiate_pre(&component).map_err(anyhow::Error::from).with_context(|| {
+        format!("{} imports something this host does not provide", path.display())
+    })?;
+    ProxyPre::new(pre).map_err(anyhow::Error::from).with_context(|| {
+        format!("{} does not export wasi:http/incoming-handler@0.2.x", path.display())
+    })
+}

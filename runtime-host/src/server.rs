@@ -1,0 +1,262 @@
+//! Serving one component over HTTP/1.1: a fresh instance per request, with the request's
+//! limits enforced and every failure answered with the JSON error body.
+
+use crate::keyvalue::KeyValue;
+use crate::limits::{DeadlineExceeded, Limits, MemoryLimiter};
+use crate::responses::{self, HostResponse};
+use crate::state::RequestState;
+use crate::variables::Variables;
+use anyhow::Result;
+use bytes::Bytes;
+use edge_api::error::ErrorCode;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use wasmtime::{Store, UpdateDeadline};
+use wasmtime_wasi_http::WasiHttpView;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+
+/// Time a client gets to send its request headers (slow-loris protection).
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Everything needed to answer requests for one component.
+pub struct ComponentServer {
+    pre: ProxyPre<RequestState>,
+    kv: KeyValue,
+    vars: Variables,
+    limits: Limits,
+    slots: Arc<Semaphore>,
+}
+
+impl ComponentServer {
+    pub fn new(pre: ProxyPre<RequestState>, kv: KeyValue, vars: Variables, limits: Limits) -> Self {
+        let slots = Arc::new(Semaphore::new(limits.max_concurrency));
+        Self {
+            pre,
+            kv,
+            vars,
+            limits,
+            slots,
+        }
+    }
+
+    /// Answers one request and logs it.
+    pub async fn handle(self: Arc<Self>, req: hyper::Request<Incoming>, peer: SocketAddr) -> HostResponse {
+        let started = Instant::now();
+        let method = req.method().clone();
+        let path = req.uri().path().to_owned();
+        let resp = self.answer(req).await;
+        tracing::info!(
+            target: "request",
+            %method,
+            path,
+            status = resp.status().as_u16(),
+            latency_ms = format!("{:.2}", started.elapsed().as_secs_f64() * 1e3),
+            peer = %peer,
+        );
+        resp
+    }
+
+    async fn answer(&self, req: hyper::Request<Incoming>) -> HostResponse {
+        let Ok(_slot) = self.slots.clone().try_acquire_owned() else {
+            return responses::error(
+                ErrorCode::Overloaded,
+                format!("the server is at its limit of {} requests at once; retry shortly", self.limits.max_concurrency),
+            );
+        };
+        let deadline = Instant::now() + self.limits.deadline;
+        let req = match self.read_body(req, deadline).await {
+            Ok(r) => r,
+            Err(resp) => return *resp,
+        };
+        self.run_guest(req, deadline).await
+    }
+
+    /// Reads the whole body (bounded by the cap and the deadline) so that an oversized
+    /// body is answered 413 by the host, whatever the guest would have done.
+    async fn read_body(
+        &self,
+        req: hyper::Request<Incoming>,
+        deadline: Instant,
+    ) -> Result<hyper::Request<Full<Bytes>>, Box<HostResponse>> {
+        let cap = self.limits.max_body_bytes;
+        let too_large = || {
+            Box::new(responses::error(
+                ErrorCode::PayloadTooLarge,
+                format!("request body exceeds the limit of {cap} bytes"),
+            ))
+        };
+        let declared = req
+            .headers()
+            .get(hyper::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > cap as u64) {
+            return Err(too_large());
+        }
+        let (parts, body) = req.into_parts();
+        let collected = tokio::time::timeout_at(deadline.into(), Limited::new(body, cap).collect()).await;
+        match collected {
+            Err(_) => Err(Box::new(responses::error(
+                ErrorCode::Timeout,
+                "timed out while receiving the request body",
+            ))),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+            Ok(Err(e)) => Err(Box::new(responses::error(
+                ErrorCode::InvalidJson,
+                format!("could not read the request body: {e}"),
+            ))),
+            Ok(Ok(collected)) => Ok(hyper::Request::from_parts(parts, Full::new(collected.to_bytes()))),
+        }
+    }
+
+    async fn run_guest(&self, req: hyper::Request<Full<Bytes>>, deadline: Instant) -> HostResponse {
+        let (limiter, memory_exceeded) = MemoryLimiter::new(self.limits.max_memory_bytes);
+        let state = RequestState::new(self.kv.clone(), self.vars.clone(), limiter);
+        let mut store = Store::new(self.pre.engine(), state);
+        store.limiter(|s| &mut s.limiter);
+        let budget = self.limits.deadline;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= deadline {
+                Err(DeadlineExceeded(budget).into())
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        let prepared = (|| {
+            let req = store.data_mut().http().new_incoming_request(Scheme::Http, req)?;
+            let out = store.data_mut().http().new_response_outparam(sender)?;
+            anyhow::Ok((req, out))
+        })();
+        let (req, out) = match prepared {
+            Ok(p) => p,
+            Err(e) => return internal(format!("could not hand the request to the component: {e:#}")),
+        };
+        let pre = self.pre.clone();
+        let task = tokio::spawn(async move {
+            let proxy = pre.instantiate_async(&mut store).await?;
+            proxy.wasi_http_incoming_handler().call_handle(&mut store, req, out).await
+        });
+
+        match tokio::time::timeout_at(deadline.into(), receiver).await {
+            Ok(Ok(Ok(resp))) => resp,
+            Ok(Ok(Err(code))) => internal(format!("the component failed the request: {code:?}")),
+            // The guest finished or trapped without answering: find out why.
+            Ok(Err(_)) => {
+                let outcome = match task.await {
+                    Ok(Ok(())) => anyhow::anyhow!("the component returned without sending a response"),
+                    Ok(Err(e)) => e.into(),
+                    Err(join) => anyhow::anyhow!("the request task failed: {join}"),
+                };
+                classify_failure(outcome, memory_exceeded.load(Ordering::Relaxed), budget)
+            }
+            Err(_) => {
+                task.abort();
+                responses::error(
+                    ErrorCode::Timeout,
+                    format!("the request exceeded its deadline of {}", human(budget)),
+                )
+            }
+        }
+    }
+}
+
+fn human(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+fn internal(message: String) -> HostResponse {
+    tracing::error!(error = %message, "request failed");
+    responses::error(ErrorCode::InternalError, message)
+}
+
+/// Maps a guest failure onto the error body: deadline, memory cap, or a plain fault.
+fn classify_failure(err: anyhow::Error, memory_exceeded: bool, budget: Duration) -> HostResponse {
+    if err.chain().any(|c| c.is::<DeadlineExceeded>()) {
+        return responses::error(
+            ErrorCode::Timeout,
+            format!("the request exceeded its deadline of {}", human(budget)),
+        );
+    }
+    if memory_exceeded {
+        tracing::error!(error = %format!("{err:#}"), "component exceeded its memory limit");
+        return responses::error(
+            ErrorCode::MemoryLimitExceeded,
+            "the component exceeded its memory limit and was stopped",
+        );
+    }
+    // The first line of a trap names it ("wasm trap: unreachable"); the backtrace stays in
+    // the log, not in the response.
+    let summary = match err.downcast_ref::<wasmtime::Trap>() {
+        Some(trap) => format!("the component trapped: {trap}"),
+        None => format!("the component failed: {}", err.root_cause()),
+    };
+    tracing::error!(error = %format!("{err:?}"), "component failed");
+    responses::error(ErrorCode::InternalError, summary)
+}
+
+/// Accepts connections until `shutdown` resolves, then stops accepting and waits (up to
+/// `drain`) for in-flight requests to finish.
+pub async fn serve(
+    listener: TcpListener,
+    server: Arc<ComponentServer>,
+    shutdown: impl Future<Output = ()>,
+    drain: Duration,
+) -> Result<()> {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off instead of spinning.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let server = server.clone();
+                let service = hyper::service::service_fn(move |req| {
+                    let server = server.clone();
+                    async move { Ok::<_, std::convert::Infallible>(server.handle(req, peer).await) }
+                });
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEADER_READ_TIMEOUT)
+                    .keep_alive(true)
+                    .serve_connection(TokioIo::new(stream), service);
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!(error = %e, %peer, "connection ended with an error");
+                    }
+                });
+            }
+            _ = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    tracing::info!("no longer accepting connections; finishing requests in flight");
+    if tokio::time::timeout(drain, graceful.shutdown()).await.is_err() {
+        tracing::warn!("requests still running after {drain:?}; stopping anyway");
+    }
+    Ok(())
+}
