@@ -206,7 +206,7 @@ fn classify_failure(err: anyhow::Error, memory_exceeded: bool, budget: Duration)
         Some(trap) => format!("the component trapped: {trap}"),
         None => format!("the component failed: {}", err.root_cause()),
     };
-    tracing::error!(error = %format!("{err:?}"), "component failed");
+    tracing::error!(error = %format!("{err:#}"), "component failed");
     responses::error(ErrorCode::InternalError, summary)
 }
 

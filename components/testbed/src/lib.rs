@@ -1,0 +1,77 @@
+//! A component for the host's own tests. Each route exercises one host guarantee:
+//!
+//! | route                    | does                                              |
+//! |--------------------------|---------------------------------------------------|
+//! | `GET /ok`                | answers 200 at once                               |
+//! | `GET /trap`              | panics (a wasm trap)                              |
+//! | `GET /loop`              | spins forever (only a deadline stops it)          |
+//! | `GET /alloc`             | allocates without bound (only the memory cap stops it) |
+//! | `GET /sleep?ms=N`        | blocks in a host call for N ms                    |
+//! | `POST /echo`             | answers the body's length                         |
+//! | `POST /kv/incr?key=K`    | atomically increments counter K                   |
+//! | `POST /kv/append?key=K&item=I` | appends I to a JSON list by compare-and-swap |
+//! | `GET /kv/get?key=K`      | reads a JSON value                                |
+//! | `GET /var?name=N`        | reads an application variable                     |
+
+use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, Response};
+use guest_kit::kv::{Change, Store};
+use guest_kit::{ApiError, config};
+use serde_json::{Value, json};
+use spin_sdk::http::IncomingRequest;
+use spin_sdk::http_component;
+
+#[http_component]
+async fn handle(req: IncomingRequest) -> Response {
+    guest_kit::serve(req, DEFAULT_MAX_BODY, route).await
+}
+
+fn route(req: ApiRequest) -> Result<Response, ApiError> {
+    match req.path.as_str() {
+        "/ok" => Ok(http::json(200, &json!({"ok": true}))),
+        "/trap" => panic!("testbed: deliberate trap"),
+        "/loop" => {
+            let mut n: u64 = 0;
+            loop {
+                n = std::hint::black_box(n.wrapping_add(1));
+            }
+        }
+        "/alloc" => {
+            let mut hoard: Vec<Vec<u8>> = Vec::new();
+            loop {
+                hoard.push(std::hint::black_box(vec![1u8; 1 << 20]));
+            }
+        }
+        "/sleep" => {
+            let ms: u64 = req.query_param("ms").and_then(|v| v.parse().ok()).unwrap_or(1000);
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            Ok(http::json(200, &json!({"slept_ms": ms})))
+        }
+        "/echo" => Ok(http::json(200, &json!({"length": req.body.len()}))),
+        "/kv/incr" => {
+            let key = req.required_query("key", "key")?;
+            let value = Store::open_default()?.increment(&key, 1)?;
+            Ok(http::json(200, &json!({"value": value})))
+        }
+        "/kv/append" => {
+            let key = req.required_query("key", "key")?;
+            let item = req.required_query("item", "item")?;
+            let len = Store::open_default()?.update(&key, |current: Option<Vec<String>>| {
+                let mut list = current.unwrap_or_default();
+                list.push(item.clone());
+                let len = list.len();
+                Ok((Change::Put(list), len))
+            })?;
+            Ok(http::json(200, &json!({"length": len})))
+        }
+        "/kv/get" => {
+            let key = req.required_query("key", "key")?;
+            let value: Option<Value> = Store::open_default()?.get_json(&key)?;
+            Ok(http::json(200, &json!({"value": value})))
+        }
+        "/var" => {
+            let name = req.required_query("name", "variable name")?;
+            Ok(http::json(200, &json!({"value": config::variable(&name)?})))
+        }
+        _ => Err(http::no_route(&req.path)),
+    }
+}

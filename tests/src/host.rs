@@ -1,0 +1,181 @@
+//! A `runtime-host` child process.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+/// How long a host may take to come up (includes compiling the component on a cold cache).
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+pub struct HostBuilder {
+    component: PathBuf,
+    data_dir: PathBuf,
+    args: Vec<String>,
+    envs: Vec<(String, String)>,
+}
+
+impl HostBuilder {
+    pub fn new(component: PathBuf, data_dir: &Path) -> Self {
+        Self {
+            component,
+            data_dir: data_dir.to_path_buf(),
+            args: Vec::new(),
+            envs: Vec::new(),
+        }
+    }
+
+    pub fn arg(mut self, a: impl Into<String>) -> Self {
+        self.args.push(a.into());
+        self
+    }
+
+    pub fn variable(self, name: &str, value: &str) -> Self {
+        self.arg("--variable").arg(format!("{name}={value}"))
+    }
+
+    pub fn env(mut self, k: &str, v: &str) -> Self {
+        self.envs.push((k.into(), v.into()));
+        self
+    }
+
+    /// Starts `runtime-host serve` on a free loopback port and waits until it listens.
+    pub fn start(self) -> Host {
+        let mut cmd = Command::new(crate::host_binary());
+        cmd.arg("serve")
+            .arg(&self.component)
+            .args(["--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(&self.data_dir)
+            .args(&self.args)
+            .env_remove("RUST_BACKTRACE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in &self.envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawning runtime-host");
+        let output = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        let out = output.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(addr) = line.strip_prefix("listening on http://") {
+                    let _ = tx.send(addr.trim().to_owned());
+                }
+                out.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+        let stderr = child.stderr.take().unwrap();
+        let err = output.clone();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stderr);
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                err.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let addr = match rx.recv_timeout(START_TIMEOUT) {
+            Ok(a) => a,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                std::thread::sleep(Duration::from_millis(100));
+                panic!(
+                    "runtime-host did not start listening:\n{}",
+                    output.lock().unwrap()
+                );
+            }
+        };
+        Host {
+            child: Some(child),
+            addr: addr.parse().expect("host printed a socket address"),
+            output,
+        }
+    }
+}
+
+pub struct Host {
+    child: Option<Child>,
+    pub addr: SocketAddr,
+    output: Arc<Mutex<String>>,
+}
+
+impl Host {
+    /// `http://127.0.0.1:PORT` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// Everything the host printed so far.
+    pub fn output(&self) -> String {
+        self.output.lock().unwrap().clone()
+    }
+
+    fn signal(&self, sig: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("running kill");
+        assert!(status.success(), "kill -{sig} failed");
+    }
+
+    /// Sends SIGTERM without waiting.
+    pub fn terminate(&self) {
+        self.signal("TERM");
+    }
+
+    /// Waits for the process to exit (panics after `timeout`).
+    pub fn wait(&mut self, timeout: Duration) -> ExitStatus {
+        let child = self.child.as_mut().expect("host already reaped");
+        let start = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().expect("waiting for runtime-host") {
+                self.child = None;
+                return status;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "runtime-host did not exit within {timeout:?}:\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGTERM and wait: the graceful path.
+    pub fn stop(mut self) -> ExitStatus {
+        self.terminate();
+        self.wait(Duration::from_secs(60))
+    }
+
+    /// SIGKILL: no chance to clean up.
+    pub fn kill9(mut self) {
+        self.signal("KILL");
+        self.wait(Duration::from_secs(30));
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}

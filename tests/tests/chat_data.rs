@@ -1,0 +1,151 @@
+//! Chat data over time: concurrency, restarts, crashes, import/export, and Spin's file layout.
+
+use e2e_tests::{Client, Host, HostBuilder, component, host_binary, temp_dir};
+use edge_api::chat::{ChatSummary, Dialog};
+use serde_json::json;
+use std::collections::HashSet;
+use std::process::Command;
+
+const TOKEN: &str = "t0ken";
+
+fn chat_host(dir: &std::path::Path) -> Host {
+    HostBuilder::new(component("chat"), dir).variable("chat_admin_token", TOKEN).start()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_appends_are_all_kept_exactly_once() {
+    let dir = temp_dir();
+    let h = chat_host(dir.path());
+    let c = Client::new();
+    let d: Dialog = c.post_json(&h.url("/api/chats"), &json!({"chatName": "race"}), Some(TOKEN)).await.json();
+    let url = h.url(&format!("/api/dialog/messages?id={}", d.id));
+    let tasks: Vec<_> = (0..32)
+        .map(|i| {
+            let (c, url) = (c.clone(), url.clone());
+            tokio::spawn(async move {
+                let r = c.post_json(&url, &json!({"role": "user", "content": format!("msg-{i}")}), Some(TOKEN)).await;
+                assert_eq!(r.status, 201, "{}", r.text());
+            })
+        })
+        .collect();
+    for t in futures::future::join_all(tasks).await {
+        t.unwrap();
+    }
+    let got: Dialog = c.get(&h.url(&format!("/api/dialog?id={}", d.id))).await.json();
+    assert_eq!(got.messages.len(), 32);
+    let contents: HashSet<_> = got.messages.iter().map(|m| m.content.clone()).collect();
+    assert_eq!(contents, (0..32).map(|i| format!("msg-{i}")).collect());
+    let ids: HashSet<_> = got.messages.iter().map(|m| m.id.clone()).collect();
+    assert_eq!(ids.len(), 32, "message ids are unique");
+    let list: Vec<ChatSummary> = c.get(&h.url("/api/chats")).await.json();
+    assert_eq!(list[0].num_messages, 32);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn data_survives_graceful_restart_and_kill_9() {
+    let dir = temp_dir();
+    let c = Client::new();
+    let h = chat_host(dir.path());
+    let a: Dialog = c.post_json(&h.url("/api/chats"), &json!({"chatName": "kept", "messages": [{"role": "user", "content": "1"}]}), Some(TOKEN)).await.json();
+    let status = h.stop();
+    assert!(status.success(), "graceful stop exits 0: {status:?}");
+
+    let h = chat_host(dir.path());
+    let got: Dialog = c.get(&h.url(&format!("/api/dialog?id={}", a.id))).await.json();
+    assert_eq!(got, a);
+    // A write acknowledged just before a crash is still there afterwards.
+    let r = c.post_json(&h.url(&format!("/api/dialog/messages?id={}", a.id)), &json!({"role": "assistant", "content": "2"}), Some(TOKEN)).await;
+    assert_eq!(r.status, 201);
+    h.kill9();
+
+    let h = chat_host(dir.path());
+    let got: Dialog = c.get(&h.url(&format!("/api/dialog?id={}", a.guid))).await.json();
+    assert_eq!(got.messages.len(), 2);
+    assert_eq!(got.messages[1].content, "2");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn export_then_import_reproduces_every_dialog() {
+    let src_dir = temp_dir();
+    let src = chat_host(src_dir.path());
+    let c = Client::new();
+    for i in 0..3 {
+        let r = c.post_json(&src.url("/api/chats"), &json!({"chatName": format!("d{i}"), "messages": [{"role": "user", "content": format!("q{i}"), "metadata": {"n": i}}]}), Some(TOKEN)).await;
+        assert_eq!(r.status, 201);
+    }
+    let file = src_dir.path().join("export.json");
+    let out = Command::new(host_binary())
+        .args(["chats", "export", "--url", &src.base_url(), "--output"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let exported: Vec<Dialog> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(exported.len(), 3);
+
+    let dst_dir = temp_dir();
+    let dst = chat_host(dst_dir.path());
+    let import = |token: &str| {
+        Command::new(host_binary())
+            .args(["chats", "import"])
+            .arg(&file)
+            .args(["--url", &dst.base_url(), "--token", token])
+            .output()
+            .unwrap()
+    };
+    let out = import(TOKEN);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("imported 3 dialogs"));
+    for d in &exported {
+        let got: Dialog = c.get(&dst.url(&format!("/api/dialog?id={}", d.id))).await.json();
+        assert_eq!(&got, d, "dialog survives the round trip unchanged");
+    }
+    // Importing again changes nothing and says so.
+    let out = import(TOKEN);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("skipped 3"));
+    let list: Vec<ChatSummary> = c.get(&dst.url("/api/chats")).await.json();
+    assert_eq!(list.len(), 3);
+    // A wrong token fails loudly.
+    let out = import("wrong");
+    assert!(!out.status.success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sample_dialogs_import_cleanly() {
+    let dir = temp_dir();
+    let h = chat_host(dir.path());
+    let samples = e2e_tests::workspace_root().join("components/chat/samples/dialogs.json");
+    let out = Command::new(host_binary())
+        .args(["chats", "import"])
+        .arg(&samples)
+        .args(["--url", &h.base_url(), "--token", TOKEN])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let list: Vec<ChatSummary> = Client::new().get(&h.url("/api/chats")).await.json();
+    assert!(list.len() >= 3, "the samples show a new user some data");
+    assert!(list.iter().all(|s| s.num_messages > 0));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn store_file_uses_spins_layout() {
+    let dir = temp_dir();
+    let h = chat_host(dir.path());
+    let d: Dialog = Client::new().post_json(&h.url("/api/chats"), &json!({"chatName": "layout"}), Some(TOKEN)).await.json();
+    h.stop();
+    let db = rusqlite::Connection::open(dir.path().join("sqlite_key_value.db")).unwrap();
+    let stored: Vec<u8> = db
+        .query_row(
+            "SELECT value FROM spin_key_value WHERE store = 'default' AND key = ?1",
+            [format!("chat/dialog/{}", d.id)],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let back: Dialog = serde_json::from_slice(&stored).unwrap();
+    assert_eq!(back, d);
+    let pk: String = db
+        .query_row("SELECT sql FROM sqlite_master WHERE name = 'spin_key_value'", [], |r| r.get(0))
+        .unwrap();
+    assert!(pk.contains("PRIMARY KEY (store, key)"), "{pk}");
+}

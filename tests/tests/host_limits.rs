@@ -1,0 +1,163 @@
+//! The host's guarantees, tried with the misbehaving `testbed` component: traps, endless
+//! loops, unbounded allocation, slow host calls, big bodies, overload and shutdown.
+
+use e2e_tests::{Client, Host, HostBuilder, component, temp_dir};
+use hyper::Method;
+use std::time::{Duration, Instant};
+
+fn testbed(dir: &std::path::Path, extra: &[&str]) -> Host {
+    let mut b = HostBuilder::new(component("testbed"), dir);
+    for a in extra {
+        b = b.arg(*a);
+    }
+    b.start()
+}
+
+async fn assert_alive(c: &Client, h: &Host) {
+    let r = c.get(&h.url("/ok")).await;
+    assert_eq!(r.status, 200, "host keeps serving: {}", r.text());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn trap_is_500_internal_error_and_host_keeps_serving() {
+    let dir = temp_dir();
+    let h = testbed(dir.path(), &[]);
+    let c = Client::new();
+    for _ in 0..3 {
+        let e = c.get(&h.url("/trap")).await.assert_error(500, "internal_error");
+        assert!(e.error.contains("trap"), "{}", e.error);
+        assert_alive(&c, &h).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn endless_loop_is_stopped_at_the_deadline_without_blocking_others() {
+    let dir = temp_dir();
+    let h = testbed(dir.path(), &["--deadline", "1500ms"]);
+    let c = Client::new();
+    let started = Instant::now();
+    let looping = tokio::spawn({
+        let (c, url) = (c.clone(), h.url("/loop"));
+        async move { c.get(&url).await }
+    });
+    // While one request spins, others are answered promptly.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for _ in 0..5 {
+        let t = Instant::now();
+        assert_alive(&c, &h).await;
+        assert!(t.elapsed() < Duration::from_millis(500), "blocked by the spinning guest: {:?}", t.elapsed());
+    }
+    let r = looping.await.unwrap();
+    r.assert_error(500, "timeout");
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(1400) && took < Duration::from_secs(5), "{took:?}");
+    assert_alive(&c, &h).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slow_host_call_is_stopped_at_the_deadline() {
+    let dir = temp_dir();
+    let h = testbed(dir.path(), &["--deadline", "1s"]);
+    let c = Client::new();
+    c.get(&h.url("/sleep?ms=10000")).await.assert_error(500, "timeout");
+    let r = c.get(&h.url("/sleep?ms=50")).await;
+    assert_eq!(r.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unbounded_allocation_hits_the_memory_cap() {
+    let dir = temp_dir();
+    let h = testbed(dir.path(), &["--max-memory-mib", "64"]);
+    let c = Client::new();
+    for _ in 0..3 {
+        c.get(&h.url("/alloc")).await.assert_error(500, "memory_limit_exceeded");
+        assert_alive(&c, &h).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn oversized_bodies_are_refused_declared_or_streamed() {
+    let dir = temp_dir();
+    let h = testbed(dir.path(), &["--max-body", "1000"]);
+    let c = Client::new();
+    let r = c.post_raw(&h.url("/echo"), vec![b'x'; 1000], None).await;
+    assert_eq!(r.value()["length"], 1000, "a body at the cap is accepted");
+    c.post_raw(&h.url("/echo"), vec![b'x'; 1001], None).await.assert_error(413, "payload_too_large");
+    // Chunked, with no Content-Length to go by.
+    let chunks = futures::stream::iter((0..20).map(|_| Ok::<_, std::io::Error>(hyper::body::Frame::data(bytes::Bytes::from(vec![b'y'; 100])))));
+    let body = http_body_util::StreamBody::new(chunks);
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http();
+    let req = hyper::Request::post(h.url("/echo")).body(body).unwrap();
+    let resp = client.request(req).await.unwrap();
+    assert_eq!(resp.status(), 413);
+    assert_alive(&c, &h).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn over_the_concurrency_limit_is_503_overloaded() {
+    let dir = temp_dir();
+    let h = testbed(dir.path(), &["--max-concurrency", "2"]);
+    let c = Client::new();
+    let busy: Vec<_> = (0..2)
+        .map(|_| {
+            let (c, url) = (c.clone(), h.url("/sleep?ms=1500"));
+            tokio::spawn(async move { c.get(&url).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let r = c.get(&h.url("/ok")).await;
+    r.assert_error(503, "overloaded");
+    assert_eq!(r.header("retry-after"), Some("1"));
+    for b in busy {
+        assert_eq!(b.await.unwrap().status, 200);
+    }
+    assert_alive(&c, &h).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_finishes_requests_in_flight_then_exits_zero() {
+    let dir = temp_dir();
+    let mut h = testbed(dir.path(), &[]);
+    let c = Client::new();
+    let in_flight = tokio::spawn({
+        let (c, url) = (c.clone(), h.url("/sleep?ms=1500"));
+        async move { c.get(&url).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    h.terminate();
+    let r = in_flight.await.unwrap();
+    assert_eq!(r.status, 200, "the request in flight completes: {}", r.text());
+    let status = h.wait(Duration::from_secs(20));
+    assert!(status.success(), "{status:?}");
+    let refused = Client::new().try_send(Method::GET, &h.url("/ok"), None, &[]).await;
+    assert!(refused.is_err(), "no longer listening");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compiled_component_is_cached_on_disk() {
+    let dir = temp_dir();
+    let h = testbed(dir.path(), &[]);
+    h.stop();
+    let cache = dir.path().join("cache");
+    let files = walk(&cache);
+    assert!(!files.is_empty(), "cache at {} holds compiled artifacts", cache.display());
+    // A restart reuses them: no new files appear.
+    let h = testbed(dir.path(), &[]);
+    h.stop();
+    assert_eq!(walk(&cache).len(), files.len());
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}

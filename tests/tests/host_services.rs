@@ -1,0 +1,63 @@
+//! Host services components rely on: key-value atomics under concurrency, and variables.
+
+use e2e_tests::{Client, HostBuilder, component, temp_dir};
+use std::collections::HashSet;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn increments_and_compare_and_swap_are_atomic_across_requests() {
+    let dir = temp_dir();
+    let h = HostBuilder::new(component("testbed"), dir.path()).start();
+    let c = Client::new();
+    let incr: Vec<_> = (0..200)
+        .map(|_| {
+            let (c, url) = (c.clone(), h.url("/kv/incr?key=hits"));
+            tokio::spawn(async move { c.post_raw(&url, vec![], None).await.value()["value"].as_i64().unwrap() })
+        })
+        .collect();
+    let appends: Vec<_> = (0..64)
+        .map(|i| {
+            let (c, url) = (c.clone(), h.url(&format!("/kv/append?key=list&item=i{i}")));
+            tokio::spawn(async move { c.post_raw(&url, vec![], None).await.status })
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    for t in incr {
+        assert!(seen.insert(t.await.unwrap()), "every increment returns a distinct value");
+    }
+    assert_eq!(seen, (1..=200).collect());
+    for t in appends {
+        assert_eq!(t.await.unwrap(), 200);
+    }
+    let list = c.get(&h.url("/kv/get?key=list")).await.value();
+    let items: HashSet<_> = list["value"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+    assert_eq!(items.len(), 64, "no append was lost or duplicated");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn variables_come_from_flags_and_environment_flags_winning() {
+    let dir = temp_dir();
+    let h = HostBuilder::new(component("testbed"), dir.path())
+        .env("SPIN_VARIABLE_REGION", "env-region")
+        .env("SPIN_VARIABLE_COLOUR", "env-colour")
+        .variable("colour", "flag-colour")
+        .start();
+    let c = Client::new();
+    assert_eq!(c.get(&h.url("/var?name=region")).await.value()["value"], "env-region");
+    assert_eq!(c.get(&h.url("/var?name=colour")).await.value()["value"], "flag-colour");
+    assert!(c.get(&h.url("/var?name=unset")).await.value()["value"].is_null());
+}
+
+#[test]
+fn invalid_variable_flag_is_refused_with_a_clear_message() {
+    let dir = temp_dir();
+    let out = std::process::Command::new(e2e_tests::host_binary())
+        .arg("serve")
+        .arg(component("testbed"))
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .args(["--variable", "Not-Valid=1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid variable name"));
+}
