@@ -18,7 +18,10 @@ fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let workspace_manifest = manifest_dir.parent().unwrap().join("Cargo.toml");
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed={}", manifest_dir.parent().unwrap().join("Cargo.lock").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        manifest_dir.parent().unwrap().join("Cargo.lock").display()
+    );
 
     let sdk_dir = find_package_dir(&workspace_manifest, SPIN_SDK);
     let keyvalue = sdk_dir.join(KEYVALUE_DIR);
@@ -62,7 +65,13 @@ fn main() {
 fn find_package_dir(workspace_manifest: &Path, package: &str) -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--locked", "--manifest-path"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--locked",
+            "--manifest-path",
+        ])
         .arg(workspace_manifest)
         .output()
         .expect("running `cargo metadata`");

@@ -19,7 +19,9 @@ fn encode_query(value: &str) -> String {
     value
         .bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -32,7 +34,11 @@ pub async fn export(url: &str) -> Result<Vec<Dialog>> {
         .send(Method::GET, &format!("{}/api/chats", base(url)), None, None)
         .await?;
     if list.status != 200 {
-        bail!("listing chats failed (HTTP {}): {}", list.status, list.error_text());
+        bail!(
+            "listing chats failed (HTTP {}): {}",
+            list.status,
+            list.error_text()
+        );
     }
     let summaries: Vec<ChatSummary> = list.json()?;
     let mut dialogs = Vec::with_capacity(summaries.len());
@@ -43,7 +49,11 @@ pub async fn export(url: &str) -> Result<Vec<Dialog>> {
             200 => dialogs.push(reply.json()?),
             // Deleted between listing and fetching: nothing to export.
             404 => continue,
-            s => bail!("fetching dialog `{}` failed (HTTP {s}): {}", url, reply.error_text()),
+            s => bail!(
+                "fetching dialog `{}` failed (HTTP {s}): {}",
+                url,
+                reply.error_text()
+            ),
         }
     }
     Ok(dialogs)
@@ -54,7 +64,8 @@ pub async fn export_to(url: &str, output: Option<&Path>) -> Result<()> {
     let json = serde_json::to_string_pretty(&dialogs)?;
     match output {
         Some(path) => {
-            std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+            std::fs::write(path, json + "\n")
+                .with_context(|| format!("writing {}", path.display()))?;
             eprintln!("exported {} dialogs to {}", dialogs.len(), path.display());
         }
         None => println!("{json}"),
@@ -71,9 +82,13 @@ pub struct ImportReport {
 }
 
 pub async fn import(file: &Path, url: &str, token: &str) -> Result<ImportReport> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let dialogs: Vec<serde_json::Value> = serde_json::from_str(&text).with_context(|| {
-        format!("{} must hold a JSON array of dialogs (as `chats export` writes)", file.display())
+        format!(
+            "{} must hold a JSON array of dialogs (as `chats export` writes)",
+            file.display()
+        )
     })?;
     let client = HttpClient::new(TIMEOUT);
     let endpoint = format!("{}/api/chats", base(url));
@@ -89,7 +104,12 @@ pub async fn import(file: &Path, url: &str, token: &str) -> Result<ImportReport>
             .map(str::to_owned)
             .unwrap_or_else(|| format!("#{i}"));
         let reply = client
-            .send(Method::POST, &endpoint, Some(serde_json::to_vec(&dialog)?), Some(token))
+            .send(
+                Method::POST,
+                &endpoint,
+                Some(serde_json::to_vec(&dialog)?),
+                Some(token),
+            )
             .await?;
         match reply.status {
             201 => report.created += 1,

@@ -23,7 +23,11 @@ pub struct Reply {
 impl Reply {
     pub fn json<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
         serde_json::from_slice(&self.body).with_context(|| {
-            format!("unexpected answer (HTTP {}): {}", self.status, String::from_utf8_lossy(&self.body))
+            format!(
+                "unexpected answer (HTTP {}): {}",
+                self.status,
+                String::from_utf8_lossy(&self.body)
+            )
         })
     }
 

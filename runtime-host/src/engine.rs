@@ -10,7 +10,9 @@ use anyhow::{Context, Result};
 use std::path::Path;
 use std::time::Duration;
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{
+    Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig,
+};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 /// How often the epoch advances. A running guest is checked (and yields to other tasks) at
@@ -45,9 +47,15 @@ pub fn build_engine(limits: &Limits, cache_dir: Option<&Path>) -> Result<Engine>
             .with_context(|| format!("creating compilation cache {}", dir.display()))?;
         let mut cache = CacheConfig::new();
         cache.with_directory(dir);
-        config.cache(Some(Cache::new(cache).map_err(anyhow::Error::from).context("setting up the compilation cache")?));
+        config.cache(Some(
+            Cache::new(cache)
+                .map_err(anyhow::Error::from)
+                .context("setting up the compilation cache")?,
+        ));
     }
-    let engine = Engine::new(&config).map_err(anyhow::Error::from).context("configuring wasmtime")?;
+    let engine = Engine::new(&config)
+        .map_err(anyhow::Error::from)
+        .context("configuring wasmtime")?;
     spawn_epoch_ticker(&engine);
     Ok(engine)
 }
@@ -79,16 +87,32 @@ pub fn build_linker(engine: &Engine) -> Result<Linker<RequestState>> {
 /// Compiles (or loads from the cache) a component and pre-instantiates it against the
 /// linker, so each request only has to instantiate.
 pub fn load_proxy(engine: &Engine, path: &Path) -> Result<ProxyPre<RequestState>> {
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("reading component {}", path.display()))?;
-    let component = Component::new(engine, &bytes).map_err(anyhow::Error::from).with_context(|| {
-        format!("compiling {}: is it a WebAssembly component (wasm32-wasip2)?", path.display())
-    })?;
+    let bytes =
+        std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
+    let component = Component::new(engine, &bytes)
+        .map_err(anyhow::Error::from)
+        .with_context(|| {
+            format!(
+                "compiling {}: is it a WebAssembly component (wasm32-wasip2)?",
+                path.display()
+            )
+        })?;
     let linker = build_linker(engine)?;
-    let pre = linker.instantiate_pre(&component).map_err(anyhow::Error::from).with_context(|| {
-        format!("{} imports something this host does not provide", path.display())
-    })?;
-    ProxyPre::new(pre).map_err(anyhow::Error::from).with_context(|| {
-        format!("{} does not export wasi:http/incoming-handler@0.2.x", path.display())
-    })
+    let pre = linker
+        .instantiate_pre(&component)
+        .map_err(anyhow::Error::from)
+        .with_context(|| {
+            format!(
+                "{} imports something this host does not provide",
+                path.display()
+            )
+        })?;
+    ProxyPre::new(pre)
+        .map_err(anyhow::Error::from)
+        .with_context(|| {
+            format!(
+                "{} does not export wasi:http/incoming-handler@0.2.x",
+                path.display()
+            )
+        })
 }

@@ -26,8 +26,10 @@ pub fn error(code: ErrorCode, message: impl Into<String>) -> HostResponse {
     let err = ApiError::new(code, message);
     let mut resp = json(err.status, err.body().to_json());
     if code == ErrorCode::Overloaded {
-        resp.headers_mut()
-            .insert(hyper::header::RETRY_AFTER, hyper::header::HeaderValue::from_static("1"));
+        resp.headers_mut().insert(
+            hyper::header::RETRY_AFTER,
+            hyper::header::HeaderValue::from_static("1"),
+        );
     }
     resp
 }

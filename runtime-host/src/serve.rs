@@ -44,14 +44,30 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         variables = ?vars.names(),
         "component ready"
     );
-    let server = Arc::new(ComponentServer::new(pre, KeyValue::new(db), vars, limits.clone()));
+    let server = Arc::new(ComponentServer::new(
+        pre,
+        KeyValue::new(db),
+        vars,
+        limits.clone(),
+    ));
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
-        .with_context(|| format!("cannot listen on {}: is another process using it?", args.listen))?;
+        .with_context(|| {
+            format!(
+                "cannot listen on {}: is another process using it?",
+                args.listen
+            )
+        })?;
     let addr = listener.local_addr()?;
     // Tests and scripts read this line to learn the port when --listen used port 0.
     println!("listening on http://{addr}");
-    serve(listener, server, shutdown_signal(), limits.deadline + DRAIN_GRACE).await?;
+    serve(
+        listener,
+        server,
+        shutdown_signal(),
+        limits.deadline + DRAIN_GRACE,
+    )
+    .await?;
     tracing::info!("stopped");
     Ok(())
 }

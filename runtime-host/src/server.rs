@@ -49,7 +49,11 @@ impl ComponentServer {
     }
 
     /// Answers one request and logs it.
-    pub async fn handle(self: Arc<Self>, req: hyper::Request<Incoming>, peer: SocketAddr) -> HostResponse {
+    pub async fn handle(
+        self: Arc<Self>,
+        req: hyper::Request<Incoming>,
+        peer: SocketAddr,
+    ) -> HostResponse {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
@@ -69,7 +73,10 @@ impl ComponentServer {
         let Ok(_slot) = self.slots.clone().try_acquire_owned() else {
             return responses::error(
                 ErrorCode::Overloaded,
-                format!("the server is at its limit of {} requests at once; retry shortly", self.limits.max_concurrency),
+                format!(
+                    "the server is at its limit of {} requests at once; retry shortly",
+                    self.limits.max_concurrency
+                ),
             );
         };
         let deadline = Instant::now() + self.limits.deadline;
@@ -103,7 +110,8 @@ impl ComponentServer {
             return Err(too_large());
         }
         let (parts, body) = req.into_parts();
-        let collected = tokio::time::timeout_at(deadline.into(), Limited::new(body, cap).collect()).await;
+        let collected =
+            tokio::time::timeout_at(deadline.into(), Limited::new(body, cap).collect()).await;
         match collected {
             Err(_) => Err(Box::new(responses::error(
                 ErrorCode::Timeout,
@@ -114,7 +122,10 @@ impl ComponentServer {
                 ErrorCode::InvalidJson,
                 format!("could not read the request body: {e}"),
             ))),
-            Ok(Ok(collected)) => Ok(hyper::Request::from_parts(parts, Full::new(collected.to_bytes()))),
+            Ok(Ok(collected)) => Ok(hyper::Request::from_parts(
+                parts,
+                Full::new(collected.to_bytes()),
+            )),
         }
     }
 
@@ -135,18 +146,28 @@ impl ComponentServer {
 
         let (sender, receiver) = tokio::sync::oneshot::channel();
         let prepared = (|| {
-            let req = store.data_mut().http().new_incoming_request(Scheme::Http, req)?;
+            let req = store
+                .data_mut()
+                .http()
+                .new_incoming_request(Scheme::Http, req)?;
             let out = store.data_mut().http().new_response_outparam(sender)?;
             anyhow::Ok((req, out))
         })();
         let (req, out) = match prepared {
             Ok(p) => p,
-            Err(e) => return internal(format!("could not hand the request to the component: {e:#}")),
+            Err(e) => {
+                return internal(format!(
+                    "could not hand the request to the component: {e:#}"
+                ));
+            }
         };
         let pre = self.pre.clone();
         let task = tokio::spawn(async move {
             let proxy = pre.instantiate_async(&mut store).await?;
-            proxy.wasi_http_incoming_handler().call_handle(&mut store, req, out).await
+            proxy
+                .wasi_http_incoming_handler()
+                .call_handle(&mut store, req, out)
+                .await
         });
 
         match tokio::time::timeout_at(deadline.into(), receiver).await {
@@ -155,7 +176,9 @@ impl ComponentServer {
             // The guest finished or trapped without answering: find out why.
             Ok(Err(_)) => {
                 let outcome = match task.await {
-                    Ok(Ok(())) => anyhow::anyhow!("the component returned without sending a response"),
+                    Ok(Ok(())) => {
+                        anyhow::anyhow!("the component returned without sending a response")
+                    }
                     Ok(Err(e)) => e.into(),
                     Err(join) => anyhow::anyhow!("the request task failed: {join}"),
                 };
@@ -255,7 +278,10 @@ pub async fn serve(
     }
     drop(listener);
     tracing::info!("no longer accepting connections; finishing requests in flight");
-    if tokio::time::timeout(drain, graceful.shutdown()).await.is_err() {
+    if tokio::time::timeout(drain, graceful.shutdown())
+        .await
+        .is_err()
+    {
         tracing::warn!("requests still running after {drain:?}; stopping anyway");
     }
     Ok(())

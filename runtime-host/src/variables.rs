@@ -102,7 +102,10 @@ mod tests {
     #[test]
     fn flags_override_environment() {
         let env = vec![
-            ("SPIN_VARIABLE_CHAT_ADMIN_TOKEN".to_owned(), "from-env".to_owned()),
+            (
+                "SPIN_VARIABLE_CHAT_ADMIN_TOKEN".to_owned(),
+                "from-env".to_owned(),
+            ),
             ("SPIN_VARIABLE_OTHER".to_owned(), "x".to_owned()),
             ("PATH".to_owned(), "/bin".to_owned()),
         ];

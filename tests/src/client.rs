@@ -34,8 +34,13 @@ impl Reply {
     }
 
     pub fn json<T: DeserializeOwned>(&self) -> T {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("HTTP {} body is not the expected JSON ({e}): {}", self.status, self.text()))
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "HTTP {} body is not the expected JSON ({e}): {}",
+                self.status,
+                self.text()
+            )
+        })
     }
 
     pub fn value(&self) -> serde_json::Value {
@@ -48,7 +53,12 @@ impl Reply {
 
     /// Asserts `status` and the exact error body shape with `code`; returns the body.
     pub fn assert_error(&self, status: u16, code: &str) -> ErrorBody {
-        assert_eq!(self.status, status, "unexpected status; body: {}", self.text());
+        assert_eq!(
+            self.status,
+            status,
+            "unexpected status; body: {}",
+            self.text()
+        );
         assert_eq!(
             self.header("content-type"),
             Some("application/json"),
@@ -56,7 +66,11 @@ impl Reply {
         );
         let v = self.value();
         let obj = v.as_object().expect("error body is an object");
-        assert_eq!(obj.len(), 3, "error body has exactly success, error, error_code: {v}");
+        assert_eq!(
+            obj.len(),
+            3,
+            "error body has exactly success, error, error_code: {v}"
+        );
         let body: ErrorBody = self.json();
         assert!(!body.success);
         assert!(!body.error.is_empty());
@@ -123,8 +137,14 @@ impl Client {
         self.send(Method::GET, url, None, &[]).await
     }
 
-    pub async fn post_json(&self, url: &str, body: &serde_json::Value, token: Option<&str>) -> Reply {
-        self.post_raw(url, serde_json::to_vec(body).unwrap(), token).await
+    pub async fn post_json(
+        &self,
+        url: &str,
+        body: &serde_json::Value,
+        token: Option<&str>,
+    ) -> Reply {
+        self.post_raw(url, serde_json::to_vec(body).unwrap(), token)
+            .await
     }
 
     pub async fn post_raw(&self, url: &str, body: Vec<u8>, token: Option<&str>) -> Reply {
@@ -138,7 +158,8 @@ impl Client {
 
     pub async fn delete(&self, url: &str, token: Option<&str>) -> Reply {
         let auth = token.map(|t| format!("Bearer {t}"));
-        let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("authorization", a.as_str())).collect();
+        let headers: Vec<(&str, &str)> =
+            auth.iter().map(|a| ("authorization", a.as_str())).collect();
         self.send(Method::DELETE, url, None, &headers).await
     }
 }

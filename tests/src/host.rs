@@ -78,7 +78,9 @@ impl HostBuilder {
                 if n == 0 {
                     break;
                 }
-                err.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+                err.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         });
         let addr = match rx.recv_timeout(START_TIMEOUT) {

@@ -8,14 +8,19 @@ use serde_json::{Value, json};
 const TOKEN: &str = "s3cret-token";
 
 fn chat_host(dir: &std::path::Path) -> Host {
-    HostBuilder::new(component("chat"), dir).variable("chat_admin_token", TOKEN).start()
+    HostBuilder::new(component("chat"), dir)
+        .variable("chat_admin_token", TOKEN)
+        .start()
 }
 
 async fn create(c: &Client, h: &Host, body: Value) -> Dialog {
     let r = c.post_json(&h.url("/api/chats"), &body, Some(TOKEN)).await;
     assert_eq!(r.status, 201, "{}", r.text());
     let d: Dialog = r.json();
-    assert_eq!(r.header("location"), Some(format!("/api/dialog?id={}", d.id).as_str()));
+    assert_eq!(
+        r.header("location"),
+        Some(format!("/api/dialog?id={}", d.id).as_str())
+    );
     d
 }
 
@@ -29,24 +34,55 @@ async fn empty_then_listed_newest_first_with_exact_summary_fields() {
     assert_eq!(r.header("content-type"), Some("application/json"));
     assert_eq!(r.value(), json!([]));
 
-    let a = create(&c, &h, json!({"chatName": "first", "messages": [{"role": "user", "content": "1"}]})).await;
+    let a = create(
+        &c,
+        &h,
+        json!({"chatName": "first", "messages": [{"role": "user", "content": "1"}]}),
+    )
+    .await;
+    // Timestamps have millisecond resolution; make "newer" unambiguous.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let b = create(&c, &h, json!({"chatName": "second"})).await;
     let list = c.get(&h.url("/api/chats")).await;
     let raw = list.value();
     for entry in raw.as_array().unwrap() {
         let mut keys: Vec<_> = entry.as_object().unwrap().keys().cloned().collect();
         keys.sort();
-        assert_eq!(keys, ["GUID", "chatName", "created", "id", "numMessages", "updated"]);
+        assert_eq!(
+            keys,
+            [
+                "GUID",
+                "chatName",
+                "created",
+                "id",
+                "numMessages",
+                "updated"
+            ]
+        );
     }
     let list: Vec<ChatSummary> = list.json();
-    assert_eq!(list.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), [b.id.as_str(), a.id.as_str()]);
+    assert_eq!(
+        list.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+        [b.id.as_str(), a.id.as_str()]
+    );
     assert_eq!(list[1].num_messages, 1);
     assert_eq!(list[0].num_messages, 0);
     assert_eq!(list[1].guid, a.guid);
-    assert!(list[1].created.ends_with('Z'), "RFC 3339 UTC: {}", list[1].created);
+    assert!(
+        list[1].created.ends_with('Z'),
+        "RFC 3339 UTC: {}",
+        list[1].created
+    );
 
     // Appending to the older dialog moves it to the top.
-    let r = c.post_json(&h.url(&format!("/api/dialog/messages?id={}", a.id)), &json!({"role": "assistant", "content": "2"}), Some(TOKEN)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let r = c
+        .post_json(
+            &h.url(&format!("/api/dialog/messages?id={}", a.id)),
+            &json!({"role": "assistant", "content": "2"}),
+            Some(TOKEN),
+        )
+        .await;
     assert_eq!(r.status, 201, "{}", r.text());
     let list: Vec<ChatSummary> = c.get(&h.url("/api/chats")).await.json();
     assert_eq!(list[0].id, a.id);
@@ -59,27 +95,55 @@ async fn dialog_by_id_and_by_guid_and_spec_errors() {
     let dir = temp_dir();
     let h = chat_host(dir.path());
     let c = Client::new();
-    let d = create(&c, &h, json!({"chatName": "lookup", "messages": [
-        {"role": "system", "content": "be brief"},
-        {"role": "user", "content": "hi", "name": "ann", "metadata": {"lang": "en"}},
-        {"role": "assistant", "content": "hello", "model": "m1"}
-    ]})).await;
-    let by_id: Dialog = c.get(&h.url(&format!("/api/dialog?id={}", d.id))).await.json();
-    let by_guid: Dialog = c.get(&h.url(&format!("/api/dialog?id={}", d.guid))).await.json();
+    let d = create(
+        &c,
+        &h,
+        json!({"chatName": "lookup", "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "hi", "name": "ann", "metadata": {"lang": "en"}},
+            {"role": "assistant", "content": "hello", "model": "m1"}
+        ]}),
+    )
+    .await;
+    let by_id: Dialog = c
+        .get(&h.url(&format!("/api/dialog?id={}", d.id)))
+        .await
+        .json();
+    let by_guid: Dialog = c
+        .get(&h.url(&format!("/api/dialog?id={}", d.guid)))
+        .await
+        .json();
     assert_eq!(by_id, d);
     assert_eq!(by_guid, d);
-    let raw = c.get(&h.url(&format!("/api/dialog?id={}", d.id))).await.value();
+    let raw = c
+        .get(&h.url(&format!("/api/dialog?id={}", d.id)))
+        .await
+        .value();
     let mut keys: Vec<_> = raw.as_object().unwrap().keys().cloned().collect();
     keys.sort();
-    assert_eq!(keys, ["GUID", "chatName", "created", "id", "messages", "updated"]);
+    assert_eq!(
+        keys,
+        ["GUID", "chatName", "created", "id", "messages", "updated"]
+    );
     assert_eq!(raw["messages"][1]["metadata"]["lang"], "en");
     assert_eq!(raw["messages"][2]["model"], "m1");
-    assert!(raw["messages"][0].get("name").is_none(), "absent optionals are omitted");
+    assert!(
+        raw["messages"][0].get("name").is_none(),
+        "absent optionals are omitted"
+    );
 
-    c.get(&h.url("/api/dialog")).await.assert_error(400, "missing_field");
-    c.get(&h.url("/api/dialog?id=")).await.assert_error(400, "missing_field");
-    c.get(&h.url("/api/dialog?id=does-not-exist")).await.assert_error(404, "not_found");
-    c.get(&h.url("/api/dialog?id=6f1c1a52-0000-4000-8000-000000000000")).await.assert_error(404, "not_found");
+    c.get(&h.url("/api/dialog"))
+        .await
+        .assert_error(400, "missing_field");
+    c.get(&h.url("/api/dialog?id="))
+        .await
+        .assert_error(400, "missing_field");
+    c.get(&h.url("/api/dialog?id=does-not-exist"))
+        .await
+        .assert_error(404, "not_found");
+    c.get(&h.url("/api/dialog?id=6f1c1a52-0000-4000-8000-000000000000"))
+        .await
+        .assert_error(404, "not_found");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -90,30 +154,47 @@ async fn write_api_requires_the_configured_token() {
     {
         // No token configured: the write API is off, reads still work.
         let h = HostBuilder::new(component("chat"), dir.path()).start();
-        c.post_json(&h.url("/api/chats"), &body, Some("anything")).await.assert_error(403, "write_api_disabled");
+        c.post_json(&h.url("/api/chats"), &body, Some("anything"))
+            .await
+            .assert_error(403, "write_api_disabled");
         assert_eq!(c.get(&h.url("/api/chats")).await.status, 200);
     }
     let h = chat_host(dir.path());
     let r = c.post_json(&h.url("/api/chats"), &body, None).await;
     r.assert_error(401, "unauthorized");
     assert_eq!(r.header("www-authenticate"), Some("Bearer"));
-    c.post_json(&h.url("/api/chats"), &body, Some("wrong")).await.assert_error(403, "forbidden");
+    c.post_json(&h.url("/api/chats"), &body, Some("wrong"))
+        .await
+        .assert_error(403, "forbidden");
     let d = create(&c, &h, body.clone()).await;
     let msg = json!({"role": "user", "content": "x"});
     let url = h.url(&format!("/api/dialog/messages?id={}", d.id));
-    c.post_json(&url, &msg, None).await.assert_error(401, "unauthorized");
-    c.post_json(&url, &msg, Some("wrong")).await.assert_error(403, "forbidden");
+    c.post_json(&url, &msg, None)
+        .await
+        .assert_error(401, "unauthorized");
+    c.post_json(&url, &msg, Some("wrong"))
+        .await
+        .assert_error(403, "forbidden");
     let del = h.url(&format!("/api/dialog?id={}", d.id));
     c.delete(&del, None).await.assert_error(401, "unauthorized");
-    c.delete(&del, Some("wrong")).await.assert_error(403, "forbidden");
+    c.delete(&del, Some("wrong"))
+        .await
+        .assert_error(403, "forbidden");
     // Nothing changed by the refused calls.
     let still: Dialog = c.get(&del).await.json();
     assert!(still.messages.is_empty());
 
     // The token may also come from the environment, as Spin reads it.
     let dir2 = temp_dir();
-    let h2 = HostBuilder::new(component("chat"), dir2.path()).env("SPIN_VARIABLE_CHAT_ADMIN_TOKEN", "from-env").start();
-    assert_eq!(c.post_json(&h2.url("/api/chats"), &body, Some("from-env")).await.status, 201);
+    let h2 = HostBuilder::new(component("chat"), dir2.path())
+        .env("SPIN_VARIABLE_CHAT_ADMIN_TOKEN", "from-env")
+        .start();
+    assert_eq!(
+        c.post_json(&h2.url("/api/chats"), &body, Some("from-env"))
+            .await
+            .status,
+        201
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -124,31 +205,72 @@ async fn append_and_delete_keep_records_consistent() {
     let d = create(&c, &h, json!({"chatName": "grow"})).await;
     let url = h.url(&format!("/api/dialog/messages?id={}", d.id));
     for i in 0..5 {
-        let r = c.post_json(&url, &json!({"role": "user", "content": format!("m{i}")}), Some(TOKEN)).await;
+        let r = c
+            .post_json(
+                &url,
+                &json!({"role": "user", "content": format!("m{i}")}),
+                Some(TOKEN),
+            )
+            .await;
         assert_eq!(r.status, 201);
         let m: Message = r.json();
         assert_eq!(m.content, format!("m{i}"));
     }
     // Appending by GUID works too; a duplicate message id is refused.
     let by_guid = h.url(&format!("/api/dialog/messages?id={}", d.guid));
-    let r = c.post_json(&by_guid, &json!({"role": "tool", "content": "t", "id": "fixed"}), Some(TOKEN)).await;
+    let r = c
+        .post_json(
+            &by_guid,
+            &json!({"role": "tool", "content": "t", "id": "fixed"}),
+            Some(TOKEN),
+        )
+        .await;
     assert_eq!(r.status, 201, "{}", r.text());
-    c.post_json(&by_guid, &json!({"role": "tool", "content": "t", "id": "fixed"}), Some(TOKEN)).await.assert_error(409, "already_exists");
-    let got: Dialog = c.get(&h.url(&format!("/api/dialog?id={}", d.id))).await.json();
+    c.post_json(
+        &by_guid,
+        &json!({"role": "tool", "content": "t", "id": "fixed"}),
+        Some(TOKEN),
+    )
+    .await
+    .assert_error(409, "already_exists");
+    let got: Dialog = c
+        .get(&h.url(&format!("/api/dialog?id={}", d.id)))
+        .await
+        .json();
     assert_eq!(got.messages.len(), 6);
     let list: Vec<ChatSummary> = c.get(&h.url("/api/chats")).await.json();
     assert_eq!(list[0].num_messages, 6);
     assert_eq!(list[0].updated, got.updated);
 
-    c.post_json(&h.url("/api/dialog/messages?id=nope"), &json!({"role": "user", "content": "x"}), Some(TOKEN)).await.assert_error(404, "not_found");
-    c.post_json(&h.url("/api/dialog/messages"), &json!({"role": "user", "content": "x"}), Some(TOKEN)).await.assert_error(400, "missing_field");
+    c.post_json(
+        &h.url("/api/dialog/messages?id=nope"),
+        &json!({"role": "user", "content": "x"}),
+        Some(TOKEN),
+    )
+    .await
+    .assert_error(404, "not_found");
+    c.post_json(
+        &h.url("/api/dialog/messages"),
+        &json!({"role": "user", "content": "x"}),
+        Some(TOKEN),
+    )
+    .await
+    .assert_error(400, "missing_field");
 
-    let del = c.delete(&h.url(&format!("/api/dialog?id={}", d.id)), Some(TOKEN)).await;
+    let del = c
+        .delete(&h.url(&format!("/api/dialog?id={}", d.id)), Some(TOKEN))
+        .await;
     assert_eq!(del.status, 200, "{}", del.text());
     assert_eq!(del.value()["success"], true);
-    c.get(&h.url(&format!("/api/dialog?id={}", d.id))).await.assert_error(404, "not_found");
-    c.get(&h.url(&format!("/api/dialog?id={}", d.guid))).await.assert_error(404, "not_found");
-    c.delete(&h.url(&format!("/api/dialog?id={}", d.id)), Some(TOKEN)).await.assert_error(404, "not_found");
+    c.get(&h.url(&format!("/api/dialog?id={}", d.id)))
+        .await
+        .assert_error(404, "not_found");
+    c.get(&h.url(&format!("/api/dialog?id={}", d.guid)))
+        .await
+        .assert_error(404, "not_found");
+    c.delete(&h.url(&format!("/api/dialog?id={}", d.id)), Some(TOKEN))
+        .await
+        .assert_error(404, "not_found");
     assert_eq!(c.get(&h.url("/api/chats")).await.value(), json!([]));
 }
 
@@ -165,12 +287,19 @@ async fn client_chosen_identity_is_kept_and_conflicts_are_409() {
     let d = create(&c, &h, body.clone()).await;
     assert_eq!(d.id, "imported-1");
     assert_eq!(d.guid, "0b7e6a4c-2f1d-4b8e-9a55-3c2d1e0f9a8b");
-    assert_eq!(d.created, "2025-03-01T09:00:00.000Z", "offsets are normalised to UTC");
+    assert_eq!(
+        d.created, "2025-03-01T09:00:00.000Z",
+        "offsets are normalised to UTC"
+    );
     assert_eq!(d.messages[0].id, "m1");
-    c.post_json(&h.url("/api/chats"), &body, Some(TOKEN)).await.assert_error(409, "already_exists");
+    c.post_json(&h.url("/api/chats"), &body, Some(TOKEN))
+        .await
+        .assert_error(409, "already_exists");
     let mut same_guid = body.clone();
     same_guid["id"] = json!("imported-2");
-    c.post_json(&h.url("/api/chats"), &same_guid, Some(TOKEN)).await.assert_error(409, "already_exists");
+    c.post_json(&h.url("/api/chats"), &same_guid, Some(TOKEN))
+        .await
+        .assert_error(409, "already_exists");
     let list: Vec<ChatSummary> = c.get(&h.url("/api/chats")).await.json();
     assert_eq!(list.len(), 1, "refused creations leave nothing behind");
 }
@@ -189,18 +318,51 @@ async fn malformed_and_hostile_input_gets_clear_400s() {
         (b"{}", "missing_field", "chatName"),
         (b"{\"chatName\": 7}", "invalid_field", "chatName"),
         (b"{\"chatName\": \"   \"}", "invalid_field", "chatName"),
-        (b"{\"chatName\": \"x\", \"bogus\": 1}", "invalid_field", "bogus"),
-        (b"{\"chatName\": \"x\", \"messages\": {}}", "invalid_field", "messages"),
-        (b"{\"chatName\": \"x\", \"messages\": [{\"role\": \"root\", \"content\": \"x\"}]}", "invalid_field", "role"),
-        (b"{\"chatName\": \"x\", \"messages\": [{\"role\": \"user\"}]}", "missing_field", "content"),
-        (b"{\"chatName\": \"x\", \"id\": \"../../etc\"}", "invalid_field", "id"),
-        (b"{\"chatName\": \"x\", \"GUID\": \"not-a-uuid\"}", "invalid_field", "GUID"),
-        (b"{\"chatName\": \"x\", \"created\": \"yesterday\"}", "invalid_field", "created"),
+        (
+            b"{\"chatName\": \"x\", \"bogus\": 1}",
+            "invalid_field",
+            "bogus",
+        ),
+        (
+            b"{\"chatName\": \"x\", \"messages\": {}}",
+            "invalid_field",
+            "messages",
+        ),
+        (
+            b"{\"chatName\": \"x\", \"messages\": [{\"role\": \"root\", \"content\": \"x\"}]}",
+            "invalid_field",
+            "role",
+        ),
+        (
+            b"{\"chatName\": \"x\", \"messages\": [{\"role\": \"user\"}]}",
+            "missing_field",
+            "content",
+        ),
+        (
+            b"{\"chatName\": \"x\", \"id\": \"../../etc\"}",
+            "invalid_field",
+            "id",
+        ),
+        (
+            b"{\"chatName\": \"x\", \"GUID\": \"not-a-uuid\"}",
+            "invalid_field",
+            "GUID",
+        ),
+        (
+            b"{\"chatName\": \"x\", \"created\": \"yesterday\"}",
+            "invalid_field",
+            "created",
+        ),
     ];
     for (body, code, field) in cases {
         let r = c.post_raw(&url, body.to_vec(), Some(TOKEN)).await;
         let e = r.assert_error(400, code);
-        assert!(e.error.contains(field), "{:?}: `{}` should name `{field}`", String::from_utf8_lossy(body), e.error);
+        assert!(
+            e.error.contains(field),
+            "{:?}: `{}` should name `{field}`",
+            String::from_utf8_lossy(body),
+            e.error
+        );
     }
     // Hostile nesting inside free-form metadata is refused, not a stack overflow.
     let deep = format!(
@@ -208,15 +370,21 @@ async fn malformed_and_hostile_input_gets_clear_400s() {
         r#"{"a":"#.repeat(10_000),
         "}".repeat(10_000)
     );
-    c.post_raw(&url, deep.into_bytes(), Some(TOKEN)).await.assert_error(400, "invalid_json");
+    c.post_raw(&url, deep.into_bytes(), Some(TOKEN))
+        .await
+        .assert_error(400, "invalid_json");
     assert_eq!(c.get(&url).await.value(), json!([]), "nothing was stored");
 
     // Unknown routes and wrong methods.
-    c.get(&h.url("/api/nothing")).await.assert_error(404, "not_found");
+    c.get(&h.url("/api/nothing"))
+        .await
+        .assert_error(404, "not_found");
     let r = c.send(Method::PUT, &url, None, &[]).await;
     r.assert_error(405, "method_not_allowed");
     assert_eq!(r.header("allow"), Some("GET, POST"));
-    let r = c.send(Method::GET, &h.url("/api/dialog/messages?id=x"), None, &[]).await;
+    let r = c
+        .send(Method::GET, &h.url("/api/dialog/messages?id=x"), None, &[])
+        .await;
     r.assert_error(405, "method_not_allowed");
     assert_eq!(r.header("allow"), Some("POST"));
 }
@@ -228,8 +396,14 @@ async fn oversized_bodies_are_413_from_host_and_from_component() {
     let big = vec![b' '; 2 << 20];
     {
         let h = chat_host(dir.path());
-        c.post_raw(&h.url("/api/chats"), big.clone(), Some(TOKEN)).await.assert_error(413, "payload_too_large");
-        assert_eq!(c.get(&h.url("/api/chats")).await.status, 200, "host still serves");
+        c.post_raw(&h.url("/api/chats"), big.clone(), Some(TOKEN))
+            .await
+            .assert_error(413, "payload_too_large");
+        assert_eq!(
+            c.get(&h.url("/api/chats")).await.status,
+            200,
+            "host still serves"
+        );
     }
     // With a larger host cap, the component's own 1 MiB cap answers the same way.
     let h = HostBuilder::new(component("chat"), dir.path())
@@ -237,5 +411,7 @@ async fn oversized_bodies_are_413_from_host_and_from_component() {
         .arg("--max-body")
         .arg((8 << 20).to_string())
         .start();
-    c.post_raw(&h.url("/api/chats"), big, Some(TOKEN)).await.assert_error(413, "payload_too_large");
+    c.post_raw(&h.url("/api/chats"), big, Some(TOKEN))
+        .await
+        .assert_error(413, "payload_too_large");
 }

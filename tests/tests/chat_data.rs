@@ -9,7 +9,9 @@ use std::process::Command;
 const TOKEN: &str = "t0ken";
 
 fn chat_host(dir: &std::path::Path) -> Host {
-    HostBuilder::new(component("chat"), dir).variable("chat_admin_token", TOKEN).start()
+    HostBuilder::new(component("chat"), dir)
+        .variable("chat_admin_token", TOKEN)
+        .start()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -17,13 +19,26 @@ async fn concurrent_appends_are_all_kept_exactly_once() {
     let dir = temp_dir();
     let h = chat_host(dir.path());
     let c = Client::new();
-    let d: Dialog = c.post_json(&h.url("/api/chats"), &json!({"chatName": "race"}), Some(TOKEN)).await.json();
+    let d: Dialog = c
+        .post_json(
+            &h.url("/api/chats"),
+            &json!({"chatName": "race"}),
+            Some(TOKEN),
+        )
+        .await
+        .json();
     let url = h.url(&format!("/api/dialog/messages?id={}", d.id));
     let tasks: Vec<_> = (0..32)
         .map(|i| {
             let (c, url) = (c.clone(), url.clone());
             tokio::spawn(async move {
-                let r = c.post_json(&url, &json!({"role": "user", "content": format!("msg-{i}")}), Some(TOKEN)).await;
+                let r = c
+                    .post_json(
+                        &url,
+                        &json!({"role": "user", "content": format!("msg-{i}")}),
+                        Some(TOKEN),
+                    )
+                    .await;
                 assert_eq!(r.status, 201, "{}", r.text());
             })
         })
@@ -31,7 +46,10 @@ async fn concurrent_appends_are_all_kept_exactly_once() {
     for t in futures::future::join_all(tasks).await {
         t.unwrap();
     }
-    let got: Dialog = c.get(&h.url(&format!("/api/dialog?id={}", d.id))).await.json();
+    let got: Dialog = c
+        .get(&h.url(&format!("/api/dialog?id={}", d.id)))
+        .await
+        .json();
     assert_eq!(got.messages.len(), 32);
     let contents: HashSet<_> = got.messages.iter().map(|m| m.content.clone()).collect();
     assert_eq!(contents, (0..32).map(|i| format!("msg-{i}")).collect());
@@ -46,20 +64,39 @@ async fn data_survives_graceful_restart_and_kill_9() {
     let dir = temp_dir();
     let c = Client::new();
     let h = chat_host(dir.path());
-    let a: Dialog = c.post_json(&h.url("/api/chats"), &json!({"chatName": "kept", "messages": [{"role": "user", "content": "1"}]}), Some(TOKEN)).await.json();
+    let a: Dialog = c
+        .post_json(
+            &h.url("/api/chats"),
+            &json!({"chatName": "kept", "messages": [{"role": "user", "content": "1"}]}),
+            Some(TOKEN),
+        )
+        .await
+        .json();
     let status = h.stop();
     assert!(status.success(), "graceful stop exits 0: {status:?}");
 
     let h = chat_host(dir.path());
-    let got: Dialog = c.get(&h.url(&format!("/api/dialog?id={}", a.id))).await.json();
+    let got: Dialog = c
+        .get(&h.url(&format!("/api/dialog?id={}", a.id)))
+        .await
+        .json();
     assert_eq!(got, a);
     // A write acknowledged just before a crash is still there afterwards.
-    let r = c.post_json(&h.url(&format!("/api/dialog/messages?id={}", a.id)), &json!({"role": "assistant", "content": "2"}), Some(TOKEN)).await;
+    let r = c
+        .post_json(
+            &h.url(&format!("/api/dialog/messages?id={}", a.id)),
+            &json!({"role": "assistant", "content": "2"}),
+            Some(TOKEN),
+        )
+        .await;
     assert_eq!(r.status, 201);
     h.kill9();
 
     let h = chat_host(dir.path());
-    let got: Dialog = c.get(&h.url(&format!("/api/dialog?id={}", a.guid))).await.json();
+    let got: Dialog = c
+        .get(&h.url(&format!("/api/dialog?id={}", a.guid)))
+        .await
+        .json();
     assert_eq!(got.messages.len(), 2);
     assert_eq!(got.messages[1].content, "2");
 }
@@ -79,7 +116,11 @@ async fn export_then_import_reproduces_every_dialog() {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let exported: Vec<Dialog> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(exported.len(), 3);
 
@@ -94,10 +135,17 @@ async fn export_then_import_reproduces_every_dialog() {
             .unwrap()
     };
     let out = import(TOKEN);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("imported 3 dialogs"));
     for d in &exported {
-        let got: Dialog = c.get(&dst.url(&format!("/api/dialog?id={}", d.id))).await.json();
+        let got: Dialog = c
+            .get(&dst.url(&format!("/api/dialog?id={}", d.id)))
+            .await
+            .json();
         assert_eq!(&got, d, "dialog survives the round trip unchanged");
     }
     // Importing again changes nothing and says so.
@@ -122,7 +170,11 @@ async fn sample_dialogs_import_cleanly() {
         .args(["--url", &h.base_url(), "--token", TOKEN])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let list: Vec<ChatSummary> = Client::new().get(&h.url("/api/chats")).await.json();
     assert!(list.len() >= 3, "the samples show a new user some data");
     assert!(list.iter().all(|s| s.num_messages > 0));
@@ -132,7 +184,14 @@ async fn sample_dialogs_import_cleanly() {
 async fn store_file_uses_spins_layout() {
     let dir = temp_dir();
     let h = chat_host(dir.path());
-    let d: Dialog = Client::new().post_json(&h.url("/api/chats"), &json!({"chatName": "layout"}), Some(TOKEN)).await.json();
+    let d: Dialog = Client::new()
+        .post_json(
+            &h.url("/api/chats"),
+            &json!({"chatName": "layout"}),
+            Some(TOKEN),
+        )
+        .await
+        .json();
     h.stop();
     let db = rusqlite::Connection::open(dir.path().join("sqlite_key_value.db")).unwrap();
     let stored: Vec<u8> = db
@@ -145,7 +204,11 @@ async fn store_file_uses_spins_layout() {
     let back: Dialog = serde_json::from_slice(&stored).unwrap();
     assert_eq!(back, d);
     let pk: String = db
-        .query_row("SELECT sql FROM sqlite_master WHERE name = 'spin_key_value'", [], |r| r.get(0))
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = 'spin_key_value'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert!(pk.contains("PRIMARY KEY (store, key)"), "{pk}");
 }

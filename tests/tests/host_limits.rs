@@ -24,7 +24,10 @@ async fn trap_is_500_internal_error_and_host_keeps_serving() {
     let h = testbed(dir.path(), &[]);
     let c = Client::new();
     for _ in 0..3 {
-        let e = c.get(&h.url("/trap")).await.assert_error(500, "internal_error");
+        let e = c
+            .get(&h.url("/trap"))
+            .await
+            .assert_error(500, "internal_error");
         assert!(e.error.contains("trap"), "{}", e.error);
         assert_alive(&c, &h).await;
     }
@@ -45,12 +48,19 @@ async fn endless_loop_is_stopped_at_the_deadline_without_blocking_others() {
     for _ in 0..5 {
         let t = Instant::now();
         assert_alive(&c, &h).await;
-        assert!(t.elapsed() < Duration::from_millis(500), "blocked by the spinning guest: {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_millis(500),
+            "blocked by the spinning guest: {:?}",
+            t.elapsed()
+        );
     }
     let r = looping.await.unwrap();
     r.assert_error(500, "timeout");
     let took = started.elapsed();
-    assert!(took >= Duration::from_millis(1400) && took < Duration::from_secs(5), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(1400) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
     assert_alive(&c, &h).await;
 }
 
@@ -59,7 +69,9 @@ async fn slow_host_call_is_stopped_at_the_deadline() {
     let dir = temp_dir();
     let h = testbed(dir.path(), &["--deadline", "1s"]);
     let c = Client::new();
-    c.get(&h.url("/sleep?ms=10000")).await.assert_error(500, "timeout");
+    c.get(&h.url("/sleep?ms=10000"))
+        .await
+        .assert_error(500, "timeout");
     let r = c.get(&h.url("/sleep?ms=50")).await;
     assert_eq!(r.status, 200);
 }
@@ -70,7 +82,9 @@ async fn unbounded_allocation_hits_the_memory_cap() {
     let h = testbed(dir.path(), &["--max-memory-mib", "64"]);
     let c = Client::new();
     for _ in 0..3 {
-        c.get(&h.url("/alloc")).await.assert_error(500, "memory_limit_exceeded");
+        c.get(&h.url("/alloc"))
+            .await
+            .assert_error(500, "memory_limit_exceeded");
         assert_alive(&c, &h).await;
     }
 }
@@ -82,11 +96,19 @@ async fn oversized_bodies_are_refused_declared_or_streamed() {
     let c = Client::new();
     let r = c.post_raw(&h.url("/echo"), vec![b'x'; 1000], None).await;
     assert_eq!(r.value()["length"], 1000, "a body at the cap is accepted");
-    c.post_raw(&h.url("/echo"), vec![b'x'; 1001], None).await.assert_error(413, "payload_too_large");
+    c.post_raw(&h.url("/echo"), vec![b'x'; 1001], None)
+        .await
+        .assert_error(413, "payload_too_large");
     // Chunked, with no Content-Length to go by.
-    let chunks = futures::stream::iter((0..20).map(|_| Ok::<_, std::io::Error>(hyper::body::Frame::data(bytes::Bytes::from(vec![b'y'; 100])))));
+    let chunks = futures::stream::iter((0..20).map(|_| {
+        Ok::<_, std::io::Error>(hyper::body::Frame::data(bytes::Bytes::from(vec![
+            b'y';
+            100
+        ])))
+    }));
     let body = http_body_util::StreamBody::new(chunks);
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http();
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http();
     let req = hyper::Request::post(h.url("/echo")).body(body).unwrap();
     let resp = client.request(req).await.unwrap();
     assert_eq!(resp.status(), 413);
@@ -126,10 +148,17 @@ async fn sigterm_finishes_requests_in_flight_then_exits_zero() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     h.terminate();
     let r = in_flight.await.unwrap();
-    assert_eq!(r.status, 200, "the request in flight completes: {}", r.text());
+    assert_eq!(
+        r.status,
+        200,
+        "the request in flight completes: {}",
+        r.text()
+    );
     let status = h.wait(Duration::from_secs(20));
     assert!(status.success(), "{status:?}");
-    let refused = Client::new().try_send(Method::GET, &h.url("/ok"), None, &[]).await;
+    let refused = Client::new()
+        .try_send(Method::GET, &h.url("/ok"), None, &[])
+        .await;
     assert!(refused.is_err(), "no longer listening");
 }
 
@@ -140,7 +169,11 @@ async fn compiled_component_is_cached_on_disk() {
     h.stop();
     let cache = dir.path().join("cache");
     let files = walk(&cache);
-    assert!(!files.is_empty(), "cache at {} holds compiled artifacts", cache.display());
+    assert!(
+        !files.is_empty(),
+        "cache at {} holds compiled artifacts",
+        cache.display()
+    );
     // A restart reuses them: no new files appear.
     let h = testbed(dir.path(), &[]);
     h.stop();

@@ -11,7 +11,11 @@ async fn increments_and_compare_and_swap_are_atomic_across_requests() {
     let incr: Vec<_> = (0..200)
         .map(|_| {
             let (c, url) = (c.clone(), h.url("/kv/incr?key=hits"));
-            tokio::spawn(async move { c.post_raw(&url, vec![], None).await.value()["value"].as_i64().unwrap() })
+            tokio::spawn(async move {
+                c.post_raw(&url, vec![], None).await.value()["value"]
+                    .as_i64()
+                    .unwrap()
+            })
         })
         .collect();
     let appends: Vec<_> = (0..64)
@@ -22,14 +26,22 @@ async fn increments_and_compare_and_swap_are_atomic_across_requests() {
         .collect();
     let mut seen = HashSet::new();
     for t in incr {
-        assert!(seen.insert(t.await.unwrap()), "every increment returns a distinct value");
+        assert!(
+            seen.insert(t.await.unwrap()),
+            "every increment returns a distinct value"
+        );
     }
     assert_eq!(seen, (1..=200).collect());
     for t in appends {
         assert_eq!(t.await.unwrap(), 200);
     }
     let list = c.get(&h.url("/kv/get?key=list")).await.value();
-    let items: HashSet<_> = list["value"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
+    let items: HashSet<_> = list["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(items.len(), 64, "no append was lost or duplicated");
 }
 
@@ -42,8 +54,14 @@ async fn variables_come_from_flags_and_environment_flags_winning() {
         .variable("colour", "flag-colour")
         .start();
     let c = Client::new();
-    assert_eq!(c.get(&h.url("/var?name=region")).await.value()["value"], "env-region");
-    assert_eq!(c.get(&h.url("/var?name=colour")).await.value()["value"], "flag-colour");
+    assert_eq!(
+        c.get(&h.url("/var?name=region")).await.value()["value"],
+        "env-region"
+    );
+    assert_eq!(
+        c.get(&h.url("/var?name=colour")).await.value()["value"],
+        "flag-colour"
+    );
     assert!(c.get(&h.url("/var?name=unset")).await.value()["value"].is_null());
 }
 

@@ -14,7 +14,9 @@ pub fn require_admin(req: &ApiRequest) -> Result<(), ApiError> {
     let Some(expected) = config::non_empty(TOKEN_VARIABLE)? else {
         return Err(ApiError::new(
             ErrorCode::WriteApiDisabled,
-            format!("the chat write API is disabled; set the `{TOKEN_VARIABLE}` variable to enable it"),
+            format!(
+                "the chat write API is disabled; set the `{TOKEN_VARIABLE}` variable to enable it"
+            ),
         ));
     };
     match req.bearer_token() {
@@ -23,7 +25,10 @@ pub fn require_admin(req: &ApiRequest) -> Result<(), ApiError> {
             "this operation needs an `Authorization: Bearer <token>` header",
         )),
         Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => Ok(()),
-        Some(_) => Err(ApiError::new(ErrorCode::Forbidden, "the bearer token is not valid")),
+        Some(_) => Err(ApiError::new(
+            ErrorCode::Forbidden,
+            "the bearer token is not valid",
+        )),
     }
 }
 

@@ -95,15 +95,24 @@ pub fn create(req: &ApiRequest) -> Result<Response, ApiError> {
     if input.messages.len() > chat::MAX_MESSAGES_PER_DIALOG {
         return Err(ApiError::invalid(
             "messages",
-            format!("at most {} messages per dialog", chat::MAX_MESSAGES_PER_DIALOG),
+            format!(
+                "at most {} messages per dialog",
+                chat::MAX_MESSAGES_PER_DIALOG
+            ),
         ));
     }
     let mut messages = Vec::with_capacity(input.messages.len());
     for (i, m) in input.messages.into_iter().enumerate() {
         let field = format!("messages[{i}]");
         let message = m.into_message(&field, || Uuid::new_v4().to_string(), &now)?;
-        if messages.iter().any(|old: &chat::Message| old.id == message.id) {
-            return Err(ApiError::invalid(&format!("{field}.id"), "duplicate message id"));
+        if messages
+            .iter()
+            .any(|old: &chat::Message| old.id == message.id)
+        {
+            return Err(ApiError::invalid(
+                &format!("{field}.id"),
+                "duplicate message id",
+            ));
         }
         messages.push(message);
     }
@@ -182,13 +191,19 @@ pub fn append(req: &ApiRequest) -> Result<Response, ApiError> {
         if dialog.messages.iter().any(|m| m.id == message.id) {
             return Err(ApiError::new(
                 ErrorCode::AlreadyExists,
-                format!("dialog `{id}` already has a message with id `{}`", message.id),
+                format!(
+                    "dialog `{id}` already has a message with id `{}`",
+                    message.id
+                ),
             ));
         }
         if dialog.messages.len() >= chat::MAX_MESSAGES_PER_DIALOG {
             return Err(ApiError::invalid(
                 "message",
-                format!("dialog `{id}` is full ({} messages)", chat::MAX_MESSAGES_PER_DIALOG),
+                format!(
+                    "dialog `{id}` is full ({} messages)",
+                    chat::MAX_MESSAGES_PER_DIALOG
+                ),
             ));
         }
         dialog.messages.push(message.clone());

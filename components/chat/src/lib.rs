@@ -11,8 +11,8 @@
 mod auth;
 mod dialogs;
 
-use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, Response};
 use guest_kit::ApiError;
+use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, Response};
 use spin_sdk::http::IncomingRequest;
 use spin_sdk::http_component;
 

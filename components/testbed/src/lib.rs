@@ -42,7 +42,10 @@ fn route(req: ApiRequest) -> Result<Response, ApiError> {
             }
         }
         "/sleep" => {
-            let ms: u64 = req.query_param("ms").and_then(|v| v.parse().ok()).unwrap_or(1000);
+            let ms: u64 = req
+                .query_param("ms")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1000);
             std::thread::sleep(std::time::Duration::from_millis(ms));
             Ok(http::json(200, &json!({"slept_ms": ms})))
         }

@@ -185,9 +185,15 @@ impl NewMessage {
     }
 }
 
-/// Sorts summaries as `/api/chats` lists them: most recently updated first, then by id.
+/// Sorts summaries as `/api/chats` lists them: most recently updated first, then most
+/// recently created, then by id, so the order is total and stable between calls.
 pub fn sort_summaries(list: &mut [ChatSummary]) {
-    list.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.id.cmp(&b.id)));
+    list.sort_by(|a, b| {
+        b.updated
+            .cmp(&a.updated)
+            .then_with(|| b.created.cmp(&a.created))
+            .then_with(|| a.id.cmp(&b.id))
+    });
 }
 
 #[cfg(test)]
@@ -219,7 +225,14 @@ mod tests {
         let s = d.summary();
         assert_eq!(s.num_messages, 3);
         let v = serde_json::to_value(&s).unwrap();
-        for key in ["id", "chatName", "numMessages", "created", "updated", "GUID"] {
+        for key in [
+            "id",
+            "chatName",
+            "numMessages",
+            "created",
+            "updated",
+            "GUID",
+        ] {
             assert!(v.get(key).is_some(), "{key} missing");
         }
     }
@@ -251,7 +264,8 @@ mod tests {
 
     #[test]
     fn message_defaults_fill_in() {
-        let m: NewMessage = crate::json::parse_body(br#"{"role": "user", "content": "x"}"#).unwrap();
+        let m: NewMessage =
+            crate::json::parse_body(br#"{"role": "user", "content": "x"}"#).unwrap();
         let m = m.into_message("message", || "gen".into(), "now").unwrap();
         assert_eq!((m.id.as_str(), m.created.as_str()), ("gen", "now"));
     }
@@ -266,7 +280,11 @@ mod tests {
             updated: updated.into(),
             guid: String::new(),
         };
-        let mut l = vec![mk("a", "2025-01-01"), mk("b", "2026-01-01"), mk("c", "2026-01-01")];
+        let mut l = vec![
+            mk("a", "2025-01-01"),
+            mk("b", "2026-01-01"),
+            mk("c", "2026-01-01"),
+        ];
         sort_summaries(&mut l);
         let ids: Vec<_> = l.iter().map(|s| s.id.as_str()).collect();
         assert_eq!(ids, ["b", "c", "a"]);

@@ -209,7 +209,10 @@ impl ApiError {
     }
 
     pub fn invalid(field: &str, why: impl std::fmt::Display) -> Self {
-        Self::new(ErrorCode::InvalidField, format!("invalid field `{field}`: {why}"))
+        Self::new(
+            ErrorCode::InvalidField,
+            format!("invalid field `{field}`: {why}"),
+        )
     }
 
     pub fn not_found(what: impl Into<String>) -> Self {

@@ -39,12 +39,22 @@ fn classify(path: &str, err: &serde_json::Error) -> ApiError {
             } else if let Some(rest) = msg.strip_prefix("unknown field `") {
                 // The tracked path already ends in the unknown field's name.
                 let field = rest.split('`').next().unwrap_or_default();
-                let full = if path.is_empty() || path == "." { field } else { path };
+                let full = if path.is_empty() || path == "." {
+                    field
+                } else {
+                    path
+                };
                 ApiError::new(ErrorCode::InvalidField, format!("unknown field `{full}`"))
             } else if path.is_empty() || path == "." {
-                ApiError::new(ErrorCode::InvalidField, format!("invalid request body: {msg}"))
+                ApiError::new(
+                    ErrorCode::InvalidField,
+                    format!("invalid request body: {msg}"),
+                )
             } else {
-                ApiError::new(ErrorCode::InvalidField, format!("invalid field `{path}`: {msg}"))
+                ApiError::new(
+                    ErrorCode::InvalidField,
+                    format!("invalid field `{path}`: {msg}"),
+                )
             }
         }
     }

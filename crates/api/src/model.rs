@@ -11,8 +11,7 @@ use std::collections::BTreeMap;
 pub const SPEC_VERSION: &str = "1.2.0";
 
 /// Attribution the spec requires on startup of a model deployment (spec 9, rule 7).
-pub const ATTRIBUTION: &str =
-    "Lightweight AI Model API Runtime Specification 1.2, (c) 2025 Paramus Transform LLC, MIT License";
+pub const ATTRIBUTION: &str = "Lightweight AI Model API Runtime Specification 1.2, (c) 2025 Paramus Transform LLC, MIT License";
 
 /// Registration notice (spec 1, 5).
 pub const REGISTRATION_NOTICE: &str = "Every deployment of the model runtime interface (B) must be \

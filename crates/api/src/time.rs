@@ -27,9 +27,10 @@ pub fn iso8601_no_zone(t: SystemTime) -> String {
 
 /// Parses an RFC 3339 date-time (any offset) and re-renders it in our canonical UTC form.
 pub fn normalize_rfc3339(s: &str) -> Option<String> {
-    DateTime::parse_from_rfc3339(s)
-        .ok()
-        .map(|d| d.with_timezone(&Utc).to_rfc3339_opts(SecondsFormat::Millis, true))
+    DateTime::parse_from_rfc3339(s).ok().map(|d| {
+        d.with_timezone(&Utc)
+            .to_rfc3339_opts(SecondsFormat::Millis, true)
+    })
 }
 
 /// Parses a zone-less ISO 8601 date-time as UTC.

@@ -18,9 +18,8 @@ pub fn non_empty(name: &str) -> Result<Option<String>, ApiError> {
 pub fn parsed<T: std::str::FromStr>(name: &str, default: T) -> Result<T, ApiError> {
     match non_empty(name)? {
         None => Ok(default),
-        Some(v) => v
-            .trim()
-            .parse()
-            .map_err(|_| ApiError::internal(format!("variable `{name}` has an invalid value `{v}`"))),
+        Some(v) => v.trim().parse().map_err(|_| {
+            ApiError::internal(format!("variable `{name}` has an invalid value `{v}`"))
+        }),
     }
 }

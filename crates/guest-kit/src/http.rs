@@ -85,7 +85,12 @@ pub async fn read_request(req: IncomingRequest, max_body: usize) -> Result<ApiRe
         .headers()
         .entries()
         .into_iter()
-        .map(|(k, v)| (k.to_ascii_lowercase(), String::from_utf8_lossy(&v).into_owned()))
+        .map(|(k, v)| {
+            (
+                k.to_ascii_lowercase(),
+                String::from_utf8_lossy(&v).into_owned(),
+            )
+        })
         .collect();
     let too_large = || {
         ApiError::new(
@@ -104,7 +109,10 @@ pub async fn read_request(req: IncomingRequest, max_body: usize) -> Result<ApiRe
     let mut stream = req.into_body_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| {
-            ApiError::new(ErrorCode::InvalidJson, format!("could not read request body: {e:?}"))
+            ApiError::new(
+                ErrorCode::InvalidJson,
+                format!("could not read request body: {e:?}"),
+            )
         })?;
         if body.len() + chunk.len() > max_body {
             return Err(too_large());
@@ -128,7 +136,9 @@ pub fn json<T: Serialize + ?Sized>(status: u16, value: &T) -> Response {
             .header("content-type", "application/json")
             .body(body)
             .build(),
-        Err(e) => error(&ApiError::internal(format!("could not serialise response: {e}"))),
+        Err(e) => error(&ApiError::internal(format!(
+            "could not serialise response: {e}"
+        ))),
     }
 }
 

@@ -27,12 +27,18 @@ pub struct Store {
 }
 
 fn store_err(what: &str, key: &str, e: impl std::fmt::Debug) -> ApiError {
-    ApiError::new(ErrorCode::StoreError, format!("key-value store failed to {what} `{key}`: {e:?}"))
+    ApiError::new(
+        ErrorCode::StoreError,
+        format!("key-value store failed to {what} `{key}`: {e:?}"),
+    )
 }
 
 fn decode<T: DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, ApiError> {
     serde_json::from_slice(bytes).map_err(|e| {
-        ApiError::new(ErrorCode::StoreError, format!("stored record `{key}` is unreadable: {e}"))
+        ApiError::new(
+            ErrorCode::StoreError,
+            format!("stored record `{key}` is unreadable: {e}"),
+        )
     })
 }
 
@@ -60,7 +66,9 @@ impl Store {
     }
 
     pub fn set(&self, key: &str, value: &[u8]) -> Result<(), ApiError> {
-        self.bucket.set(key, value).map_err(|e| store_err("write", key, e))
+        self.bucket
+            .set(key, value)
+            .map_err(|e| store_err("write", key, e))
     }
 
     pub fn set_json<T: Serialize>(&self, key: &str, value: &T) -> Result<(), ApiError> {
@@ -68,11 +76,15 @@ impl Store {
     }
 
     pub fn delete(&self, key: &str) -> Result<(), ApiError> {
-        self.bucket.delete(key).map_err(|e| store_err("delete", key, e))
+        self.bucket
+            .delete(key)
+            .map_err(|e| store_err("delete", key, e))
     }
 
     pub fn exists(&self, key: &str) -> Result<bool, ApiError> {
-        self.bucket.exists(key).map_err(|e| store_err("check", key, e))
+        self.bucket
+            .exists(key)
+            .map_err(|e| store_err("check", key, e))
     }
 
     /// Every key starting with `prefix`, following the store's cursor to the end.

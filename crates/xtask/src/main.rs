@@ -1,1 +1,197 @@
-fn main(){}
+//! `cargo xtask <command>`: the project's two entry points for a fresh machine, plus build.
+//!
+//! - `build`: installs the `wasm32-wasip2` target if missing, builds every component in
+//!   `components/` and the `runtime-host` binary, all in the release profile;
+//! - `test`: `build`, then every native test (unit and end-to-end) in the same profile, so
+//!   wasmtime's stack is compiled once for both;
+//! - `up`: `build`, then runs the local stack on embedded defaults until Ctrl-C.
+//!
+//! Standard library only, so it compiles in about a second before anything else.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+const WASM_TARGET: &str = "wasm32-wasip2";
+const USAGE: &str = "usage: cargo xtask <build | test | up [--chat-port PORT] [--data-dir DIR]>
+
+  build   install the wasm32-wasip2 target if needed; build components and runtime-host
+  test    build, then run every test
+  up      build, then serve the chat service (http://127.0.0.1:8050) with sample dialogs";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("build") => build(),
+        Some("test") => build().and_then(|()| test(&args[1..])),
+        Some("up") => build().and_then(|()| up(&args[1..])),
+        _ => Err(USAGE.to_owned()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+fn run(mut cmd: Command) -> Result<(), String> {
+    let shown = format!("{cmd:?}");
+    eprintln!("xtask: running {shown}");
+    let status = cmd
+        .status()
+        .map_err(|e| format!("could not start {shown}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{shown} failed ({status})"))
+    }
+}
+
+fn ensure_wasm_target() -> Result<(), String> {
+    let listed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map_err(|e| format!("rustup is needed to install the {WASM_TARGET} target: {e}"))?;
+    if String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .any(|l| l.trim() == WASM_TARGET)
+    {
+        return Ok(());
+    }
+    let mut add = Command::new("rustup");
+    add.args(["target", "add", WASM_TARGET]);
+    run(add)
+}
+
+/// Crates under `components/`, each built as a WebAssembly component.
+fn components() -> Result<Vec<String>, String> {
+    let dir = root().join("components");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("reading {}: {e}", dir.display()))?
+        .flatten()
+        .filter(|e| e.path().join("Cargo.toml").exists())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+fn build() -> Result<(), String> {
+    ensure_wasm_target()?;
+    let mut wasm = cargo();
+    wasm.args(["build", "--release", "--target", WASM_TARGET]);
+    for c in components()? {
+        wasm.args(["-p", &c]);
+    }
+    run(wasm)?;
+    // The native default members (runtime-host, the API crate, the test harness) are built
+    // together, exactly as `cargo test --release` resolves them, so that the tests reuse
+    // every artifact instead of rebuilding dependencies with other features.
+    let mut native = cargo();
+    native.args(["build", "--release"]);
+    run(native)
+}
+
+/// Runs the workspace's native crates' tests (its `default-members`), in release.
+fn test(extra: &[String]) -> Result<(), String> {
+    let mut cmd = cargo();
+    cmd.args(["test", "--release", "--no-fail-fast"])
+        .args(extra);
+    run(cmd)
+}
+
+fn flag(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+/// The admin token: `$CHAT_ADMIN_TOKEN`, else one made on first run and kept in the data dir.
+fn admin_token(data_dir: &Path) -> Result<String, String> {
+    if let Ok(t) = std::env::var("CHAT_ADMIN_TOKEN")
+        && !t.is_empty()
+    {
+        return Ok(t);
+    }
+    let file = data_dir.join("chat_admin_token");
+    if let Ok(t) = std::fs::read_to_string(&file) {
+        return Ok(t.trim().to_owned());
+    }
+    let mut bytes = [0u8; 16];
+    std::io::Read::read_exact(
+        &mut std::fs::File::open("/dev/urandom").map_err(|e| e.to_string())?,
+        &mut bytes,
+    )
+    .map_err(|e| e.to_string())?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::create_dir_all(data_dir).map_err(|e| e.to_string())?;
+    std::fs::write(&file, &token).map_err(|e| format!("writing {}: {e}", file.display()))?;
+    Ok(token)
+}
+
+fn up(args: &[String]) -> Result<(), String> {
+    let root = root();
+    let port = flag(args, "--chat-port").unwrap_or_else(|| "8050".into());
+    let data_dir = flag(args, "--data-dir")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(".data"));
+    let token = admin_token(&data_dir)?;
+    let host = root.join("target/release/runtime-host");
+    let chat = root.join("target/wasm32-wasip2/release/chat.wasm");
+    let mut child = Command::new(&host)
+        .arg("serve")
+        .arg(&chat)
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
+        .arg(&data_dir)
+        .args(["--variable", &format!("chat_admin_token={token}")])
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("starting {}: {e}", host.display()))?;
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut url = None;
+    for line in lines.by_ref().map_while(Result::ok) {
+        println!("{line}");
+        if let Some(u) = line.strip_prefix("listening on ") {
+            url = Some(u.trim().to_owned());
+            break;
+        }
+    }
+    let Some(url) = url else {
+        let status = child.wait().map_err(|e| e.to_string())?;
+        return Err(format!("the chat service did not start ({status})"));
+    };
+    std::thread::spawn(move || lines.map_while(Result::ok).for_each(|l| println!("{l}")));
+    let mut import = Command::new(&host);
+    import
+        .args(["chats", "import"])
+        .arg(root.join("components/chat/samples/dialogs.json"))
+        .args(["--url", &url, "--token", &token]);
+    run(import)?;
+    println!(
+        "\n  chat service   {url}/api/chats\n  admin token    {token}  (also in {}/chat_admin_token)\n  data           {}\n\n  Ctrl-C stops it.\n",
+        data_dir.display(),
+        data_dir.display()
+    );
+    let status = child.wait().map_err(|e| e.to_string())?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the chat service stopped ({status})"))
+    }
+}

@@ -91,12 +91,21 @@ impl store::Host for KvCtx<'_> {
 }
 
 impl store::HostBucket for KvCtx<'_> {
-    fn get(&mut self, b: Resource<BucketHandle>, key: String) -> WResult<KvResult<Option<Vec<u8>>>> {
+    fn get(
+        &mut self,
+        b: Resource<BucketHandle>,
+        key: String,
+    ) -> WResult<KvResult<Option<Vec<u8>>>> {
         let label = self.label(&b)?;
         Ok(self.db().get(&label, &key).map_err(other))
     }
 
-    fn set(&mut self, b: Resource<BucketHandle>, key: String, value: Vec<u8>) -> WResult<KvResult<()>> {
+    fn set(
+        &mut self,
+        b: Resource<BucketHandle>,
+        key: String,
+        value: Vec<u8>,
+    ) -> WResult<KvResult<()>> {
         let label = self.label(&b)?;
         Ok(self.db().set(&label, &key, &value).map_err(other))
     }
@@ -173,13 +182,21 @@ impl atomics::Host for KvCtx<'_> {
 }
 
 impl atomics::HostCas for KvCtx<'_> {
-    fn new(&mut self, b: Resource<BucketHandle>, key: String) -> WResult<KvResult<Resource<CasHandle>>> {
+    fn new(
+        &mut self,
+        b: Resource<BucketHandle>,
+        key: String,
+    ) -> WResult<KvResult<Resource<CasHandle>>> {
         let label = self.label(&b)?;
         let expected = match self.db().get(&label, &key) {
             Ok(v) => v,
             Err(e) => return Ok(Err(other(e))),
         };
-        Ok(Ok(self.table.push(CasHandle { label, key, expected })?))
+        Ok(Ok(self.table.push(CasHandle {
+            label,
+            key,
+            expected,
+        })?))
     }
 
     fn current(&mut self, cas: Resource<CasHandle>) -> WResult<KvResult<Option<Vec<u8>>>> {
@@ -211,7 +228,11 @@ impl batch::Host for KvCtx<'_> {
         Ok(self.db().set_many(&label, &entries).map_err(other))
     }
 
-    fn delete_many(&mut self, b: Resource<BucketHandle>, keys: Vec<String>) -> WResult<KvResult<()>> {
+    fn delete_many(
+        &mut self,
+        b: Resource<BucketHandle>,
+        keys: Vec<String>,
+    ) -> WResult<KvResult<()>> {
         let label = self.label(&b)?;
         Ok(self.db().delete_many(&label, &keys).map_err(other))
     }

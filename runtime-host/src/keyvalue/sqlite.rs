@@ -95,15 +95,24 @@ impl KvDatabase {
 
     /// One page of keys in key order, after `cursor` (exclusive). The returned cursor is
     /// `Some` when more keys may follow.
-    pub fn list_keys(&self, store: &str, cursor: Option<&str>) -> Result<(Vec<String>, Option<String>)> {
+    pub fn list_keys(
+        &self,
+        store: &str,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<String>, Option<String>)> {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(
             "SELECT key FROM spin_key_value WHERE store = ?1 AND key > ?2 ORDER BY key LIMIT ?3",
         )?;
         let keys = stmt
-            .query_map(params![store, cursor.unwrap_or(""), PAGE_SIZE as i64], |r| r.get(0))?
+            .query_map(
+                params![store, cursor.unwrap_or(""), PAGE_SIZE as i64],
+                |r| r.get(0),
+            )?
             .collect::<rusqlite::Result<Vec<String>>>()?;
-        let next = (keys.len() == PAGE_SIZE).then(|| keys.last().cloned()).flatten();
+        let next = (keys.len() == PAGE_SIZE)
+            .then(|| keys.last().cloned())
+            .flatten();
         Ok((keys, next))
     }
 
@@ -112,7 +121,12 @@ impl KvDatabase {
         let mut stmt =
             conn.prepare_cached("SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2")?;
         keys.iter()
-            .map(|k| Ok((k.clone(), stmt.query_row(params![store, k], |r| r.get(0)).optional()?)))
+            .map(|k| {
+                Ok((
+                    k.clone(),
+                    stmt.query_row(params![store, k], |r| r.get(0)).optional()?,
+                ))
+            })
             .collect()
     }
 
@@ -152,7 +166,10 @@ impl KvDatabase {
             None => 0,
             Some(bytes) => match <[u8; 8]>::try_from(bytes.as_slice()) {
                 Ok(b) => i64::from_le_bytes(b),
-                Err(_) => bail!("value of `{key}` is not a counter (expected 8 bytes, found {})", bytes.len()),
+                Err(_) => bail!(
+                    "value of `{key}` is not a counter (expected 8 bytes, found {})",
+                    bytes.len()
+                ),
             },
         };
         let Some(new) = current.checked_add(delta) else {
@@ -284,7 +301,10 @@ mod tests {
             db.set("default", "k", b"persisted").unwrap();
         }
         let db = KvDatabase::open_in(&dir).unwrap();
-        assert_eq!(db.get("default", "k").unwrap().as_deref(), Some(&b"persisted"[..]));
+        assert_eq!(
+            db.get("default", "k").unwrap().as_deref(),
+            Some(&b"persisted"[..])
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
