@@ -212,3 +212,48 @@ async fn store_file_uses_spins_layout() {
         .unwrap();
     assert!(pk.contains("PRIMARY KEY (store, key)"), "{pk}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unreadable_store_records_are_500_store_error_not_a_crash() {
+    let dir = temp_dir();
+    let c = Client::new();
+    let good: Dialog = {
+        let h = chat_host(dir.path());
+        let d = c
+            .post_json(
+                &h.url("/api/chats"),
+                &json!({"chatName": "fine"}),
+                Some(TOKEN),
+            )
+            .await
+            .json();
+        h.stop();
+        d
+    };
+    let db = rusqlite::Connection::open(dir.path().join("sqlite_key_value.db")).unwrap();
+    db.execute(
+        "INSERT INTO spin_key_value (store, key, value) VALUES ('default', 'chat/dialog/broken', x'7b6e6f74206a736f6e')",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    let h = chat_host(dir.path());
+    let e = c
+        .get(&h.url("/api/dialog?id=broken"))
+        .await
+        .assert_error(500, "store_error");
+    assert!(
+        e.error.contains("chat/dialog/broken"),
+        "names the record: {}",
+        e.error
+    );
+    c.get(&h.url("/api/chats"))
+        .await
+        .assert_error(500, "store_error");
+    // Healthy records stay readable one by one.
+    let got: Dialog = c
+        .get(&h.url(&format!("/api/dialog?id={}", good.id)))
+        .await
+        .json();
+    assert_eq!(got, good);
+}

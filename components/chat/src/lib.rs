@@ -18,7 +18,7 @@ use spin_sdk::http_component;
 
 #[http_component]
 async fn handle(req: IncomingRequest) -> Response {
-    guest_kit::serve(req, DEFAULT_MAX_BODY, route).await
+    guest_kit::serve(req, DEFAULT_MAX_BODY, async |r| route(r)).await
 }
 
 fn route(req: ApiRequest) -> Result<Response, ApiError> {

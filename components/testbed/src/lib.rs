@@ -12,6 +12,7 @@
 //! | `POST /kv/append?key=K&item=I` | appends I to a JSON list by compare-and-swap |
 //! | `GET /kv/get?key=K`      | reads a JSON value                                |
 //! | `GET /var?name=N`        | reads an application variable                     |
+//! | `GET /fetch?url=U`       | makes an outgoing HTTP request (wasi-http) and relays it |
 
 use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, Response};
 use guest_kit::kv::{Change, Store};
@@ -25,8 +26,20 @@ async fn handle(req: IncomingRequest) -> Response {
     guest_kit::serve(req, DEFAULT_MAX_BODY, route).await
 }
 
-fn route(req: ApiRequest) -> Result<Response, ApiError> {
+async fn route(req: ApiRequest) -> Result<Response, ApiError> {
     match req.path.as_str() {
+        "/fetch" => {
+            let url = req.required_query("url", "url")?;
+            let outgoing = spin_sdk::http::Request::get(url).build();
+            let resp: Response = spin_sdk::http::send(outgoing)
+                .await
+                .map_err(|e| ApiError::internal(format!("outgoing request failed: {e}")))?;
+            let body: Value = serde_json::from_slice(resp.body()).unwrap_or(Value::Null);
+            Ok(http::json(
+                200,
+                &json!({"status": *resp.status(), "body": body}),
+            ))
+        }
         "/ok" => Ok(http::json(200, &json!({"ok": true}))),
         "/trap" => panic!("testbed: deliberate trap"),
         "/loop" => {

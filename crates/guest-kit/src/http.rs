@@ -175,13 +175,13 @@ pub fn no_route(path: &str) -> ApiError {
 /// `handler`, and turns any error into the JSON error body.
 pub async fn serve<F>(req: IncomingRequest, max_body: usize, handler: F) -> Response
 where
-    F: FnOnce(ApiRequest) -> Result<Response, ApiError>,
+    F: AsyncFnOnce(ApiRequest) -> Result<Response, ApiError>,
 {
     let request = match read_request(req, max_body).await {
         Ok(r) => r,
         Err(e) => return error(&e),
     };
-    match handler(request) {
+    match handler(request).await {
         Ok(resp) => resp,
         Err(e) => {
             if e.status >= 500 {
