@@ -17,9 +17,17 @@ pub struct RegistrationRequest {
     pub app_version: String,
     pub model_name: String,
     pub process_id: u32,
+    /// Required like every field (spec 2.13), but may be `null` for automatic assignment.
+    #[serde(deserialize_with = "present_or_null")]
     pub preferred_port: Option<u16>,
     pub reason: String,
     pub metadata: Map<String, Value>,
+}
+
+/// Deserialises an `Option` whose key must be present (a custom deserializer makes serde
+/// report a missing key instead of defaulting to `None`).
+fn present_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u16>, D::Error> {
+    Option::<u16>::deserialize(d)
 }
 
 /// `POST /register` answer.

@@ -137,18 +137,30 @@ impl Store {
         T: Serialize + DeserializeOwned,
         F: FnMut(Option<T>) -> Result<(Change<T>, R), ApiError>,
     {
+        self.update_bytes(key, |bytes| {
+            let value = bytes.map(|b| decode::<T>(key, b)).transpose()?;
+            match f(value)? {
+                (Change::Keep, r) => Ok((Change::Keep, r)),
+                (Change::Put(new), r) => Ok((Change::Put(encode(key, &new)?), r)),
+            }
+        })
+    }
+
+    /// [`Store::update`] on raw bytes, for values that are not JSON.
+    pub fn update_bytes<R, F>(&self, key: &str, mut f: F) -> Result<R, ApiError>
+    where
+        F: FnMut(Option<&[u8]>) -> Result<(Change<Vec<u8>>, R), ApiError>,
+    {
         let mut cas =
             atomics::Cas::new(&self.bucket, key).map_err(|e| store_err("lock", key, e))?;
         for _ in 0..MAX_CAS_ATTEMPTS {
             let current = cas.current().map_err(|e| store_err("read", key, e))?;
-            let value = current.map(|b| decode::<T>(key, &b)).transpose()?;
-            let (change, result) = f(value)?;
-            let new = match change {
-                Change::Keep => return Ok(result),
-                Change::Put(new) => encode(key, &new)?,
+            let new = match f(current.as_deref())? {
+                (Change::Keep, result) => return Ok(result),
+                (Change::Put(new), result) => (new, result),
             };
-            match atomics::swap(cas, &new) {
-                Ok(()) => return Ok(result),
+            match atomics::swap(cas, &new.0) {
+                Ok(()) => return Ok(new.1),
                 Err(atomics::CasError::CasFailed(fresh)) => cas = fresh,
                 Err(atomics::CasError::StoreError(e)) => return Err(store_err("write", key, e)),
             }
