@@ -1,8 +1,8 @@
 //! The lease table: for every assignable port, until when it is leased and to whom.
 //!
 //! Stored as one binary value: an 8-byte header (`b"LT"`, format version, reserved, first
-//! port, last port; little-endian) and 16 bytes per port (lease expiry in Unix milliseconds, 0
-//! when free; owner hash). Its size depends on the range only, never on how many ports are
+//! port, last port; little-endian) and 24 bytes per port (lease expiry in Unix milliseconds, 0
+//! when free; owner hash; tag of the registration id holding the lease). Its size depends on the range only, never on how many ports are
 //! leased, so every registry operation costs the same at 10 or 2,000 registrations, and one
 //! compare-and-swap of this value makes assignment, renewal and release atomic.
 
