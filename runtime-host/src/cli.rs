@@ -23,6 +23,8 @@ pub struct Cli {
 pub enum Command {
     /// Serve one component over HTTP.
     Serve(ServeArgs),
+    /// Run the port registry (interface C) with process health monitoring.
+    Registry(RegistryArgs),
     /// Import or export chat dialogs through a running chat service.
     #[command(subcommand)]
     Chats(ChatsCommand),
@@ -35,6 +37,27 @@ pub struct ServeArgs {
     /// Address to listen on. Port 0 picks a free port (printed on startup).
     #[arg(long, default_value = "127.0.0.1:8050")]
     pub listen: SocketAddr,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RegistryArgs {
+    /// Address to listen on (the spec's default registry port is 5000).
+    #[arg(long, default_value = "127.0.0.1:5000")]
+    pub listen: SocketAddr,
+    /// Lease length in seconds: a registration not renewed by a heartbeat within it is removed.
+    #[arg(long, default_value_t = 120)]
+    pub ttl: u64,
+    /// Assignable ports, inclusive (must not include 5000).
+    #[arg(long, default_value = "5100-5999")]
+    pub ports: String,
+    /// Seconds between checks that registered processes are still running.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub monitor_interval: Duration,
+    /// The registry component (default: registry.wasm from this build's target directory).
+    #[arg(long)]
+    pub component: Option<PathBuf>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }

@@ -8,6 +8,8 @@ mod client;
 mod engine;
 mod keyvalue;
 mod limits;
+mod monitor;
+mod registry;
 mod responses;
 mod serve;
 mod server;
@@ -30,6 +32,7 @@ async fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let result = match cli.command {
         cli::Command::Serve(args) => serve::run(args).await,
+        cli::Command::Registry(args) => registry::run(args).await,
         cli::Command::Chats(cli::ChatsCommand::Export { url, output }) => {
             chats::export_to(&url, output.as_deref()).await
         }

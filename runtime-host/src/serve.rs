@@ -1,4 +1,5 @@
-//! `runtime-host serve`: one component on one address until SIGINT/SIGTERM.
+//! Running a component as a service: `runtime-host serve`, and the shared start-up every
+//! service command uses.
 
 use crate::cli::{RuntimeArgs, ServeArgs};
 use crate::keyvalue::{KeyValue, sqlite::KvDatabase};
@@ -7,8 +8,11 @@ use crate::server::{ComponentServer, serve};
 use crate::variables::Variables;
 use anyhow::{Context, Result};
 use edge_api::model::{ATTRIBUTION, REGISTRATION_NOTICE};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::net::TcpListener;
 
 /// Extra time in-flight requests get to finish after a shutdown signal, beyond the deadline.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
@@ -23,53 +27,110 @@ impl RuntimeArgs {
         }
     }
 
-    pub fn variables(&self) -> Result<Variables> {
-        Variables::from_sources(std::env::vars(), &self.variables)
+    /// Variables from the environment and `--variable`, then `extra` (set by the command
+    /// itself, so they win).
+    pub fn variables(&self, extra: &[(&str, String)]) -> Result<Variables> {
+        let mut assignments = self.variables.clone();
+        assignments.extend(extra.iter().map(|(k, v)| format!("{k}={v}")));
+        Variables::from_sources(std::env::vars(), &assignments)
     }
 }
 
-pub async fn run(args: ServeArgs) -> Result<()> {
+/// A component loaded and bound to its address, ready to serve.
+pub struct Service {
+    pub listener: TcpListener,
+    pub server: Arc<ComponentServer>,
+    pub limits: Limits,
+    pub addr: SocketAddr,
+}
+
+impl Service {
+    pub async fn start(
+        component: &Path,
+        listen: SocketAddr,
+        runtime: &RuntimeArgs,
+        extra_vars: &[(&str, String)],
+    ) -> Result<Self> {
+        let limits = runtime.limits();
+        let vars = runtime.variables(extra_vars)?;
+        let data_dir = &runtime.data_dir;
+        let db = Arc::new(KvDatabase::open_in(data_dir)?);
+        let engine = crate::engine::build_engine(&limits, Some(&data_dir.join("cache")))?;
+        let started = std::time::Instant::now();
+        let pre = crate::engine::load_proxy(&engine, component)?;
+        tracing::info!(
+            component = %component.display(),
+            load_ms = started.elapsed().as_millis() as u64,
+            variables = ?vars.names(),
+            "component ready"
+        );
+        let server = Arc::new(ComponentServer::new(
+            pre,
+            KeyValue::new(db),
+            vars,
+            limits.clone(),
+        ));
+        let listener = TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("cannot listen on {listen}: is another process using it?"))?;
+        let addr = listener.local_addr()?;
+        Ok(Self {
+            listener,
+            server,
+            limits,
+            addr,
+        })
+    }
+
+    /// Serves until SIGINT/SIGTERM, then drains requests in flight.
+    pub async fn run_until_signal(self) -> Result<()> {
+        // Tests and scripts read this line to learn the port when --listen used port 0.
+        println!("listening on http://{}", self.addr);
+        let drain = self.limits.deadline + DRAIN_GRACE;
+        serve(self.listener, self.server, shutdown_signal(), drain).await?;
+        tracing::info!("stopped");
+        Ok(())
+    }
+
+    /// The URL a local client reaches this service at.
+    pub fn local_url(&self) -> String {
+        let ip = if self.addr.ip().is_unspecified() {
+            std::net::IpAddr::from([127, 0, 0, 1])
+        } else {
+            self.addr.ip()
+        };
+        format!("http://{}", SocketAddr::new(ip, self.addr.port()))
+    }
+}
+
+pub fn print_attribution() {
     println!("{ATTRIBUTION}");
     println!("{REGISTRATION_NOTICE}");
-    let limits = args.runtime.limits();
-    let vars = args.runtime.variables()?;
-    let data_dir = &args.runtime.data_dir;
-    let db = Arc::new(KvDatabase::open_in(data_dir)?);
-    let engine = crate::engine::build_engine(&limits, Some(&data_dir.join("cache")))?;
-    let started = std::time::Instant::now();
-    let pre = crate::engine::load_proxy(&engine, &args.component)?;
-    tracing::info!(
-        component = %args.component.display(),
-        load_ms = started.elapsed().as_millis() as u64,
-        variables = ?vars.names(),
-        "component ready"
-    );
-    let server = Arc::new(ComponentServer::new(
-        pre,
-        KeyValue::new(db),
-        vars,
-        limits.clone(),
-    ));
-    let listener = tokio::net::TcpListener::bind(args.listen)
+}
+
+pub async fn run(args: ServeArgs) -> Result<()> {
+    print_attribution();
+    Service::start(&args.component, args.listen, &args.runtime, &[])
+        .await?
+        .run_until_signal()
         .await
-        .with_context(|| {
-            format!(
-                "cannot listen on {}: is another process using it?",
-                args.listen
-            )
-        })?;
-    let addr = listener.local_addr()?;
-    // Tests and scripts read this line to learn the port when --listen used port 0.
-    println!("listening on http://{addr}");
-    serve(
-        listener,
-        server,
-        shutdown_signal(),
-        limits.deadline + DRAIN_GRACE,
-    )
-    .await?;
-    tracing::info!("stopped");
-    Ok(())
+}
+
+/// Finds a built component: beside this executable's target directory
+/// (`target/release/runtime-host` → `target/wasm32-wasip2/release/NAME.wasm`), else under
+/// `./target`.
+pub fn default_component(name: &str) -> Result<PathBuf> {
+    let file = format!("{name}.wasm");
+    let mut candidates = Vec::new();
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(target) = exe.parent().and_then(Path::parent)
+    {
+        candidates.push(target.join("wasm32-wasip2/release").join(&file));
+    }
+    candidates.push(PathBuf::from("target/wasm32-wasip2/release").join(&file));
+    candidates.iter().find(|p| p.exists()).cloned().with_context(|| {
+        format!("could not find {file} (looked in {candidates:?}); build it with `cargo xtask build` or pass --component")
+    })
 }
 
 /// Resolves on SIGINT or SIGTERM.

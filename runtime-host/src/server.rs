@@ -9,7 +9,7 @@ use crate::variables::Variables;
 use anyhow::Result;
 use bytes::Bytes;
 use edge_api::error::ErrorCode;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::future::Future;
@@ -23,6 +23,9 @@ use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+
+/// How much of an oversized body is read and discarded so the client gets a clean 413.
+const MAX_DRAIN: u64 = 64 << 20;
 
 /// Time a client gets to send its request headers (slow-loris protection).
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -89,43 +92,73 @@ impl ComponentServer {
 
     /// Reads the whole body (bounded by the cap and the deadline) so that an oversized
     /// body is answered 413 by the host, whatever the guest would have done.
+    ///
+    /// An oversized body is still read and discarded (up to [`MAX_DRAIN`]) before answering:
+    /// a client that is still uploading would otherwise see the connection reset instead of
+    /// the 413.
     async fn read_body(
         &self,
         req: hyper::Request<Incoming>,
         deadline: Instant,
     ) -> Result<hyper::Request<Full<Bytes>>, Box<HostResponse>> {
         let cap = self.limits.max_body_bytes;
-        let too_large = || {
-            Box::new(responses::error(
-                ErrorCode::PayloadTooLarge,
-                format!("request body exceeds the limit of {cap} bytes"),
-            ))
-        };
-        let declared = req
-            .headers()
+        let (parts, mut body) = req.into_parts();
+        let declared = parts
+            .headers
             .get(hyper::header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > cap as u64) {
-            return Err(too_large());
-        }
-        let (parts, body) = req.into_parts();
-        let collected =
-            tokio::time::timeout_at(deadline.into(), Limited::new(body, cap).collect()).await;
-        match collected {
-            Err(_) => Err(Box::new(responses::error(
+        let mut buf = bytes::BytesMut::new();
+        let mut over = declared.is_some_and(|n| n > cap as u64);
+        let mut seen: u64 = 0;
+        let read = tokio::time::timeout_at(deadline.into(), async {
+            while let Some(frame) = body.frame().await {
+                let frame = frame?;
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                seen += data.len() as u64;
+                if over || buf.len() + data.len() > cap {
+                    over = true;
+                    buf.clear();
+                    if seen > MAX_DRAIN {
+                        return Ok(false);
+                    }
+                } else {
+                    buf.extend_from_slice(&data);
+                }
+            }
+            Ok::<_, hyper::Error>(true)
+        })
+        .await;
+        let refuse = |code, message: String, drained: bool| {
+            let mut resp = responses::error(code, message);
+            if !drained {
+                // Unread body bytes remain: the connection cannot carry another request.
+                resp.headers_mut().insert(
+                    hyper::header::CONNECTION,
+                    hyper::header::HeaderValue::from_static("close"),
+                );
+            }
+            Box::new(resp)
+        };
+        match read {
+            Err(_) => Err(refuse(
                 ErrorCode::Timeout,
-                "timed out while receiving the request body",
-            ))),
-            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-            Ok(Err(e)) => Err(Box::new(responses::error(
+                "timed out while receiving the request body".into(),
+                false,
+            )),
+            Ok(Err(e)) => Err(refuse(
                 ErrorCode::InvalidJson,
                 format!("could not read the request body: {e}"),
-            ))),
-            Ok(Ok(collected)) => Ok(hyper::Request::from_parts(
-                parts,
-                Full::new(collected.to_bytes()),
+                false,
             )),
+            Ok(Ok(drained)) if over => Err(refuse(
+                ErrorCode::PayloadTooLarge,
+                format!("request body exceeds the limit of {cap} bytes"),
+                drained,
+            )),
+            Ok(Ok(_)) => Ok(hyper::Request::from_parts(parts, Full::new(buf.freeze()))),
         }
     }
 

@@ -11,16 +11,34 @@ use std::time::{Duration, Instant};
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub struct HostBuilder {
-    component: PathBuf,
+    /// Subcommand and its positional arguments.
+    command: Vec<String>,
     data_dir: PathBuf,
     args: Vec<String>,
     envs: Vec<(String, String)>,
 }
 
 impl HostBuilder {
+    /// `runtime-host serve <component>`.
     pub fn new(component: PathBuf, data_dir: &Path) -> Self {
+        Self::command(
+            vec!["serve".into(), component.display().to_string()],
+            data_dir,
+        )
+    }
+
+    /// `runtime-host registry --component registry.wasm`.
+    pub fn registry(data_dir: &Path) -> Self {
+        let component = crate::component("registry").display().to_string();
+        Self::command(
+            vec!["registry".into(), "--component".into(), component],
+            data_dir,
+        )
+    }
+
+    fn command(command: Vec<String>, data_dir: &Path) -> Self {
         Self {
-            component,
+            command,
             data_dir: data_dir.to_path_buf(),
             args: Vec::new(),
             envs: Vec::new(),
@@ -41,11 +59,10 @@ impl HostBuilder {
         self
     }
 
-    /// Starts `runtime-host serve` on a free loopback port and waits until it listens.
+    /// Starts the host on a free loopback port and waits until it listens.
     pub fn start(self) -> Host {
         let mut cmd = Command::new(crate::host_binary());
-        cmd.arg("serve")
-            .arg(&self.component)
+        cmd.args(&self.command)
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
             .arg(&self.data_dir)
             .args(&self.args)

@@ -1,8 +1,10 @@
 //! The lease table: for every assignable port, until when it is leased and to whom.
 //!
 //! Stored as one binary value: an 8-byte header (`b"LT"`, format version, reserved, first
-//! port, last port; little-endian) and 24 bytes per port (lease expiry in Unix milliseconds, 0
-//! when free; owner hash; tag of the registration id holding the lease). Its size depends on the range only, never on how many ports are
+//! port, last port; little-endian) and 32 bytes per port (lease expiry in Unix milliseconds, 0
+//! when free; owner hash; the 128-bit registration id holding the lease). Holding the whole id
+//! lets a retried registration be recognised and answered from this one atomic value, even
+//! before the registration's detail record is written. Its size depends on the range only, never on how many ports are
 //! leased, so every registry operation costs the same at 10 or 2,000 registrations, and one
 //! compare-and-swap of this value makes assignment, renewal and release atomic.
 
@@ -12,7 +14,7 @@ use edge_api::registry::REGISTRY_DEFAULT_PORT;
 const MAGIC: &[u8; 2] = b"LT";
 const FORMAT: u8 = 1;
 const HEADER: usize = 8;
-const ENTRY: usize = 24;
+const ENTRY: usize = 32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Lease {
@@ -20,15 +22,18 @@ pub struct Lease {
     pub expires_at_ms: u64,
     /// [`owner_hash`] of the registering process.
     pub owner: u64,
-    /// [`id_tag`] of the registration holding the lease: a stored record whose id does not
-    /// match is stale (an expired or released registration of the same port).
-    pub tag: u64,
+    /// The registration holding the lease ([`parse_id`] of its UUID): a stored record with
+    /// another id is stale (an expired or released registration of the same port).
+    pub id: u128,
 }
 
-/// The first 8 bytes of a registration id (a UUID, so these are random).
-pub fn id_tag(registration_id: &str) -> u64 {
-    let hex: String = registration_id.chars().filter(|c| c.is_ascii_hexdigit()).take(16).collect();
-    u64::from_str_radix(&hex, 16).unwrap_or(0)
+/// A registration id (UUID text, with or without hyphens) as a number; `None` if malformed.
+pub fn parse_id(registration_id: &str) -> Option<u128> {
+    let hex: String = registration_id.chars().filter(|c| *c != '-').collect();
+    if hex.len() != 32 {
+        return None;
+    }
+    u128::from_str_radix(&hex, 16).ok()
 }
 
 impl Lease {
@@ -100,11 +105,10 @@ impl LeaseTable {
         }
         let mut table = Self::new(range);
         for (i, chunk) in bytes[HEADER..].chunks_exact(ENTRY).enumerate() {
-            let word = |i: usize| u64::from_le_bytes(chunk[i * 8..i * 8 + 8].try_into().unwrap());
             let lease = Lease {
-                expires_at_ms: word(0),
-                owner: word(1),
-                tag: word(2),
+                expires_at_ms: u64::from_le_bytes(chunk[..8].try_into().unwrap()),
+                owner: u64::from_le_bytes(chunk[8..16].try_into().unwrap()),
+                id: u128::from_le_bytes(chunk[16..].try_into().unwrap()),
             };
             if let Some(j) = range.index(stored.port(i)) {
                 table.leases[j] = lease;
@@ -123,7 +127,7 @@ impl LeaseTable {
         for l in &self.leases {
             out.extend_from_slice(&l.expires_at_ms.to_le_bytes());
             out.extend_from_slice(&l.owner.to_le_bytes());
-            out.extend_from_slice(&l.tag.to_le_bytes());
+            out.extend_from_slice(&l.id.to_le_bytes());
         }
         out
     }
@@ -169,7 +173,10 @@ impl LeaseTable {
 
     /// Live ports leased to `owner`.
     pub fn owned_by(&self, owner: u64, now_ms: u64) -> Vec<u16> {
-        self.live(now_ms).filter(|(_, l)| l.owner == owner).map(|(p, _)| p).collect()
+        self.live(now_ms)
+            .filter(|(_, l)| l.owner == owner)
+            .map(|(p, _)| p)
+            .collect()
     }
 
     fn lowest_free(&self, now_ms: u64) -> Option<u16> {
@@ -196,9 +203,9 @@ impl LeaseTable {
         };
         let message = match preferred {
             None => format!("assigned port {port}"),
-            Some(p) if p == REGISTRY_DEFAULT_PORT => format!(
-                "preferred port {p} is reserved for the registry; assigned port {port}"
-            ),
+            Some(p) if p == REGISTRY_DEFAULT_PORT => {
+                format!("preferred port {p} is reserved for the registry; assigned port {port}")
+            }
             Some(p) if !self.range.contains(p) => format!(
                 "preferred port {p} is outside the assignable range {}; assigned port {port}",
                 self.range
@@ -221,7 +228,7 @@ mod tests {
         Lease {
             expires_at_ms: until,
             owner: 7,
-            tag: 9,
+            id: 9,
         }
     }
 
@@ -230,7 +237,7 @@ mod tests {
         let mut t = LeaseTable::new(small());
         t.set(5101, lease(99));
         let bytes = t.encode();
-        assert_eq!(bytes.len(), 8 + 4 * 24);
+        assert_eq!(bytes.len(), 8 + 4 * 32);
         assert_eq!(LeaseTable::decode(small(), Some(&bytes)).unwrap(), t);
         assert!(LeaseTable::decode(small(), Some(b"junk")).is_err());
         assert!(LeaseTable::decode(small(), Some(&bytes[..20])).is_err());
@@ -255,7 +262,10 @@ mod tests {
             Assignment::Exhausted => panic!("exhausted"),
         };
         assert_eq!(pick(&t, None).0, 5100);
-        assert_eq!(pick(&t, Some(5102)), (5102, "assigned preferred port 5102".into()));
+        assert_eq!(
+            pick(&t, Some(5102)),
+            (5102, "assigned preferred port 5102".into())
+        );
         t.set(5102, lease(100));
         let (p, m) = pick(&t, Some(5102));
         assert_eq!(p, 5100);
@@ -265,7 +275,13 @@ mod tests {
         let (_, m) = pick(&t, Some(8080));
         assert!(m.contains("outside"), "{m}");
         // An expired lease is free again.
-        assert_eq!(t.choose(Some(5102), 100), Assignment::Port { port: 5102, message: "assigned preferred port 5102".into() });
+        assert_eq!(
+            t.choose(Some(5102), 100),
+            Assignment::Port {
+                port: 5102,
+                message: "assigned preferred port 5102".into()
+            }
+        );
         for p in [5100, 5101, 5103] {
             t.set(p, lease(100));
         }
@@ -283,9 +299,16 @@ mod tests {
     }
 
     #[test]
-    fn id_tags_come_from_the_uuid() {
-        assert_eq!(id_tag("0b7e6a4c-2f1d-4b8e-9a55-3c2d1e0f9a8b"), 0x0b7e_6a4c_2f1d_4b8e);
-        assert_ne!(id_tag("0b7e6a4c-2f1d-4b8e-9a55-3c2d1e0f9a8b"), id_tag("1b7e6a4c-2f1d-4b8e-9a55-3c2d1e0f9a8b"));
+    fn ids_parse_from_uuid_text() {
+        assert_eq!(
+            parse_id("0b7e6a4c-2f1d-4b8e-9a55-3c2d1e0f9a8b"),
+            Some(0x0b7e6a4c2f1d4b8e9a553c2d1e0f9a8b)
+        );
+        assert_eq!(
+            parse_id("0b7e6a4c2f1d4b8e9a553c2d1e0f9a8b"),
+            Some(0x0b7e6a4c2f1d4b8e9a553c2d1e0f9a8b)
+        );
+        assert_eq!(parse_id("not-a-uuid"), None);
     }
 
     #[test]
@@ -295,7 +318,14 @@ mod tests {
         assert_eq!(owner_hash(3, "a", "b"), owner_hash(3, "a", "b"));
         let t = {
             let mut t = LeaseTable::new(small());
-            t.set(5101, Lease { expires_at_ms: 99, owner: owner_hash(3, "a", "b"), tag: 1 });
+            t.set(
+                5101,
+                Lease {
+                    expires_at_ms: 99,
+                    owner: owner_hash(3, "a", "b"),
+                    id: 1,
+                },
+            );
             t
         };
         assert_eq!(t.owned_by(owner_hash(3, "a", "b"), 1), vec![5101]);

@@ -11,5 +11,5 @@ mod leases;
 mod range;
 pub mod validate;
 
-pub use leases::{Assignment, Lease, LeaseTable, id_tag, owner_hash};
+pub use leases::{Assignment, Lease, LeaseTable, owner_hash, parse_id};
 pub use range::PortRange;

@@ -2,7 +2,7 @@
 
 use edge_api::registry::{FIRST_MODEL_PORT, LAST_MODEL_PORT, REGISTRY_DEFAULT_PORT};
 
-/// Largest range accepted; keeps the lease table (24 bytes a port) under 1.5 MiB.
+/// Largest range accepted; keeps the lease table (32 bytes a port) under 2 MiB.
 pub const MAX_RANGE_LEN: u32 = 60_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,11 +39,15 @@ impl PortRange {
             return Err(format!("port range `{s}` is empty (first port above last)"));
         }
         if (first..=last).contains(&REGISTRY_DEFAULT_PORT) {
-            return Err(format!("port range `{s}` includes {REGISTRY_DEFAULT_PORT}, which is reserved for the registry"));
+            return Err(format!(
+                "port range `{s}` includes {REGISTRY_DEFAULT_PORT}, which is reserved for the registry"
+            ));
         }
         let range = Self { first, last };
         if range.len() > MAX_RANGE_LEN {
-            return Err(format!("port range `{s}` is larger than {MAX_RANGE_LEN} ports"));
+            return Err(format!(
+                "port range `{s}` is larger than {MAX_RANGE_LEN} ports"
+            ));
         }
         Ok(range)
     }
@@ -83,7 +87,15 @@ mod tests {
     fn parses_and_refuses() {
         assert_eq!(PortRange::parse("5100-5999").unwrap(), PortRange::default());
         assert_eq!(PortRange::parse(" 6000 - 6000 ").unwrap().len(), 1);
-        for bad in ["", "5100", "5999-5100", "4990-5010", "0-10", "a-b", "1-65535"] {
+        for bad in [
+            "",
+            "5100",
+            "5999-5100",
+            "4990-5010",
+            "0-10",
+            "a-b",
+            "1-65535",
+        ] {
             assert!(PortRange::parse(bad).is_err(), "{bad}");
         }
         let r = PortRange::default();

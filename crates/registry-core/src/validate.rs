@@ -15,7 +15,10 @@ fn name(field: &str, value: &str) -> Result<(), ApiError> {
         return Err(ApiError::invalid(field, "must not be empty"));
     }
     if value.chars().count() > MAX_NAME_CHARS {
-        return Err(ApiError::invalid(field, format!("must be at most {MAX_NAME_CHARS} characters")));
+        return Err(ApiError::invalid(
+            field,
+            format!("must be at most {MAX_NAME_CHARS} characters"),
+        ));
     }
     Ok(())
 }
@@ -37,15 +40,26 @@ pub fn registration(req: &RegistrationRequest) -> Result<Option<String>, ApiErro
     name("model_name", &req.model_name)?;
     name("app_version", &req.app_version)?;
     if req.process_id == 0 {
-        return Err(ApiError::invalid("process_id", "must be an operating-system process id (1 or more)"));
+        return Err(ApiError::invalid(
+            "process_id",
+            "must be an operating-system process id (1 or more)",
+        ));
     }
     if req.preferred_port == Some(0) {
-        return Err(ApiError::invalid("preferred_port", "must be a port number (1-65535) or null"));
+        return Err(ApiError::invalid(
+            "preferred_port",
+            "must be a port number (1-65535) or null",
+        ));
     }
     if req.reason.chars().count() > MAX_REASON_CHARS {
-        return Err(ApiError::invalid("reason", format!("must be at most {MAX_REASON_CHARS} characters")));
+        return Err(ApiError::invalid(
+            "reason",
+            format!("must be at most {MAX_REASON_CHARS} characters"),
+        ));
     }
-    let size = serde_json::to_vec(&req.metadata).map(|v| v.len()).unwrap_or(usize::MAX);
+    let size = serde_json::to_vec(&req.metadata)
+        .map(|v| v.len())
+        .unwrap_or(usize::MAX);
     if size > MAX_METADATA_BYTES {
         return Err(ApiError::invalid(
             "metadata",
@@ -58,9 +72,14 @@ pub fn registration(req: &RegistrationRequest) -> Result<Option<String>, ApiErro
         return Err(ApiError::invalid("metadata.model_type", "must be a string"));
     }
     if let Some(c) = req.metadata.get("capabilities")
-        && !c.as_array().is_some_and(|a| a.iter().all(|v| v.is_string()))
+        && !c
+            .as_array()
+            .is_some_and(|a| a.iter().all(|v| v.is_string()))
     {
-        return Err(ApiError::invalid("metadata.capabilities", "must be an array of strings"));
+        return Err(ApiError::invalid(
+            "metadata.capabilities",
+            "must be an array of strings",
+        ));
     }
     Ok(match parse_version(&req.app_version) {
         Some(v) if v >= MIN_APP_VERSION => None,
@@ -93,7 +112,15 @@ mod tests {
 
     #[test]
     fn every_field_is_required_and_named() {
-        for field in ["app_name", "app_version", "model_name", "process_id", "preferred_port", "reason", "metadata"] {
+        for field in [
+            "app_name",
+            "app_version",
+            "model_name",
+            "process_id",
+            "preferred_port",
+            "reason",
+            "metadata",
+        ] {
             let mut v = good();
             v.as_object_mut().unwrap().remove(field);
             let e = req(v).unwrap_err();
@@ -137,7 +164,12 @@ mod tests {
         assert_eq!(registration(&req(good()).unwrap()).unwrap(), None);
         let mut v = good();
         v["app_version"] = json!("1.1.0");
-        assert!(registration(&req(v).unwrap()).unwrap().unwrap().contains("below 1.2.0"));
+        assert!(
+            registration(&req(v).unwrap())
+                .unwrap()
+                .unwrap()
+                .contains("below 1.2.0")
+        );
         assert_eq!(parse_version("1.10.0-rc1"), Some((1, 10, 0)));
         assert_eq!(parse_version("2"), Some((2, 0, 0)));
         assert_eq!(parse_version("x.y"), None);

@@ -1,0 +1,338 @@
+//! The registry's endpoints.
+
+use crate::records::{Record, Registry, record_key};
+use crate::settings::{maintenance_token, ms_to_time, now_ms};
+use edge_api::registry::{
+    HeartbeatRequest, HeartbeatResponse, RegistrationRequest, RegistrationResponse, RegistryEntry,
+    RegistryListing, UnregistrationResponse,
+};
+use edge_api::time::iso8601_no_zone;
+use guest_kit::http::{self, ApiRequest, Response};
+use guest_kit::{ApiError, ErrorCode};
+use registry_core::{Assignment, Lease, owner_hash, validate};
+use serde::Deserialize;
+use serde_json::json;
+use uuid::Uuid;
+
+fn ts(ms: u64) -> String {
+    iso8601_no_zone(ms_to_time(ms))
+}
+
+fn not_registered(port: u16) -> ApiError {
+    ApiError::new(
+        ErrorCode::NotRegistered,
+        format!("port {port} has no live registration"),
+    )
+}
+
+/// What a registration ended up as.
+enum Granted {
+    /// The same process registered the same model again: its existing lease, renewed.
+    Existing { port: u16, registration_id: String },
+    /// A new lease on `port`.
+    New { port: u16, message: String },
+}
+
+/// `POST /register`.
+pub fn register(req: &ApiRequest) -> Result<Response, ApiError> {
+    let body: RegistrationRequest = req.json()?;
+    let warning = validate::registration(&body)?;
+    let reg = Registry::open()?;
+    let now = now_ms();
+    let expires = now + reg.settings.ttl_ms();
+    let owner = owner_hash(body.process_id, &body.app_name, &body.model_name);
+
+    let id = Uuid::new_v4();
+    let granted = reg.with_leases(now, |table| {
+        // A retry from the same process (its answer was lost, say) gets its lease back. The
+        // table alone identifies it, so even a retry racing the first request's record write
+        // is recognised; a written record that names someone else means a hash collision.
+        for port in table.owned_by(owner, now) {
+            let lease = table.get(port).expect("owned ports are in range");
+            let same = match reg.current_record(port, &lease)? {
+                Some(r) => {
+                    r.entry.process_id == body.process_id
+                        && r.entry.app_name == body.app_name
+                        && r.entry.model_name == body.model_name
+                }
+                None => true,
+            };
+            if same {
+                table.set(
+                    port,
+                    Lease {
+                        expires_at_ms: expires,
+                        ..lease
+                    },
+                );
+                let registration_id = Uuid::from_u128(lease.id).hyphenated().to_string();
+                return Ok(Granted::Existing {
+                    port,
+                    registration_id,
+                });
+            }
+        }
+        match table.choose(body.preferred_port, now) {
+            Assignment::Exhausted => Err(ApiError::new(
+                ErrorCode::NoPortsAvailable,
+                format!(
+                    "every port of {} is taken; retry when one is freed",
+                    table.range()
+                ),
+            )),
+            Assignment::Port { port, message } => {
+                table.set(
+                    port,
+                    Lease {
+                        expires_at_ms: expires,
+                        owner,
+                        id: id.as_u128(),
+                    },
+                );
+                Ok(Granted::New { port, message })
+            }
+        }
+    })?;
+
+    let (port, registration_id, mut message) = match granted {
+        Granted::Existing {
+            port,
+            registration_id,
+        } => {
+            reg.update_record(port, &registration_id, |r| {
+                r.entry.last_heartbeat = ts(now);
+                r.entry.expires_at = ts(expires);
+            })?;
+            let msg = format!("already registered on port {port}; registration renewed");
+            (port, registration_id, msg)
+        }
+        Granted::New { port, message } => {
+            let registration_id = id.hyphenated().to_string();
+            let record = Record {
+                registration_id: registration_id.clone(),
+                entry: RegistryEntry {
+                    port,
+                    app_name: body.app_name,
+                    app_version: body.app_version,
+                    model_name: body.model_name,
+                    process_id: body.process_id,
+                    reason: body.reason,
+                    metadata: body.metadata,
+                    registered_at: ts(now),
+                    last_heartbeat: ts(now),
+                    expires_at: ts(expires),
+                    process_alive: None,
+                },
+            };
+            reg.store.set_json(&record_key(port), &record)?;
+            (port, registration_id, message)
+        }
+    };
+    if let Some(w) = warning {
+        message = format!("{message}; {w}");
+    }
+    Ok(http::json(
+        200,
+        &RegistrationResponse {
+            success: true,
+            assigned_port: port,
+            registration_id,
+            message,
+            expires_at: ts(expires),
+        },
+    ))
+}
+
+/// `POST /heartbeat/{port}`: renews the lease. The body is optional; a `registration_id` in
+/// it must match.
+pub fn heartbeat(req: &ApiRequest, port: u16) -> Result<Response, ApiError> {
+    let body: HeartbeatRequest = if req.body.iter().all(u8::is_ascii_whitespace) {
+        HeartbeatRequest::default()
+    } else {
+        req.json()?
+    };
+    let reg = Registry::open()?;
+    let now = now_ms();
+    let expires = now + reg.settings.ttl_ms();
+    let record = reg.with_leases(now, |table| {
+        let lease = table
+            .get(port)
+            .filter(|l| l.is_live(now))
+            .ok_or_else(|| not_registered(port))?;
+        let record = reg
+            .current_record(port, &lease)?
+            .ok_or_else(|| not_registered(port))?;
+        if body
+            .registration_id
+            .as_ref()
+            .is_some_and(|id| *id != record.registration_id)
+        {
+            return Err(ApiError::new(
+                ErrorCode::RegistrationMismatch,
+                format!("registration_id does not match the registration on port {port}"),
+            ));
+        }
+        table.set(
+            port,
+            Lease {
+                expires_at_ms: expires,
+                ..lease
+            },
+        );
+        Ok(record)
+    })?;
+    reg.update_record(port, &record.registration_id, |r| {
+        r.entry.last_heartbeat = ts(now);
+        r.entry.expires_at = ts(expires);
+    })?;
+    Ok(http::json(
+        200,
+        &HeartbeatResponse {
+            success: true,
+            port,
+            last_heartbeat: ts(now),
+            expires_at: ts(expires),
+        },
+    ))
+}
+
+/// `DELETE /unregister/{port}?registration_id=`.
+pub fn unregister(req: &ApiRequest, port: u16) -> Result<Response, ApiError> {
+    let id = req.required_query("registration_id", "registration_id")?;
+    let reg = Registry::open()?;
+    let now = now_ms();
+    reg.with_leases(now, |table| {
+        let lease = table
+            .get(port)
+            .filter(|l| l.is_live(now))
+            .ok_or_else(|| not_registered(port))?;
+        let record = reg
+            .current_record(port, &lease)?
+            .ok_or_else(|| not_registered(port))?;
+        if record.registration_id != id {
+            return Err(ApiError::new(
+                ErrorCode::RegistrationMismatch,
+                format!("registration_id does not match the registration on port {port}"),
+            ));
+        }
+        table.release(port);
+        Ok(())
+    })?;
+    Ok(http::json(
+        200,
+        &UnregistrationResponse {
+            success: true,
+            message: format!("unregistered; port {port} is free"),
+            freed_port: port,
+        },
+    ))
+}
+
+/// The live registrations, by port (never with their ids).
+fn live_entries(reg: &Registry, now: u64) -> Result<Vec<RegistryEntry>, ApiError> {
+    let table = reg.leases()?;
+    let live: Vec<(u16, Lease)> = table.live(now).collect();
+    let keys: Vec<String> = live.iter().map(|(p, _)| record_key(*p)).collect();
+    let records: std::collections::HashMap<String, Record> =
+        reg.store.get_many_json(&keys)?.into_iter().collect();
+    Ok(live
+        .into_iter()
+        .filter_map(|(port, lease)| {
+            let record = records.get(&record_key(port))?;
+            record.holds(&lease).then(|| {
+                let mut entry = record.entry.clone();
+                entry.expires_at = ts(lease.expires_at_ms);
+                entry
+            })
+        })
+        .collect())
+}
+
+/// `GET /registry`.
+pub fn list() -> Result<Response, ApiError> {
+    let reg = Registry::open()?;
+    let registrations = live_entries(&reg, now_ms())?;
+    Ok(http::json(
+        200,
+        &RegistryListing {
+            success: true,
+            count: registrations.len(),
+            registrations,
+        },
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProcessReport {
+    /// Ports whose registered process the host found running.
+    #[serde(default)]
+    alive: Vec<PortProcess>,
+    /// Ports whose registered process the host found gone.
+    #[serde(default)]
+    dead: Vec<PortProcess>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PortProcess {
+    port: u16,
+    process_id: u32,
+}
+
+/// `POST /registry/maintenance/processes`: the native host's process-health reports. Dead
+/// processes' registrations are removed; live ones are marked `process_alive: true`. Only
+/// a registration still held by the reported process is touched, so a report that arrives
+/// after the port changed hands does no harm.
+pub fn processes(req: &ApiRequest) -> Result<Response, ApiError> {
+    let Some(secret) = maintenance_token()? else {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            "the maintenance route is disabled",
+        ));
+    };
+    if req.bearer_token() != Some(secret.as_str()) {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            "the maintenance route is for the host only",
+        ));
+    }
+    let report: ProcessReport = req.json()?;
+    let reg = Registry::open()?;
+    let now = now_ms();
+    let held_by =
+        |table: &registry_core::LeaseTable, p: &PortProcess| -> Result<Option<Record>, ApiError> {
+            let Some(lease) = table.get(p.port).filter(|l| l.is_live(now)) else {
+                return Ok(None);
+            };
+            Ok(reg
+                .current_record(p.port, &lease)?
+                .filter(|r| r.entry.process_id == p.process_id))
+        };
+    let removed = reg.with_leases(now, |table| {
+        let mut removed = Vec::new();
+        for p in &report.dead {
+            if held_by(table, p)?.is_some() {
+                table.release(p.port);
+                removed.push(p.port);
+            }
+        }
+        Ok(removed)
+    })?;
+    let table = reg.leases()?;
+    let mut marked = 0;
+    for p in &report.alive {
+        if let Some(record) = held_by(&table, p)?
+            && record.entry.process_alive != Some(true)
+        {
+            reg.update_record(p.port, &record.registration_id, |r| {
+                r.entry.process_alive = Some(true)
+            })?;
+            marked += 1;
+        }
+    }
+    Ok(http::json(
+        200,
+        &json!({"success": true, "removed": removed, "marked_alive": marked}),
+    ))
+}

@@ -1,0 +1,65 @@
+//! Interface C as a WebAssembly component (spec 2.13, 3, 4.3; DESIGN.md "Port registry"):
+//!
+//! | method | path                                   | answer                                   |
+//! |--------|----------------------------------------|------------------------------------------|
+//! | POST   | /register                              | 200 registration response                |
+//! | POST   | /heartbeat/{port}                      | 200 `{success, port, last_heartbeat, expires_at}` |
+//! | DELETE | /unregister/{port}?registration_id=ID  | 200 `{success, message, freed_port}`     |
+//! | GET    | /registry                              | 200 `{success, count, registrations}`    |
+//! | POST   | /registry/maintenance/processes        | host only: process liveness reports      |
+//!
+//! Expired leases need no background task: every write sweeps them, and every read ignores
+//! them, so an expired registration is gone the moment its lease ends.
+
+mod handlers;
+mod records;
+mod settings;
+
+use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, Response};
+use guest_kit::{ApiError, ErrorCode};
+use spin_sdk::http::IncomingRequest;
+use spin_sdk::http_component;
+
+#[http_component]
+async fn handle(req: IncomingRequest) -> Response {
+    guest_kit::serve(req, DEFAULT_MAX_BODY, async |r| route(r)).await
+}
+
+/// Parses the `{port}` path segment.
+fn port_segment(segment: &str) -> Result<u16, ApiError> {
+    segment
+        .parse::<u16>()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "port",
+                format!("`{segment}` is not a port number (1-65535)"),
+            )
+        })
+}
+
+fn route(req: ApiRequest) -> Result<Response, ApiError> {
+    let path = req.path.trim_end_matches('/').to_owned();
+    let method = req.method.as_str();
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match (segments.as_slice(), method) {
+        (["register"], "POST") => handlers::register(&req),
+        (["register"], m) => Ok(http::method_not_allowed(m, &path, &["POST"])),
+        (["heartbeat", port], "POST") => handlers::heartbeat(&req, port_segment(port)?),
+        (["heartbeat", _], m) => Ok(http::method_not_allowed(m, &path, &["POST"])),
+        (["unregister", port], "DELETE") => handlers::unregister(&req, port_segment(port)?),
+        (["unregister", _], m) => Ok(http::method_not_allowed(m, &path, &["DELETE"])),
+        (["registry"], "GET") => handlers::list(),
+        (["registry"], m) => Ok(http::method_not_allowed(m, &path, &["GET"])),
+        (["registry", "maintenance", "processes"], "POST") => handlers::processes(&req),
+        (["registry", "maintenance", "processes"], m) => {
+            Ok(http::method_not_allowed(m, &path, &["POST"]))
+        }
+        (["heartbeat"] | ["unregister"], _) => Err(ApiError::new(
+            ErrorCode::MissingField,
+            format!("{path} needs a port: {path}/{{port}}"),
+        )),
+        _ => Err(http::no_route(&req.path)),
+    }
+}

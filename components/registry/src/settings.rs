@@ -1,0 +1,53 @@
+//! The registry's configuration, from application variables.
+
+use guest_kit::{ApiError, config};
+use registry_core::PortRange;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Lease length unless `registry_ttl_secs` says otherwise (DESIGN.md).
+const DEFAULT_TTL_SECS: u64 = 120;
+
+pub struct Settings {
+    pub ttl: Duration,
+    pub range: PortRange,
+}
+
+impl Settings {
+    pub fn load() -> Result<Self, ApiError> {
+        let ttl_secs: u64 = config::parsed("registry_ttl_secs", DEFAULT_TTL_SECS)?;
+        if ttl_secs == 0 {
+            return Err(ApiError::internal(
+                "variable `registry_ttl_secs` must be at least 1",
+            ));
+        }
+        let range = match config::non_empty("registry_ports")? {
+            None => PortRange::default(),
+            Some(r) => PortRange::parse(&r)
+                .map_err(|e| ApiError::internal(format!("variable `registry_ports`: {e}")))?,
+        };
+        Ok(Self {
+            ttl: Duration::from_secs(ttl_secs),
+            range,
+        })
+    }
+
+    pub fn ttl_ms(&self) -> u64 {
+        self.ttl.as_millis() as u64
+    }
+}
+
+/// The secret the native host uses on the maintenance route; `None` disables the route.
+pub fn maintenance_token() -> Result<Option<String>, ApiError> {
+    config::non_empty("registry_maintenance_token")
+}
+
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+pub fn ms_to_time(ms: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(ms)
+}
