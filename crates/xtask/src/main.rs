@@ -107,12 +107,57 @@ fn build() -> Result<(), String> {
     run(native)
 }
 
-/// Runs the workspace's native crates' tests (its `default-members`), in release.
+/// Runs the workspace's native crates' tests (its `default-members`), in release, and
+/// ends with one `tests: N passed, M failed` line totalling every test binary.
 fn test(extra: &[String]) -> Result<(), String> {
     let mut cmd = cargo();
     cmd.args(["test", "--release", "--no-fail-fast"])
-        .args(extra);
-    run(cmd)
+        .args(extra)
+        .stdout(Stdio::piped());
+    eprintln!("xtask: running {cmd:?}");
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("could not start cargo test: {e}"))?;
+    let (mut passed, mut failed) = (0u64, 0u64);
+    for line in BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+    {
+        println!("{line}");
+        if let Some(rest) = line.strip_prefix("test result: ") {
+            passed += count_before(rest, "passed");
+            failed += count_before(rest, "failed");
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    println!("tests: {passed} passed, {failed} failed");
+    if !status.success() || failed > 0 {
+        return Err(format!("tests failed ({status})"));
+    }
+    if passed == 0 {
+        return Err("no test ran".into());
+    }
+    Ok(())
+}
+
+/// The number before `label` in a libtest summary (`ok. 7 passed; 0 failed; ...`).
+fn count_before(summary: &str, label: &str) -> u64 {
+    summary
+        .split(';')
+        .find_map(|part| part.trim().strip_suffix(label))
+        .and_then(|n| n.split_whitespace().last())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_libtest_summaries() {
+        let s = "ok. 7 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 2.76s";
+        assert_eq!(super::count_before(s, "passed"), 7);
+        assert_eq!(super::count_before(s, "failed"), 2);
+    }
 }
 
 fn flag(args: &[String], name: &str) -> Option<String> {
