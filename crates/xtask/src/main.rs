@@ -13,11 +13,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 const WASM_TARGET: &str = "wasm32-wasip2";
-const USAGE: &str = "usage: cargo xtask <build | test | up [--chat-port PORT] [--data-dir DIR]>
+const USAGE: &str = "usage: cargo xtask <build | test | up [--chat-port PORT] [--registry-port PORT] [--data-dir DIR]>
 
   build   install the wasm32-wasip2 target if needed; build components and runtime-host
   test    build, then run every test
-  up      build, then serve the chat service (http://127.0.0.1:8050) with sample dialogs";
+  up      build, then run the local stack: chat (http://127.0.0.1:8050, with sample
+          dialogs) and the port registry (http://127.0.0.1:5000)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -190,53 +191,92 @@ fn admin_token(data_dir: &Path) -> Result<String, String> {
     Ok(token)
 }
 
-fn up(args: &[String]) -> Result<(), String> {
-    let root = root();
-    let port = flag(args, "--chat-port").unwrap_or_else(|| "8050".into());
-    let data_dir = flag(args, "--data-dir")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join(".data"));
-    let token = admin_token(&data_dir)?;
-    let host = root.join("target/release/runtime-host");
-    let chat = root.join("target/wasm32-wasip2/release/chat.wasm");
-    let mut child = Command::new(&host)
-        .arg("serve")
-        .arg(&chat)
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
-        .arg(&data_dir)
-        .args(["--variable", &format!("chat_admin_token={token}")])
+/// Starts `runtime-host <args>` and waits for its `listening on URL` line; the rest of its
+/// standard output keeps being forwarded.
+fn start_service(host: &Path, args: &[String]) -> Result<(std::process::Child, String), String> {
+    let mut child = Command::new(host)
+        .args(args)
         .stdout(Stdio::piped())
         .spawn()
         .map_err(|e| format!("starting {}: {e}", host.display()))?;
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut url = None;
     for line in lines.by_ref().map_while(Result::ok) {
         println!("{line}");
-        if let Some(u) = line.strip_prefix("listening on ") {
-            url = Some(u.trim().to_owned());
-            break;
+        if let Some(url) = line.strip_prefix("listening on ") {
+            let url = url.trim().to_owned();
+            std::thread::spawn(move || lines.map_while(Result::ok).for_each(|l| println!("{l}")));
+            return Ok((child, url));
         }
     }
-    let Some(url) = url else {
-        let status = child.wait().map_err(|e| e.to_string())?;
-        return Err(format!("the chat service did not start ({status})"));
+    let status = child.wait().map_err(|e| e.to_string())?;
+    Err(format!(
+        "`runtime-host {}` did not start ({status})",
+        args.join(" ")
+    ))
+}
+
+fn up(args: &[String]) -> Result<(), String> {
+    let root = root();
+    let chat_port = flag(args, "--chat-port").unwrap_or_else(|| "8050".into());
+    let registry_port = flag(args, "--registry-port").unwrap_or_else(|| "5000".into());
+    let data_dir = flag(args, "--data-dir")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(".data"));
+    let data = data_dir.display().to_string();
+    let token = admin_token(&data_dir)?;
+    let host = root.join("target/release/runtime-host");
+    let chat = root
+        .join("target/wasm32-wasip2/release/chat.wasm")
+        .display()
+        .to_string();
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+
+    let (mut registry, registry_url) = start_service(
+        &host,
+        &owned(&[
+            "registry",
+            "--listen",
+            &format!("127.0.0.1:{registry_port}"),
+            "--data-dir",
+            &data,
+        ]),
+    )?;
+    let (mut chat, chat_url) = match start_service(
+        &host,
+        &owned(&[
+            "serve",
+            &chat,
+            "--listen",
+            &format!("127.0.0.1:{chat_port}"),
+            "--data-dir",
+            &data,
+            "--variable",
+            &format!("chat_admin_token={token}"),
+        ]),
+    ) {
+        Ok(started) => started,
+        Err(e) => {
+            let _ = registry.kill();
+            return Err(e);
+        }
     };
-    std::thread::spawn(move || lines.map_while(Result::ok).for_each(|l| println!("{l}")));
     let mut import = Command::new(&host);
     import
         .args(["chats", "import"])
         .arg(root.join("components/chat/samples/dialogs.json"))
-        .args(["--url", &url, "--token", &token]);
+        .args(["--url", &chat_url, "--token", &token]);
     run(import)?;
     println!(
-        "\n  chat service   {url}/api/chats\n  admin token    {token}  (also in {}/chat_admin_token)\n  data           {}\n\n  Ctrl-C stops it.\n",
-        data_dir.display(),
-        data_dir.display()
+        "\n  chat service   {chat_url}/api/chats\n  admin token    {token}  (also in {data}/chat_admin_token)\n  port registry  {registry_url}/registry\n  data           {data}\n\n  Ctrl-C stops everything.\n"
     );
-    let status = child.wait().map_err(|e| e.to_string())?;
-    if status.success() {
+    // Ctrl-C reaches both services (same process group); each shuts down gracefully.
+    let chat_status = chat.wait().map_err(|e| e.to_string())?;
+    let registry_status = registry.wait().map_err(|e| e.to_string())?;
+    if chat_status.success() && registry_status.success() {
         Ok(())
     } else {
-        Err(format!("the chat service stopped ({status})"))
+        Err(format!(
+            "services stopped: chat {chat_status}, registry {registry_status}"
+        ))
     }
 }
