@@ -52,7 +52,14 @@ impl Service {
         extra_vars: &[(&str, String)],
     ) -> Result<Self> {
         let limits = runtime.limits();
-        let vars = runtime.variables(extra_vars)?;
+        // Models key their metrics by the deployment's start (see model-sdk).
+        let started_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        let mut vars_in = vec![("deployment_started_at_ms", started_ms.to_string())];
+        vars_in.extend(extra_vars.iter().cloned());
+        let vars = runtime.variables(&vars_in)?;
         let data_dir = &runtime.data_dir;
         let db = Arc::new(KvDatabase::open_in(data_dir)?);
         let engine = crate::engine::build_engine(&limits, Some(&data_dir.join("cache")))?;

@@ -1,0 +1,48 @@
+//! Molecules from SMILES, and descriptors computed on them.
+//!
+//! - [`smiles::parse`] reads OpenSMILES as drug-like inputs use it (organic subset and bracket
+//!   atoms, aromatic and Kekulé forms, charges, isotopes, explicit hydrogens, ring closures
+//!   including `%nn`, branches, stereo marks, disconnected parts) into a [`Molecule`], with
+//!   aromatic systems kekulized and implicit hydrogens assigned ([`kekule`]);
+//! - [`rings`] finds the ring count and the smallest set of smallest rings;
+//! - [`descriptors`] computes formula, masses, atom, donor/acceptor and ring counts.
+//!
+//! Plain Rust without I/O: runs in the `molprop` component and in native tests alike. No
+//! input may panic or run unbounded: every failure is an [`Error`] saying what and where.
+
+pub mod descriptors;
+pub mod element;
+pub mod kekule;
+pub mod molecule;
+pub mod rings;
+pub mod smiles;
+
+pub use molecule::{Atom, Bond, BondOrder, Molecule};
+
+/// Why a SMILES string could not become a molecule. Positions are 1-based characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub message: String,
+}
+
+impl Error {
+    pub fn at(position: usize, message: impl std::fmt::Display) -> Self {
+        Self {
+            message: format!("{message} at position {position}"),
+        }
+    }
+
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}

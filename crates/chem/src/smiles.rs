@@ -1,0 +1,488 @@
+//! A SMILES reader (OpenSMILES, as drug-like inputs use it).
+//!
+//! Reads the string once, left to right, keeping the previous atom, a branch stack and the
+//! open ring closures. Stereo marks (`@`, `@@`, `/`, `\`) are read and ignored: none of our
+//! descriptors depends on stereochemistry. After the graph is built, [`crate::kekule`]
+//! resolves aromatic bonds and assigns implicit hydrogens.
+
+use crate::element::{self, Element};
+use crate::molecule::{Atom, BondOrder, Molecule};
+use crate::{Error, kekule};
+use std::collections::BTreeMap;
+
+/// Most atoms accepted: far beyond any drug-like molecule, and keeps work bounded.
+pub const MAX_ATOMS: usize = 2000;
+
+/// Parses `smiles` into a kekulized molecule with implicit hydrogens.
+pub fn parse(smiles: &str) -> Result<Molecule, Error> {
+    let mut mol = Parser::new(smiles).run()?;
+    kekule::assign(&mut mol)?;
+    Ok(mol)
+}
+
+/// Number of SMILES tokens (atoms, bonds, ring closures, branches, dots) in `smiles`, the
+/// unit the model's 1024-token limit is stated in.
+pub fn token_count(smiles: &str) -> usize {
+    let b = smiles.as_bytes();
+    let (mut i, mut n) = (0, 0);
+    while i < b.len() {
+        i += match b[i] {
+            b'[' => b[i..]
+                .iter()
+                .position(|&c| c == b']')
+                .map_or(b.len() - i, |p| p + 1),
+            b'%' => 3,
+            b'C' if b.get(i + 1) == Some(&b'l') => 2,
+            b'B' if b.get(i + 1) == Some(&b'r') => 2,
+            _ => 1,
+        };
+        n += 1;
+    }
+    n
+}
+
+struct RingOpen {
+    atom: usize,
+    bond: Option<BondOrder>,
+    position: usize,
+}
+
+struct Parser<'a> {
+    chars: Vec<char>,
+    i: usize,
+    mol: Molecule,
+    prev: Option<usize>,
+    bond: Option<(BondOrder, usize)>,
+    branches: Vec<(usize, usize)>,
+    rings: BTreeMap<u16, RingOpen>,
+    _src: &'a str,
+}
+
+fn organic(c: char, next: Option<char>) -> Option<(&'static str, bool, usize)> {
+    Some(match (c, next) {
+        ('C', Some('l')) => ("Cl", false, 2),
+        ('B', Some('r')) => ("Br", false, 2),
+        ('B', _) => ("B", false, 1),
+        ('C', _) => ("C", false, 1),
+        ('N', _) => ("N", false, 1),
+        ('O', _) => ("O", false, 1),
+        ('P', _) => ("P", false, 1),
+        ('S', _) => ("S", false, 1),
+        ('F', _) => ("F", false, 1),
+        ('I', _) => ("I", false, 1),
+        ('b', _) => ("B", true, 1),
+        ('c', _) => ("C", true, 1),
+        ('n', _) => ("N", true, 1),
+        ('o', _) => ("O", true, 1),
+        ('p', _) => ("P", true, 1),
+        ('s', _) => ("S", true, 1),
+        _ => return None,
+    })
+}
+
+fn supported(symbol: &str, position: usize) -> Result<&'static Element, Error> {
+    element::by_symbol(symbol).ok_or_else(|| {
+        if element::is_element_symbol(symbol) {
+            Error::at(
+                position,
+                format!("element `{symbol}` is not supported by this model"),
+            )
+        } else {
+            Error::at(position, format!("unknown element `{symbol}`"))
+        }
+    })
+}
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str) -> Self {
+        Self {
+            chars: src.chars().collect(),
+            i: 0,
+            mol: Molecule::default(),
+            prev: None,
+            bond: None,
+            branches: Vec::new(),
+            rings: BTreeMap::new(),
+            _src: src,
+        }
+    }
+
+    fn peek(&self, k: usize) -> Option<char> {
+        self.chars.get(self.i + k).copied()
+    }
+
+    fn pos(&self) -> usize {
+        self.i + 1
+    }
+
+    fn run(mut self) -> Result<Molecule, Error> {
+        if self.chars.is_empty() {
+            return Err(Error::new("empty SMILES"));
+        }
+        while let Some(c) = self.peek(0) {
+            let at = self.pos();
+            match c {
+                '[' => {
+                    let atom = self.bracket_atom()?;
+                    self.attach(atom)?;
+                }
+                '-' | '=' | '#' | '$' | ':' | '/' | '\\' => {
+                    if self.bond.is_some() {
+                        return Err(Error::at(at, format!("two bonds in a row (`{c}`)")));
+                    }
+                    if self.prev.is_none() {
+                        return Err(Error::at(
+                            at,
+                            format!("bond `{c}` without an atom before it"),
+                        ));
+                    }
+                    let order = match c {
+                        '=' => BondOrder::Double,
+                        '#' => BondOrder::Triple,
+                        '$' => BondOrder::Quadruple,
+                        ':' => BondOrder::Aromatic,
+                        _ => BondOrder::Single,
+                    };
+                    self.bond = Some((order, at));
+                    self.i += 1;
+                }
+                '(' => {
+                    let Some(prev) = self.prev else {
+                        return Err(Error::at(at, "branch `(` without an atom before it"));
+                    };
+                    if self.bond.is_some() {
+                        return Err(Error::at(at, "bond before `(`"));
+                    }
+                    self.branches.push((prev, at));
+                    self.i += 1;
+                }
+                ')' => {
+                    let Some((atom, _)) = self.branches.pop() else {
+                        return Err(Error::at(at, "unmatched `)`"));
+                    };
+                    if self.bond.is_some() {
+                        return Err(Error::at(at, "bond without an atom after it"));
+                    }
+                    if self.chars.get(self.i.wrapping_sub(1)) == Some(&'(') {
+                        return Err(Error::at(at, "empty branch `()`"));
+                    }
+                    self.prev = Some(atom);
+                    self.i += 1;
+                }
+                '.' => {
+                    if self.bond.is_some() || self.prev.is_none() {
+                        return Err(Error::at(at, "`.` must separate two complete parts"));
+                    }
+                    if !self.branches.is_empty() {
+                        return Err(Error::at(at, "`.` inside a branch"));
+                    }
+                    self.prev = None;
+                    self.i += 1;
+                }
+                '0'..='9' | '%' => self.ring_closure()?,
+                '*' => return Err(Error::at(at, "wildcard atom `*` is not supported")),
+                c if c.is_whitespace() => {
+                    return Err(Error::at(
+                        at,
+                        "unexpected whitespace (send one SMILES string)",
+                    ));
+                }
+                c => match organic(c, self.peek(1)) {
+                    Some((symbol, aromatic, len)) => {
+                        let element = supported(symbol, at)?;
+                        self.i += len;
+                        self.attach(Atom {
+                            element,
+                            isotope: None,
+                            charge: 0,
+                            aromatic,
+                            bracket: false,
+                            hydrogens: 0,
+                            position: at,
+                        })?;
+                    }
+                    None if c.is_ascii_alphabetic() => {
+                        return Err(Error::at(
+                            at,
+                            format!(
+                                "`{c}` is not an organic-subset atom; write other elements in brackets, e.g. [{c}]"
+                            ),
+                        ));
+                    }
+                    None => return Err(Error::at(at, format!("unexpected character `{c}`"))),
+                },
+            }
+        }
+        if let Some((_, at)) = self.branches.last() {
+            return Err(Error::at(*at, "unclosed branch `(`"));
+        }
+        if let Some((digit, open)) = self.rings.iter().next() {
+            return Err(Error::at(
+                open.position,
+                format!("ring closure {digit} is never closed"),
+            ));
+        }
+        if let Some((_, at)) = self.bond {
+            return Err(Error::at(at, "bond without an atom after it"));
+        }
+        Ok(self.mol)
+    }
+
+    fn attach(&mut self, atom: Atom) -> Result<(), Error> {
+        if self.mol.atoms.len() >= MAX_ATOMS {
+            return Err(Error::at(
+                atom.position,
+                format!("more than {MAX_ATOMS} atoms"),
+            ));
+        }
+        let aromatic = atom.aromatic;
+        let idx = self.mol.add_atom(atom);
+        if let Some(prev) = self.prev {
+            let order = match self.bond.take() {
+                Some((o, _)) => o,
+                None if aromatic && self.mol.atoms[prev].aromatic => BondOrder::Aromatic,
+                None => BondOrder::Single,
+            };
+            self.mol.add_bond(prev, idx, order);
+        }
+        self.prev = Some(idx);
+        Ok(())
+    }
+
+    fn ring_closure(&mut self) -> Result<(), Error> {
+        let at = self.pos();
+        let Some(prev) = self.prev else {
+            return Err(Error::at(at, "ring closure without an atom before it"));
+        };
+        let digit: u16 = if self.peek(0) == Some('%') {
+            match (self.peek(1), self.peek(2)) {
+                (Some(a), Some(b)) if a.is_ascii_digit() && b.is_ascii_digit() => {
+                    self.i += 3;
+                    (a as u16 - '0' as u16) * 10 + (b as u16 - '0' as u16)
+                }
+                _ => return Err(Error::at(at, "`%` must be followed by two digits")),
+            }
+        } else {
+            self.i += 1;
+            self.chars[self.i - 1] as u16 - '0' as u16
+        };
+        let bond = self.bond.take().map(|(o, _)| o);
+        match self.rings.remove(&digit) {
+            None => {
+                self.rings.insert(
+                    digit,
+                    RingOpen {
+                        atom: prev,
+                        bond,
+                        position: at,
+                    },
+                );
+            }
+            Some(open) => {
+                if open.atom == prev {
+                    return Err(Error::at(
+                        at,
+                        format!("ring closure {digit} bonds an atom to itself"),
+                    ));
+                }
+                if self.mol.bond_between(open.atom, prev).is_some() {
+                    return Err(Error::at(
+                        at,
+                        format!("ring closure {digit} duplicates an existing bond"),
+                    ));
+                }
+                let order = match (open.bond, bond) {
+                    (Some(a), Some(b)) if a != b => {
+                        return Err(Error::at(
+                            at,
+                            format!("ring closure {digit} has conflicting bond orders"),
+                        ));
+                    }
+                    (Some(o), _) | (None, Some(o)) => o,
+                    (None, None)
+                        if self.mol.atoms[open.atom].aromatic && self.mol.atoms[prev].aromatic =>
+                    {
+                        BondOrder::Aromatic
+                    }
+                    (None, None) => BondOrder::Single,
+                };
+                self.mol.add_bond(open.atom, prev, order);
+            }
+        }
+        Ok(())
+    }
+
+    fn number(&mut self) -> Option<u32> {
+        let start = self.i;
+        while self.peek(0).is_some_and(|c| c.is_ascii_digit()) && self.i - start < 4 {
+            self.i += 1;
+        }
+        (self.i > start).then(|| {
+            self.chars[start..self.i]
+                .iter()
+                .collect::<String>()
+                .parse()
+                .unwrap()
+        })
+    }
+
+    /// `[` isotope? symbol chirality? hcount? charge? class? `]`
+    fn bracket_atom(&mut self) -> Result<Atom, Error> {
+        let open = self.pos();
+        self.i += 1;
+        let isotope = self.number().map(|n| n as u16);
+        let at = self.pos();
+        let (symbol, aromatic) = match (self.peek(0), self.peek(1)) {
+            (Some(a), Some(b))
+                if a.is_ascii_lowercase()
+                    && ["se", "as", "te"].contains(&format!("{a}{b}").as_str()) =>
+            {
+                self.i += 2;
+                let mut s = a.to_ascii_uppercase().to_string();
+                s.push(b);
+                (s, true)
+            }
+            (Some(a), _) if "bcnops".contains(a) => {
+                self.i += 1;
+                (a.to_ascii_uppercase().to_string(), true)
+            }
+            (Some(a), Some(b))
+                if a.is_ascii_uppercase()
+                    && b.is_ascii_lowercase()
+                    && element::is_element_symbol(&format!("{a}{b}")) =>
+            {
+                self.i += 2;
+                (format!("{a}{b}"), false)
+            }
+            (Some(a), Some(b))
+                if a.is_ascii_uppercase()
+                    && b.is_ascii_lowercase()
+                    && !element::is_element_symbol(&a.to_string()) =>
+            {
+                return Err(Error::at(at, format!("unknown element `{a}{b}`")));
+            }
+            (Some(a), _) if a.is_ascii_uppercase() => {
+                self.i += 1;
+                (a.to_string(), false)
+            }
+            (Some('*'), _) => return Err(Error::at(at, "wildcard atom `*` is not supported")),
+            _ => return Err(Error::at(at, "expected an element symbol after `[`")),
+        };
+        let element = supported(&symbol, at)?;
+        if aromatic
+            && !matches!(
+                symbol.as_str(),
+                "B" | "C" | "N" | "O" | "P" | "S" | "Se" | "As" | "Te"
+            )
+        {
+            return Err(Error::at(at, format!("`{symbol}` cannot be aromatic")));
+        }
+        // Chirality: @, @@, or @TH1, @AL2, @SP3, @TB12, @OH25.
+        if self.peek(0) == Some('@') {
+            self.i += 1;
+            if self.peek(0) == Some('@') {
+                self.i += 1;
+            } else if self.peek(0).is_some_and(|c| c.is_ascii_uppercase())
+                && self.peek(0) != Some('H')
+            {
+                self.i += 2;
+                self.number();
+            }
+        }
+        let mut hydrogens = 0u8;
+        if self.peek(0) == Some('H') {
+            self.i += 1;
+            hydrogens = self.number().unwrap_or(1).min(9) as u8;
+        }
+        let mut charge: i32 = 0;
+        if let Some(sign @ ('+' | '-')) = self.peek(0) {
+            let unit = if sign == '+' { 1 } else { -1 };
+            self.i += 1;
+            charge = unit;
+            if let Some(n) = self.number() {
+                charge = unit * n as i32;
+            } else {
+                while self.peek(0) == Some(sign) {
+                    self.i += 1;
+                    charge += unit;
+                }
+            }
+            if charge.abs() > 15 {
+                return Err(Error::at(at, "charge beyond ±15"));
+            }
+        }
+        if self.peek(0) == Some(':') {
+            self.i += 1;
+            if self.number().is_none() {
+                return Err(Error::at(self.pos(), "atom class `:` needs a number"));
+            }
+        }
+        if self.peek(0) != Some(']') {
+            return Err(match self.peek(0) {
+                Some(c) => Error::at(self.pos(), format!("unexpected `{c}` in bracket atom")),
+                None => Error::at(open, "unclosed `[`"),
+            });
+        }
+        self.i += 1;
+        if isotope == Some(0) {
+            return Err(Error::at(open, "isotope 0 is not a mass number"));
+        }
+        Ok(Atom {
+            element,
+            isotope,
+            charge: charge as i8,
+            aromatic,
+            bracket: true,
+            hydrogens,
+            position: open,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(s: &str) -> String {
+        parse(s).unwrap_err().message
+    }
+
+    #[test]
+    fn reads_the_common_constructs() {
+        let m = parse("CC(=O)Oc1ccccc1C(=O)O").unwrap();
+        assert_eq!(m.atoms.len(), 13);
+        let m = parse("[13CH3][N+](C)(C)C.[Cl-]").unwrap();
+        assert_eq!(m.atoms[0].isotope, Some(13));
+        assert_eq!(m.total_charge(), 0);
+        let m = parse("C%12CC%12").unwrap();
+        assert_eq!(m.bonds.len(), 3);
+        let m = parse("F/C=C/F").unwrap();
+        assert_eq!(m.atoms.len(), 4);
+        let m = parse("N[C@@H](C)C(=O)O").unwrap();
+        assert_eq!(m.atoms[1].hydrogens, 1);
+    }
+
+    #[test]
+    fn errors_say_what_and_where() {
+        assert_eq!(err("C1CC"), "ring closure 1 is never closed at position 2");
+        assert_eq!(err("CC)"), "unmatched `)` at position 3");
+        assert_eq!(err("C(C"), "unclosed branch `(` at position 2");
+        assert_eq!(err("C[Xx]"), "unknown element `Xx` at position 3");
+        assert_eq!(
+            err("C[U]"),
+            "element `U` is not supported by this model at position 3"
+        );
+        assert_eq!(err("C=="), "two bonds in a row (`=`) at position 3");
+        assert_eq!(err("C?"), "unexpected character `?` at position 2");
+        assert_eq!(err(""), "empty SMILES");
+        assert!(err("[CH3").contains("unclosed `[`"), "{}", err("[CH3"));
+        assert!(err("Xe").contains("organic-subset"));
+        assert!(err("C C").contains("whitespace"));
+    }
+
+    #[test]
+    fn tokens_count_bracket_atoms_and_two_letter_elements_once() {
+        assert_eq!(token_count("CC(=O)[NH3+]"), 7);
+        assert_eq!(token_count("ClC%10CC%10Br"), 7);
+    }
+}

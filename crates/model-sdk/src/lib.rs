@@ -1,0 +1,92 @@
+//! Implement [`Model`] and serve it with [`serve`]: the component then answers every endpoint
+//! of the Lightweight AI Model Runtime Interface v1.2 (spec 4.2):
+//!
+//! `/health`, `/capabilities`, `/acceptable_ranges`, `/predict`, `/info`, `/metrics`,
+//! `/citation`, `/test_examples`, and `/shutdown` (403 `shutdown_disabled`: only a native host
+//! can stop a process, and `runtime-host` serves the real one).
+//!
+//! The SDK owns, once for every model: request validation and the status rules (400 malformed,
+//! 200 with `success: false` when the model could not produce a result, 500 on a fault), the
+//! error body, `computation_time_ms`, metrics kept in the key-value store with atomic updates,
+//! a `/health` that stays 503 until the model passes its own test examples, and serving at the
+//! root or under a route prefix.
+//!
+//! ```ignore
+//! #[spin_sdk::http_component]
+//! async fn handle(req: spin_sdk::http::IncomingRequest) -> model_sdk::Response {
+//!     model_sdk::serve(&MyModel, req).await
+//! }
+//! ```
+
+mod metrics;
+mod routes;
+
+pub use edge_api::model::*;
+pub use guest_kit::{ApiError, ErrorCode, Response};
+pub use routes::serve;
+use serde_json::{Map, Value};
+
+/// Why a prediction produced no result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PredictError {
+    /// The request is malformed for this model (unknown property, input too long, ...):
+    /// answered 400 with the error body.
+    Invalid(ApiError),
+    /// The request was well formed but the model could not produce a result (an unparsable
+    /// molecule, say): answered 200 with `success: false` and this as `error_message`.
+    Failed(String),
+    /// A fault in the model: answered 500 `internal_error`.
+    Fault(String),
+}
+
+impl From<ApiError> for PredictError {
+    fn from(e: ApiError) -> Self {
+        Self::Invalid(e)
+    }
+}
+
+/// A model. Everything but [`Model::predict`] is static description; the SDK validates
+/// `input_type` against [`Model::capabilities`] before `predict` is called.
+pub trait Model {
+    /// Model identifier, used as `model` / `model_name` everywhere.
+    fn name(&self) -> &str;
+    fn info(&self) -> ModelInfo;
+    fn capabilities(&self) -> Capabilities;
+    fn acceptable_ranges(&self) -> AcceptableRanges;
+    fn citation(&self) -> Citation;
+    fn test_examples(&self) -> TestExamples;
+
+    /// Runs one prediction. `data` is the request's `data` object; `input_type` is one the
+    /// model lists.
+    fn predict(
+        &self,
+        input_type: InputType,
+        data: &Map<String, Value>,
+    ) -> Result<Value, PredictError>;
+
+    /// The prediction request an example stands for; the self-test behind `/health` runs
+    /// every example through it. By default: the first listed input type, and the example's
+    /// model-specific fields as `data`.
+    fn example_request(&self, example: &Example) -> PredictionRequest {
+        let input_type = self
+            .capabilities()
+            .capabilities
+            .first()
+            .and_then(|c| c.input_types.first().copied())
+            .unwrap_or(InputType::Text);
+        PredictionRequest {
+            input_type: input_type_name(input_type).to_owned(),
+            data: example.input.clone(),
+        }
+    }
+}
+
+/// The wire name of an input type.
+pub fn input_type_name(t: InputType) -> &'static str {
+    match t {
+        InputType::Text => "text",
+        InputType::Image => "image",
+        InputType::Audio => "audio",
+        InputType::Tabular => "tabular",
+    }
+}

@@ -1,0 +1,103 @@
+//! `/metrics` state and the self-test mark, in the key-value store so they hold across the
+//! per-request instances and concurrent requests.
+//!
+//! Keys live under `model/<name>/<start>/`, where `<start>` identifies this deployment: the
+//! `deployment_started_at_ms` variable the native host sets at start-up or, where no host sets
+//! it (Spin), the time the model first answered. A restarted deployment starts fresh
+//! counters, so `requests_served` and `uptime_s` always describe the same run.
+
+use edge_api::model::Metrics;
+use guest_kit::kv::{Change, Store};
+use guest_kit::{ApiError, config};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+pub struct DeploymentState {
+    store: Store,
+    prefix: String,
+    started_ms: u64,
+}
+
+impl DeploymentState {
+    pub fn open(model: &str) -> Result<Self, ApiError> {
+        let store = Store::open_default()?;
+        // An undefined variable is an error on some hosts and `None` on others: both mean
+        // "not set" here.
+        let from_host = config::variable("deployment_started_at_ms")
+            .ok()
+            .flatten()
+            .and_then(|v| v.parse::<u64>().ok());
+        let started_ms = match from_host {
+            Some(ms) => ms,
+            None => {
+                let now = now_ms();
+                store.update(
+                    &format!("model/{model}/first_seen_ms"),
+                    |current: Option<u64>| {
+                        Ok(match current {
+                            Some(t) => (Change::Keep, t),
+                            None => (Change::Put(now), now),
+                        })
+                    },
+                )?
+            }
+        };
+        Ok(Self {
+            store,
+            prefix: format!("model/{model}/{started_ms}/"),
+            started_ms,
+        })
+    }
+
+    fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// Counts one prediction that reached the model, with its time and error if any.
+    pub fn record(&self, elapsed_us: u64, error: Option<&str>) -> Result<(), ApiError> {
+        self.store.increment(&self.key("requests_served"), 1)?;
+        self.store
+            .increment(&self.key("latency_us_total"), elapsed_us as i64)?;
+        if let Some(e) = error {
+            self.store.set_json(&self.key("last_error"), &e)?;
+        }
+        Ok(())
+    }
+
+    pub fn snapshot(&self) -> Result<Metrics, ApiError> {
+        let served = self
+            .store
+            .increment(&self.key("requests_served"), 0)?
+            .max(0) as u64;
+        let total_us = self
+            .store
+            .increment(&self.key("latency_us_total"), 0)?
+            .max(0) as u64;
+        let last_error: Option<String> = self.store.get_json(&self.key("last_error"))?;
+        let uptime_ms = now_ms().saturating_sub(self.started_ms);
+        Ok(Metrics {
+            uptime_s: uptime_ms as f64 / 1000.0,
+            requests_served: served,
+            avg_latency_ms: if served == 0 {
+                0.0
+            } else {
+                total_us as f64 / served as f64 / 1000.0
+            },
+            last_error,
+        })
+    }
+
+    pub fn self_test_passed(&self) -> Result<bool, ApiError> {
+        self.store.exists(&self.key("self_test_passed"))
+    }
+
+    pub fn mark_self_test_passed(&self) -> Result<(), ApiError> {
+        self.store.set_json(&self.key("self_test_passed"), &true)
+    }
+}
