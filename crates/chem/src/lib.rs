@@ -5,7 +5,8 @@
 //!   including `%nn`, branches, stereo marks, disconnected parts) into a [`Molecule`], with
 //!   aromatic systems kekulized and implicit hydrogens assigned ([`kekule`]);
 //! - [`rings`] finds the ring count and the smallest set of smallest rings;
-//! - [`descriptors`] computes formula, masses, atom, donor/acceptor and ring counts.
+//! - [`descriptors`] computes formula, masses, atom, donor/acceptor and ring counts;
+//!   [`rotatable`] counts rotatable bonds.
 //!
 //! Plain Rust without I/O: runs in the `molprop` component and in native tests alike. No
 //! input may panic or run unbounded: every failure is an [`Error`] saying what and where.
@@ -15,6 +16,7 @@ pub mod element;
 pub mod kekule;
 pub mod molecule;
 pub mod rings;
+pub mod rotatable;
 pub mod smiles;
 
 pub use molecule::{Atom, Bond, BondOrder, Molecule};

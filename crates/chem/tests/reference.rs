@@ -36,6 +36,7 @@ fn agrees_with_rdkit_on_the_reference_set() {
         "rings",
         "aromatic_rings",
         "fraction_csp3",
+        "rotatable_bonds",
     ];
     let mut agree = vec![0usize; props.len()];
     let mut total: usize = 0;
@@ -60,6 +61,7 @@ fn agrees_with_rdkit_on_the_reference_set() {
             d::ring_count(&mol).to_string(),
             d::aromatic_rings(&mol).to_string(),
             format!("{:.4}", d::fraction_csp3(&mol)),
+            chem::rotatable::count(&mol).to_string(),
         ];
         for (k, p) in props.iter().enumerate() {
             let theirs = f[col(p)];
