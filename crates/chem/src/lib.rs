@@ -6,7 +6,7 @@
 //!   aromatic systems kekulized and implicit hydrogens assigned ([`kekule`]);
 //! - [`rings`] finds the ring count and the smallest set of smallest rings;
 //! - [`descriptors`] computes formula, masses, atom, donor/acceptor and ring counts;
-//!   [`rotatable`] counts rotatable bonds.
+//!   [`rotatable`] counts rotatable bonds; [`tpsa`] sums Ertl's polar surface contributions.
 //!
 //! Plain Rust without I/O: runs in the `molprop` component and in native tests alike. No
 //! input may panic or run unbounded: every failure is an [`Error`] saying what and where.
@@ -18,6 +18,7 @@ pub mod molecule;
 pub mod rings;
 pub mod rotatable;
 pub mod smiles;
+pub mod tpsa;
 
 pub use molecule::{Atom, Bond, BondOrder, Molecule};
 

@@ -37,6 +37,7 @@ fn agrees_with_rdkit_on_the_reference_set() {
         "aromatic_rings",
         "fraction_csp3",
         "rotatable_bonds",
+        "tpsa",
     ];
     let mut agree = vec![0usize; props.len()];
     let mut total: usize = 0;
@@ -62,11 +63,12 @@ fn agrees_with_rdkit_on_the_reference_set() {
             d::aromatic_rings(&mol).to_string(),
             format!("{:.4}", d::fraction_csp3(&mol)),
             chem::rotatable::count(&mol).to_string(),
+            format!("{:.4}", chem::tpsa::tpsa(&mol)),
         ];
         for (k, p) in props.iter().enumerate() {
             let theirs = f[col(p)];
             let ok = match *p {
-                "mol_weight" | "exact_mass" | "fraction_csp3" => {
+                "mol_weight" | "exact_mass" | "fraction_csp3" | "tpsa" => {
                     (ours[k].parse::<f64>().unwrap() - theirs.parse::<f64>().unwrap()).abs() <= 0.01
                 }
                 _ => ours[k] == theirs,
