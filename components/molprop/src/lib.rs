@@ -1,0 +1,167 @@
+//! molprop: molecular properties from SMILES, served as a Lightweight AI Model Runtime
+//! Interface 1.2 component through the model SDK. The chemistry is in the `chem` crate; this
+//! crate is the request contract (`predict`) and the model's self-description (`content`).
+
+mod content;
+mod properties;
+
+use model_sdk::{ApiError, ErrorCode, Example, InputType, Model, PredictError, PredictionRequest};
+use properties::Property;
+use serde_json::{Map, Value, json};
+use spin_sdk::http::IncomingRequest;
+use spin_sdk::http_component;
+
+/// SMILES tokens accepted (spec 8: longer inputs are outside the validated scope).
+const MAX_TOKENS: usize = 1024;
+
+struct MolProp;
+
+#[http_component]
+async fn handle(req: IncomingRequest) -> model_sdk::Response {
+    model_sdk::serve(&MolProp, req).await
+}
+
+fn string_field<'a>(data: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, ApiError> {
+    match data.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ApiError::invalid(
+            &format!("data.{key}"),
+            "must be a string",
+        )),
+    }
+}
+
+/// The SMILES and the property code from `data`, or a 400.
+fn read_request(data: &Map<String, Value>) -> Result<(String, String), ApiError> {
+    if let Some(key) = data
+        .keys()
+        .find(|k| !matches!(k.as_str(), "text" | "smiles" | "property"))
+    {
+        return Err(ApiError::invalid(
+            &format!("data.{key}"),
+            "is not a field of this model (use text or smiles, and property)",
+        ));
+    }
+    let smiles = match (string_field(data, "text")?, string_field(data, "smiles")?) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(ApiError::invalid(
+                "data.smiles",
+                "differs from data.text; send one of them",
+            ));
+        }
+        (Some(s), _) | (None, Some(s)) => s.trim().to_owned(),
+        (None, None) => return Err(ApiError::missing("data.text")),
+    };
+    if smiles.is_empty() {
+        return Err(ApiError::invalid("data.text", "must not be empty"));
+    }
+    let tokens = chem::smiles::token_count(&smiles);
+    if tokens > MAX_TOKENS {
+        return Err(ApiError::new(
+            ErrorCode::InputTooLong,
+            format!("the SMILES has {tokens} tokens; at most {MAX_TOKENS} are accepted"),
+        ));
+    }
+    let property = string_field(data, "property")?.unwrap_or("all").to_owned();
+    if property != "all" && properties::find(&property).is_none() {
+        return Err(ApiError::invalid(
+            "data.property",
+            format!(
+                "unknown property `{property}`; choose one of: {}",
+                properties::codes().join(", ")
+            ),
+        ));
+    }
+    Ok((smiles, property))
+}
+
+fn one(p: &Property, mol: &chem::Molecule, smiles: &str) -> Value {
+    let value = (p.compute)(mol);
+    let in_range = properties::in_reliable_range(p, &value);
+    let mut result = json!({
+        "prediction": value,
+        "property_type": p.code,
+        "input": smiles,
+        "unit": p.unit,
+        "in_reliable_range": in_range,
+    });
+    if !in_range {
+        result["warning"] = json!(format!(
+            "{} is outside the reliable range of /acceptable_ranges",
+            p.code
+        ));
+    }
+    result
+}
+
+fn all(mol: &chem::Molecule, smiles: &str) -> Value {
+    let mut prediction = Map::new();
+    let mut units = Map::new();
+    let mut outside = Vec::new();
+    for p in properties::PROPERTIES {
+        let value = (p.compute)(mol);
+        if !properties::in_reliable_range(p, &value) {
+            outside.push(p.code);
+        }
+        prediction.insert(p.code.into(), value);
+        units.insert(p.code.into(), json!(p.unit));
+    }
+    let mut result = json!({
+        "prediction": prediction,
+        "property_type": "all",
+        "input": smiles,
+        "unit": "see units",
+        "units": units,
+        "in_reliable_range": outside.is_empty(),
+    });
+    if !outside.is_empty() {
+        result["warning"] = json!(format!(
+            "outside the reliable range of /acceptable_ranges: {}",
+            outside.join(", ")
+        ));
+    }
+    result
+}
+
+impl Model for MolProp {
+    fn name(&self) -> &str {
+        content::NAME
+    }
+    fn info(&self) -> model_sdk::ModelInfo {
+        content::info()
+    }
+    fn capabilities(&self) -> model_sdk::Capabilities {
+        content::capabilities()
+    }
+    fn acceptable_ranges(&self) -> model_sdk::AcceptableRanges {
+        content::acceptable_ranges()
+    }
+    fn citation(&self) -> model_sdk::Citation {
+        content::citation()
+    }
+    fn test_examples(&self) -> model_sdk::TestExamples {
+        content::test_examples()
+    }
+
+    fn predict(
+        &self,
+        _input_type: InputType,
+        data: &Map<String, Value>,
+    ) -> Result<Value, PredictError> {
+        let (smiles, property) = read_request(data)?;
+        let mol = chem::smiles::parse(&smiles)
+            .map_err(|e| PredictError::Failed(format!("invalid SMILES: {e}")))?;
+        Ok(match properties::find(&property) {
+            Some(p) => one(p, &mol, &smiles),
+            None => all(&mol, &smiles),
+        })
+    }
+
+    fn example_request(&self, example: &Example) -> PredictionRequest {
+        PredictionRequest {
+            input_type: "text".into(),
+            data: content::example_data(example),
+        }
+    }
+}
