@@ -1,0 +1,327 @@
+//! Interface B through the model SDK, with molprop as the model: every endpoint, the status
+//! rules, metrics under concurrency, the reference file through `/predict`, hostile input.
+
+use e2e_tests::{Client, Host, HostBuilder, component, temp_dir, workspace_root};
+use edge_api::model::{
+    AcceptableRanges, Capabilities, Citation, Health, Metrics, ModelInfo, PredictionResponse,
+    TestExamples,
+};
+use hyper::Method;
+use serde_json::{Value, json};
+
+fn molprop(dir: &std::path::Path) -> Host {
+    HostBuilder::new(component("molprop"), dir).start()
+}
+
+async fn predict(c: &Client, h: &Host, data: Value) -> (u16, Value) {
+    let r = c
+        .post_json(
+            &h.url("/predict"),
+            &json!({"input_type": "text", "data": data}),
+            None,
+        )
+        .await;
+    (r.status, r.value())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_endpoint_answers_with_the_documented_shape() {
+    let dir = temp_dir();
+    let h = molprop(dir.path());
+    let c = Client::new();
+    let health: Health = c.get(&h.url("/health")).await.json();
+    assert_eq!(
+        (
+            health.status.as_str(),
+            health.model.as_str(),
+            health.version.as_str()
+        ),
+        ("ok", "molprop", "1.2.0")
+    );
+    let caps: Capabilities = c.get(&h.url("/capabilities")).await.json();
+    assert_eq!(caps.model, "molprop");
+    assert!(!caps.capabilities.is_empty());
+    let ranges: AcceptableRanges = c.get(&h.url("/acceptable_ranges")).await.json();
+    assert!(ranges.property_ranges.contains_key("tpsa"));
+    assert!(ranges.description.contains("144"));
+    let info: ModelInfo = c.get(&h.url("/info")).await.json();
+    assert_eq!(info.name, "molprop");
+    let cite: Citation = c.get(&h.url("/citation")).await.json();
+    assert!(cite.paper_citation.lines().count() >= 2);
+    assert!(cite.software_bibtex.starts_with("@software{"));
+    let metrics: Metrics = c.get(&h.url("/metrics")).await.json();
+    assert_eq!(metrics.requests_served, 0);
+    assert!(metrics.last_error.is_none());
+    c.send(Method::POST, &h.url("/shutdown"), None, &[])
+        .await
+        .assert_error(403, "shutdown_disabled");
+    c.get(&h.url("/shutdown"))
+        .await
+        .assert_error(405, "method_not_allowed");
+    c.get(&h.url("/nothing"))
+        .await
+        .assert_error(404, "not_found");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn test_examples_predict_their_documented_values() {
+    let dir = temp_dir();
+    let h = molprop(dir.path());
+    let c = Client::new();
+    let ex: TestExamples = c.get(&h.url("/test_examples")).await.json();
+    assert!(ex.examples.len() >= 5);
+    assert_eq!(ex.usage_instructions.endpoint, "/predict");
+    for e in &ex.examples {
+        let smiles = e.input["smiles"].as_str().unwrap();
+        let expected = &e.input["expected"];
+        let (status, body) = predict(&c, &h, json!({"text": smiles, "property": "all"})).await;
+        assert_eq!(status, 200);
+        let p = &body["results"]["prediction"];
+        assert_eq!(p["formula"], expected["formula"], "{}", e.name);
+        for key in ["mol_weight", "tpsa"] {
+            let (ours, doc) = (p[key].as_f64().unwrap(), expected[key].as_f64().unwrap());
+            assert!(
+                (ours - doc).abs() <= 0.01,
+                "{} {key}: {ours} vs documented {doc}",
+                e.name
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_rules_400_200_false_and_error_bodies() {
+    let dir = temp_dir();
+    let h = molprop(dir.path());
+    let c = Client::new();
+    let url = h.url("/predict");
+    c.post_raw(&url, b"{nope".to_vec(), None)
+        .await
+        .assert_error(400, "invalid_json");
+    c.post_json(&url, &json!({"data": {"text": "C"}}), None)
+        .await
+        .assert_error(400, "missing_field");
+    c.post_json(&url, &json!({"input_type": "text"}), None)
+        .await
+        .assert_error(400, "missing_field");
+    c.post_json(&url, &json!({"input_type": "text", "data": "C"}), None)
+        .await
+        .assert_error(400, "invalid_field");
+    c.post_json(
+        &url,
+        &json!({"input_type": "audio", "data": {"text": "C"}}),
+        None,
+    )
+    .await
+    .assert_error(400, "unsupported_input_type");
+    c.post_json(
+        &url,
+        &json!({"input_type": "text", "data": {"text": "C", "property": "colour"}}),
+        None,
+    )
+    .await
+    .assert_error(400, "invalid_field");
+    c.post_json(
+        &url,
+        &json!({"input_type": "text", "data": {"property": "tpsa"}}),
+        None,
+    )
+    .await
+    .assert_error(400, "missing_field");
+    let long = "C".repeat(1025);
+    c.post_json(
+        &url,
+        &json!({"input_type": "text", "data": {"text": long}}),
+        None,
+    )
+    .await
+    .assert_error(400, "input_too_long");
+    let ok_long = "C".repeat(1024);
+    assert_eq!(
+        predict(&c, &h, json!({"text": ok_long, "property": "heavy_atoms"}))
+            .await
+            .1["results"]["prediction"],
+        1024
+    );
+    for (bad, what) in [
+        ("C1CC", "ring closure 1"),
+        ("C[Xx]", "unknown element"),
+        ("C(C)(C)(C)(C)C", "valence"),
+        ("c1cccc1", "kekulize"),
+    ] {
+        let (status, body) = predict(&c, &h, json!({"text": bad})).await;
+        assert_eq!(status, 200, "{bad}");
+        let r: PredictionResponse = serde_json::from_value(body).unwrap();
+        assert!(!r.success);
+        let msg = r.error_message.unwrap();
+        assert!(
+            msg.contains(what) && msg.contains("position"),
+            "{bad}: {msg}"
+        );
+    }
+    let (_, body) = predict(&c, &h, json!({"smiles": "CCO", "property": "formula"})).await;
+    assert_eq!(body["results"]["prediction"], "C2H6O");
+    assert_eq!(body["success"], true);
+    assert!(body["error_message"].is_null());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn metrics_count_concurrent_predictions_exactly() {
+    let dir = temp_dir();
+    let h = molprop(dir.path());
+    let c = Client::new();
+    let tasks: Vec<_> = (0..40)
+        .map(|i| {
+            let (c, url) = (c.clone(), h.url("/predict"));
+            let smiles = if i % 10 == 0 { "C1CC" } else { "c1ccccc1O" };
+            tokio::spawn(async move {
+                c.post_json(
+                    &url,
+                    &json!({"input_type": "text", "data": {"text": smiles}}),
+                    None,
+                )
+                .await
+                .status
+            })
+        })
+        .collect();
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), 200);
+    }
+    let m: Metrics = c.get(&h.url("/metrics")).await.json();
+    assert_eq!(m.requests_served, 40);
+    assert!(m.avg_latency_ms > 0.0);
+    assert!(m.last_error.unwrap().contains("ring closure"));
+    assert!(m.uptime_s > 0.0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn works_under_a_route_prefix() {
+    let dir = temp_dir();
+    let h = molprop(dir.path());
+    let c = Client::new();
+    // What Spin sends for a component mounted at /models/molprop/...
+    let r = c
+        .send(
+            Method::GET,
+            &h.url("/models/molprop/health"),
+            None,
+            &[("spin-path-info", "/health")],
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.value()["model"], "molprop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reference_file_through_predict_meets_the_targets() {
+    let path = workspace_root().join("../shared/testdata/molprop-reference.tsv");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split('\t')
+        .map(str::to_owned)
+        .collect();
+    let rows: Vec<Vec<String>> = lines
+        .filter(|l| !l.is_empty())
+        .map(|l| l.split('\t').map(str::to_owned).collect())
+        .collect();
+    let dir = temp_dir();
+    let h = molprop(dir.path());
+    let c = Client::new();
+    let props = [
+        "formula",
+        "mol_weight",
+        "exact_mass",
+        "heavy_atoms",
+        "tpsa",
+        "hbd",
+        "hba",
+        "rotatable_bonds",
+        "rings",
+        "aromatic_rings",
+        "fraction_csp3",
+    ];
+    let mut agree = [0usize; 11];
+    for row in &rows {
+        let (_, body) = predict(&c, &h, json!({"text": row[0], "property": "all"})).await;
+        assert_eq!(body["success"], true, "{}: {body}", row[0]);
+        let p = &body["results"]["prediction"];
+        for (k, name) in props.iter().enumerate() {
+            let theirs = &row[header.iter().position(|x| x == name).unwrap()];
+            let ok = match &p[name] {
+                Value::String(s) => s == theirs,
+                v => (v.as_f64().unwrap() - theirs.parse::<f64>().unwrap()).abs() <= 0.01,
+            };
+            agree[k] += ok as usize;
+        }
+    }
+    let n = rows.len();
+    println!("agreement with RDKit through /predict on {n} molecules:");
+    for (k, name) in props.iter().enumerate() {
+        println!(
+            "  {name:<15} {:>4}/{n}  {:6.2}%",
+            agree[k],
+            100.0 * agree[k] as f64 / n as f64
+        );
+        let needed = if matches!(*name, "mol_weight" | "exact_mass") {
+            n
+        } else {
+            (n * 99).div_ceil(100)
+        };
+        assert!(agree[k] >= needed, "{name}: {}/{n}", agree[k]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mutated_smiles_never_break_the_service() {
+    let dir = temp_dir();
+    let h = molprop(dir.path());
+    let c = Client::new();
+    let seeds = [
+        "CC(=O)Oc1ccccc1C(=O)O",
+        "Cn1cnc2c1c(=O)n(C)c(=O)n2C",
+        "[NH3+]CC[C@@H](C%12)C%12",
+        "O=[N+]([O-])c1ccc(Cl)cc1.[Na+]",
+    ];
+    let alphabet: Vec<char> = "CNOSPFIclnos()[]=#$:/\\@+-.%0123456789Hh*Xx "
+        .chars()
+        .collect();
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    for i in 0..300 {
+        let mut s: Vec<char> = seeds[i % seeds.len()].chars().collect();
+        for _ in 0..1 + next(4) {
+            let pos = next(s.len() + 1);
+            match next(3) {
+                0 if pos < s.len() => {
+                    s.remove(pos);
+                }
+                1 => s.insert(pos, alphabet[next(alphabet.len())]),
+                _ if pos < s.len() => s[pos] = alphabet[next(alphabet.len())],
+                _ => {}
+            }
+        }
+        let smiles: String = s.into_iter().collect();
+        let (status, body) = predict(&c, &h, json!({"text": smiles})).await;
+        assert!(
+            status == 200 || status == 400,
+            "{smiles:?} -> {status} {body}"
+        );
+        if status == 200 && body["success"] == false {
+            assert!(
+                body["error_message"]
+                    .as_str()
+                    .is_some_and(|m| !m.is_empty())
+            );
+        }
+    }
+    assert_eq!(c.get(&h.url("/health")).await.status, 200);
+}
