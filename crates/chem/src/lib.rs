@@ -6,17 +6,20 @@
 //!   aromatic systems kekulized and implicit hydrogens assigned ([`kekule`]);
 //! - [`rings`] finds the ring count and the smallest set of smallest rings;
 //! - [`descriptors`] computes formula, masses, atom, donor/acceptor and ring counts;
-//!   [`rotatable`] counts rotatable bonds; [`tpsa`] sums Ertl's polar surface contributions.
+//!   [`rotatable`] counts rotatable bonds; [`tpsa`] sums Ertl's polar surface contributions;
+//!   [`crippen`] types atoms ([`smarts`]) for Wildman-Crippen logP and molar refractivity.
 //!
 //! Plain Rust without I/O: runs in the `molprop` component and in native tests alike. No
 //! input may panic or run unbounded: every failure is an [`Error`] saying what and where.
 
+pub mod crippen;
 pub mod descriptors;
 pub mod element;
 pub mod kekule;
 pub mod molecule;
 pub mod rings;
 pub mod rotatable;
+pub mod smarts;
 pub mod smiles;
 pub mod tpsa;
 

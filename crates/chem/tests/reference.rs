@@ -38,6 +38,8 @@ fn agrees_with_rdkit_on_the_reference_set() {
         "fraction_csp3",
         "rotatable_bonds",
         "tpsa",
+        "logp",
+        "mr",
     ];
     let mut agree = vec![0usize; props.len()];
     let mut total: usize = 0;
@@ -64,11 +66,13 @@ fn agrees_with_rdkit_on_the_reference_set() {
             format!("{:.4}", d::fraction_csp3(&mol)),
             chem::rotatable::count(&mol).to_string(),
             format!("{:.4}", chem::tpsa::tpsa(&mol)),
+            format!("{:.4}", chem::crippen::logp_mr(&mol).0),
+            format!("{:.4}", chem::crippen::logp_mr(&mol).1),
         ];
         for (k, p) in props.iter().enumerate() {
             let theirs = f[col(p)];
             let ok = match *p {
-                "mol_weight" | "exact_mass" | "fraction_csp3" | "tpsa" => {
+                "mol_weight" | "exact_mass" | "fraction_csp3" | "tpsa" | "logp" | "mr" => {
                     (ours[k].parse::<f64>().unwrap() - theirs.parse::<f64>().unwrap()).abs() <= 0.01
                 }
                 _ => ours[k] == theirs,

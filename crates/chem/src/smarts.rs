@@ -1,0 +1,393 @@
+//! A SMARTS subset for atom typing: patterns that are trees (branches, no ring closures, no
+//! recursion), matched with the pattern's first atom fixed on a given atom.
+//!
+//! Atom primitives: element symbols (aliphatic upper case, aromatic lower case), `#n`, `A`,
+//! `a`, `*`, `Hn` (total hydrogens), `Xn` (total connections), `Dn` (explicit connections),
+//! charges (`+`, `+n`, `-`, `-n`, `+0`); operators by precedence `!`, `&` (or juxtaposition),
+//! `,`, `;`. Bonds: `-`, `=`, `#`, `:`, `~`, and unspecified (single or aromatic).
+
+use crate::element;
+use crate::molecule::{BondOrder, Molecule};
+
+#[derive(Debug, Clone, PartialEq)]
+enum Prim {
+    Element { number: u8, aromatic: Option<bool> },
+    Aliphatic,
+    Aromatic,
+    Any,
+    Hydrogens(u32),
+    Connections(u32),
+    Degree(u32),
+    Charge(i8),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Expr {
+    Prim(Prim),
+    Not(Box<Expr>),
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum BondExpr {
+    Single,
+    Double,
+    Triple,
+    Aromatic,
+    Any,
+    SingleOrAromatic,
+}
+
+/// A parsed pattern: atoms in reading order, each after the first with its parent and bond.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    atoms: Vec<Expr>,
+    parents: Vec<(usize, BondExpr)>,
+}
+
+struct Reader<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Reader<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+    fn number(&mut self) -> Option<u32> {
+        let start = self.i;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.i += 1;
+        }
+        std::str::from_utf8(&self.s[start..self.i])
+            .ok()?
+            .parse()
+            .ok()
+    }
+    fn err(&self, what: &str) -> String {
+        format!(
+            "{what} at {} in `{}`",
+            self.i + 1,
+            String::from_utf8_lossy(self.s)
+        )
+    }
+
+    fn element(&mut self, aromatic_allowed: bool) -> Option<Prim> {
+        let c = self.peek()?;
+        if c.is_ascii_uppercase() {
+            let two = self
+                .s
+                .get(self.i + 1)
+                .filter(|n| n.is_ascii_lowercase())
+                .map(|n| format!("{}{}", c as char, *n as char));
+            if let Some(sym) = two.filter(|s| element::is_element_symbol(s)) {
+                self.i += 2;
+                return Some(Prim::Element {
+                    number: number_of(&sym)?,
+                    aromatic: Some(false),
+                });
+            }
+            if c == b'H' || c == b'X' || c == b'D' || c == b'A' {
+                return None;
+            }
+            self.i += 1;
+            return Some(Prim::Element {
+                number: number_of(&(c as char).to_string())?,
+                aromatic: Some(false),
+            });
+        }
+        if aromatic_allowed && b"cnops".contains(&c) {
+            self.i += 1;
+            let sym = (c as char).to_ascii_uppercase().to_string();
+            return Some(Prim::Element {
+                number: number_of(&sym)?,
+                aromatic: Some(true),
+            });
+        }
+        None
+    }
+
+    fn primitive(&mut self) -> Result<Expr, String> {
+        let c = self
+            .peek()
+            .ok_or_else(|| self.err("expression ends early"))?;
+        let prim = match c {
+            b'!' => {
+                self.i += 1;
+                return Ok(Expr::Not(Box::new(self.primitive()?)));
+            }
+            b'#' => {
+                self.i += 1;
+                let n = self
+                    .number()
+                    .ok_or_else(|| self.err("`#` needs a number"))?;
+                Prim::Element {
+                    number: n as u8,
+                    aromatic: None,
+                }
+            }
+            b'A' => {
+                self.i += 1;
+                Prim::Aliphatic
+            }
+            b'a' => {
+                self.i += 1;
+                Prim::Aromatic
+            }
+            b'*' => {
+                self.i += 1;
+                Prim::Any
+            }
+            b'H' | b'X' | b'D' => {
+                self.i += 1;
+                let n = self.number().unwrap_or(1);
+                match c {
+                    b'H' => Prim::Hydrogens(n),
+                    b'X' => Prim::Connections(n),
+                    _ => Prim::Degree(n),
+                }
+            }
+            b'+' | b'-' => {
+                self.i += 1;
+                let unit: i32 = if c == b'+' { 1 } else { -1 };
+                let mut charge = unit;
+                if let Some(n) = self.number() {
+                    charge = unit * n as i32;
+                } else {
+                    while self.peek() == Some(c) {
+                        self.i += 1;
+                        charge += unit;
+                    }
+                }
+                Prim::Charge(charge as i8)
+            }
+            _ => self
+                .element(true)
+                .ok_or_else(|| self.err("unknown atom primitive"))?,
+        };
+        Ok(Expr::Prim(prim))
+    }
+
+    /// `;`-separated, of `,`-separated, of `&`/juxtaposed primitives.
+    fn expression(&mut self) -> Result<Expr, String> {
+        let mut lows = vec![self.or_expr()?];
+        while self.peek() == Some(b';') {
+            self.i += 1;
+            lows.push(self.or_expr()?);
+        }
+        Ok(if lows.len() == 1 {
+            lows.pop().unwrap()
+        } else {
+            Expr::And(lows)
+        })
+    }
+
+    fn or_expr(&mut self) -> Result<Expr, String> {
+        let mut alts = vec![self.and_expr()?];
+        while self.peek() == Some(b',') {
+            self.i += 1;
+            alts.push(self.and_expr()?);
+        }
+        Ok(if alts.len() == 1 {
+            alts.pop().unwrap()
+        } else {
+            Expr::Or(alts)
+        })
+    }
+
+    fn and_expr(&mut self) -> Result<Expr, String> {
+        let mut all = vec![self.primitive()?];
+        loop {
+            match self.peek() {
+                Some(b'&') => {
+                    self.i += 1;
+                    all.push(self.primitive()?);
+                }
+                Some(b';' | b',' | b']') | None => break,
+                Some(_) => all.push(self.primitive()?),
+            }
+        }
+        Ok(if all.len() == 1 {
+            all.pop().unwrap()
+        } else {
+            Expr::And(all)
+        })
+    }
+
+    fn atom(&mut self) -> Result<Expr, String> {
+        match self.peek() {
+            Some(b'[') => {
+                self.i += 1;
+                let e = self.expression()?;
+                if self.peek() != Some(b']') {
+                    return Err(self.err("expected `]`"));
+                }
+                self.i += 1;
+                Ok(e)
+            }
+            Some(b'a') => {
+                self.i += 1;
+                Ok(Expr::Prim(Prim::Aromatic))
+            }
+            Some(b'A') => {
+                self.i += 1;
+                Ok(Expr::Prim(Prim::Aliphatic))
+            }
+            Some(b'*') => {
+                self.i += 1;
+                Ok(Expr::Prim(Prim::Any))
+            }
+            _ => self
+                .element(true)
+                .map(Expr::Prim)
+                .ok_or_else(|| self.err("expected an atom")),
+        }
+    }
+
+    fn bond(&mut self) -> BondExpr {
+        let b = match self.peek() {
+            Some(b'-') => BondExpr::Single,
+            Some(b'=') => BondExpr::Double,
+            Some(b'#') => BondExpr::Triple,
+            Some(b':') => BondExpr::Aromatic,
+            Some(b'~') => BondExpr::Any,
+            _ => return BondExpr::SingleOrAromatic,
+        };
+        self.i += 1;
+        b
+    }
+}
+
+fn number_of(symbol: &str) -> Option<u8> {
+    element::by_symbol(symbol)
+        .map(|e| e.number)
+        .or_else(|| match symbol {
+            // Symbols patterns name that the element table does not carry.
+            "Te" => Some(52),
+            _ => None,
+        })
+}
+
+impl Pattern {
+    pub fn parse(smarts: &str) -> Result<Self, String> {
+        let mut r = Reader {
+            s: smarts.as_bytes(),
+            i: 0,
+        };
+        let mut atoms = vec![r.atom()?];
+        let mut parents = vec![(usize::MAX, BondExpr::Any)];
+        let mut current = 0;
+        let mut stack = Vec::new();
+        while let Some(c) = r.peek() {
+            match c {
+                b'(' => {
+                    r.i += 1;
+                    stack.push(current);
+                }
+                b')' => {
+                    r.i += 1;
+                    current = stack.pop().ok_or_else(|| r.err("unmatched `)`"))?;
+                }
+                _ => {
+                    let bond = r.bond();
+                    atoms.push(r.atom()?);
+                    parents.push((current, bond));
+                    current = atoms.len() - 1;
+                }
+            }
+        }
+        Ok(Self { atoms, parents })
+    }
+
+    /// Whether the pattern matches with its first atom on `atom`.
+    pub fn matches_at(&self, mol: &Molecule, atom: usize) -> bool {
+        if !eval(&self.atoms[0], mol, atom) {
+            return false;
+        }
+        let mut mapping = vec![atom];
+        let mut used = vec![false; mol.atoms.len()];
+        used[atom] = true;
+        self.extend(mol, &mut mapping, &mut used)
+    }
+
+    fn extend(&self, mol: &Molecule, mapping: &mut Vec<usize>, used: &mut [bool]) -> bool {
+        let k = mapping.len();
+        if k == self.atoms.len() {
+            return true;
+        }
+        let (parent, bond) = self.parents[k];
+        let from = mapping[parent];
+        for &b in &mol.adjacency[from] {
+            let to = mol.bonds[b].other(from);
+            if used[to] || !bond_ok(bond, mol.bonds[b].order) || !eval(&self.atoms[k], mol, to) {
+                continue;
+            }
+            mapping.push(to);
+            used[to] = true;
+            if self.extend(mol, mapping, used) {
+                return true;
+            }
+            used[to] = false;
+            mapping.pop();
+        }
+        false
+    }
+}
+
+fn bond_ok(want: BondExpr, have: BondOrder) -> bool {
+    match want {
+        BondExpr::Single => have == BondOrder::Single,
+        BondExpr::Double => have == BondOrder::Double,
+        BondExpr::Triple => have == BondOrder::Triple,
+        BondExpr::Aromatic => have == BondOrder::Aromatic,
+        BondExpr::Any => true,
+        BondExpr::SingleOrAromatic => matches!(have, BondOrder::Single | BondOrder::Aromatic),
+    }
+}
+
+fn eval(e: &Expr, mol: &Molecule, i: usize) -> bool {
+    let a = &mol.atoms[i];
+    match e {
+        Expr::Not(x) => !eval(x, mol, i),
+        Expr::And(xs) => xs.iter().all(|x| eval(x, mol, i)),
+        Expr::Or(xs) => xs.iter().any(|x| eval(x, mol, i)),
+        Expr::Prim(p) => match p {
+            Prim::Element { number, aromatic } => {
+                a.element.number == *number && aromatic.is_none_or(|ar| ar == a.aromatic)
+            }
+            Prim::Aliphatic => !a.aromatic,
+            Prim::Aromatic => a.aromatic,
+            Prim::Any => true,
+            Prim::Hydrogens(n) => mol.total_hydrogens(i) == *n,
+            Prim::Connections(n) => mol.adjacency[i].len() as u32 + u32::from(a.hydrogens) == *n,
+            Prim::Degree(n) => mol.adjacency[i].len() as u32 == *n,
+            Prim::Charge(c) => a.charge == *c,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::smiles::parse;
+
+    fn hits(smarts: &str, smiles: &str) -> Vec<usize> {
+        let p = Pattern::parse(smarts).unwrap();
+        let m = parse(smiles).unwrap();
+        (0..m.atoms.len())
+            .filter(|&i| p.matches_at(&m, i))
+            .collect()
+    }
+
+    #[test]
+    fn anchored_matching() {
+        assert_eq!(hits("[CH3]C", "CCO"), vec![0]);
+        assert_eq!(hits("[c](:a)(:a)-O", "Oc1ccccc1"), vec![1]);
+        assert_eq!(hits("[NH3,NH2,NH;+,+2,+3]", "C[NH3+]"), vec![1]);
+        assert_eq!(hits("[O]=C([C,c])[a;!#1]", "O=C(C)c1ccccc1"), vec![0]);
+        assert_eq!(hits("[#9-0]", "FC"), vec![0]);
+        assert_eq!(hits("[OX1;-,-2,-3][#7]", "C[N+](=O)[O-]"), vec![3]);
+        assert!(Pattern::parse("[C").is_err());
+    }
+}
