@@ -49,6 +49,20 @@ pub const PROPERTIES: &[Property] = &[
         validated: Some((10.0, 38.0, 22.25)),
     },
     Property {
+        code: "logp",
+        name: "Octanol-water partition coefficient (Wildman-Crippen logP)",
+        unit: "log units",
+        compute: |m| round(chem::crippen::logp_mr(m).0, 4),
+        validated: Some((-5.3972, 4.9853, 1.7904)),
+    },
+    Property {
+        code: "mr",
+        name: "Molar refractivity (Wildman-Crippen)",
+        unit: "cm³/mol",
+        compute: |m| round(chem::crippen::logp_mr(m).1, 4),
+        validated: Some((30.4711, 138.8775, 84.3201)),
+    },
+    Property {
         code: "tpsa",
         name: "Topological polar surface area (Ertl, N and O)",
         unit: "Å²",
