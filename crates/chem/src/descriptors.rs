@@ -15,8 +15,8 @@ fn hydrogen_mass(average: bool) -> f64 {
     }
 }
 
-/// Hill-order formula (`C`, `H`, then alphabetical; alphabetical throughout without carbon),
-/// with the net charge appended as RDKit's `CalcMolFormula` writes it (`+`, `-`, `+2`).
+/// Formula as RDKit's `CalcMolFormula` writes it: `C`, `H`, then the other elements
+/// alphabetically, and the net charge appended (`+`, `-`, `+2`).
 pub fn formula(mol: &Molecule) -> String {
     let mut counts: BTreeMap<&str, u32> = BTreeMap::new();
     for a in &mol.atoms {
@@ -32,15 +32,15 @@ pub fn formula(mol: &Molecule) -> String {
             out.push_str(&n.to_string());
         }
     };
-    let has_carbon = counts.contains_key("C");
-    if has_carbon {
-        put("C", counts["C"]);
-        if let Some(&h) = counts.get("H") {
-            put("H", h);
+    // Carbon first, then hydrogen, then the rest alphabetically; without carbon RDKit still
+    // writes hydrogen first (`H2FO3P`).
+    for first in ["C", "H"] {
+        if let Some(&n) = counts.get(first) {
+            put(first, n);
         }
     }
     for (sym, &n) in &counts {
-        if !(has_carbon && (*sym == "C" || *sym == "H")) {
+        if *sym != "C" && *sym != "H" {
             put(sym, n);
         }
     }
@@ -158,5 +158,6 @@ mod tests {
         assert_eq!(formula(&parse("[O-]C(=O)C").unwrap()), "C2H3O2-");
         assert_eq!(formula(&parse("[Ca+2]").unwrap()), "Ca+2");
         assert_eq!(formula(&parse("O").unwrap()), "H2O");
+        assert_eq!(formula(&parse("O=P(O)(O)F").unwrap()), "H2FO3P");
     }
 }

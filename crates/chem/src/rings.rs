@@ -42,33 +42,50 @@ pub struct Ring {
     pub atoms: Vec<usize>,
 }
 
-/// Shortest path of bonds from `from` to `to` not using bond `skip`.
-fn shortest_path(mol: &Molecule, from: usize, to: usize, skip: usize) -> Option<Vec<usize>> {
-    let mut via: Vec<Option<usize>> = vec![None; mol.atoms.len()];
-    let mut seen = vec![false; mol.atoms.len()];
-    seen[from] = true;
+/// Most shortest paths collected per bond; cages have a handful, and the cap bounds the work.
+const MAX_PATHS_PER_BOND: usize = 32;
+
+/// Every shortest path of bonds from `from` to `to` not using bond `skip` (up to the cap).
+fn shortest_paths(mol: &Molecule, from: usize, to: usize, skip: usize) -> Vec<Vec<usize>> {
+    let mut dist = vec![usize::MAX; mol.atoms.len()];
+    dist[from] = 0;
     let mut queue = VecDeque::from([from]);
     while let Some(a) = queue.pop_front() {
         if a == to {
-            let mut path = Vec::new();
-            let mut cur = to;
-            while cur != from {
-                let b = via[cur]?;
-                path.push(b);
-                cur = mol.bonds[b].other(cur);
-            }
-            return Some(path);
+            break;
         }
         for &b in &mol.adjacency[a] {
             let n = mol.bonds[b].other(a);
-            if b != skip && !seen[n] {
-                seen[n] = true;
-                via[n] = Some(b);
+            if b != skip && dist[n] == usize::MAX {
+                dist[n] = dist[a] + 1;
                 queue.push_back(n);
             }
         }
     }
-    None
+    if dist[to] == usize::MAX {
+        return Vec::new();
+    }
+    // Walk back from `to`, always to a neighbour one step closer to `from`.
+    let mut paths = Vec::new();
+    let mut stack: Vec<(usize, Vec<usize>)> = vec![(to, Vec::new())];
+    while let Some((atom, path)) = stack.pop() {
+        if atom == from {
+            paths.push(path);
+            if paths.len() >= MAX_PATHS_PER_BOND {
+                break;
+            }
+            continue;
+        }
+        for &b in &mol.adjacency[atom] {
+            let n = mol.bonds[b].other(atom);
+            if b != skip && dist[n] != usize::MAX && dist[n] + 1 == dist[atom] {
+                let mut next = path.clone();
+                next.push(b);
+                stack.push((n, next));
+            }
+        }
+    }
+    paths
 }
 
 /// The SSSR plus every shortest cycle left out of it that is no larger than the SSSR rings
@@ -113,7 +130,7 @@ fn sssr_with_candidates(mol: &Molecule) -> (Vec<Ring>, Vec<Vec<usize>>) {
     let words = mol.bonds.len().div_ceil(64);
     let mut candidates: Vec<Vec<usize>> = Vec::new();
     for (i, bond) in mol.bonds.iter().enumerate() {
-        if let Some(mut path) = shortest_path(mol, bond.a, bond.b, i) {
+        for mut path in shortest_paths(mol, bond.a, bond.b, i) {
             path.push(i);
             path.sort_unstable();
             if !candidates.contains(&path) {

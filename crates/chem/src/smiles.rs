@@ -469,9 +469,10 @@ mod tests {
         assert_eq!(err("C(C"), "unclosed branch `(` at position 2");
         assert_eq!(err("C[Xx]"), "unknown element `Xx` at position 3");
         assert_eq!(
-            err("C[U]"),
-            "element `U` is not supported by this model at position 3"
+            err("C[Og]"),
+            "element `Og` is not supported by this model at position 3"
         );
+        assert!(parse("C[Hg]Cl").is_ok(), "metals have no fixed valence");
         assert_eq!(err("C=="), "two bonds in a row (`=`) at position 3");
         assert_eq!(err("C?"), "unexpected character `?` at position 2");
         assert_eq!(err(""), "empty SMILES");
