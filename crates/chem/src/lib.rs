@@ -3,7 +3,8 @@
 //! - [`smiles::parse`] reads OpenSMILES as drug-like inputs use it (organic subset and bracket
 //!   atoms, aromatic and Kekulé forms, charges, isotopes, explicit hydrogens, ring closures
 //!   including `%nn`, branches, stereo marks, disconnected parts) into a [`Molecule`], with
-//!   aromatic systems kekulized and implicit hydrogens assigned ([`kekule`]);
+//!   aromatic systems kekulized and implicit hydrogens assigned ([`kekule`]), then aromaticity
+//!   perceived afresh in RDKit's model ([`aromaticity`]), so both SMILES forms agree;
 //! - [`rings`] finds the ring count and the smallest set of smallest rings;
 //! - [`descriptors`] computes formula, masses, atom, donor/acceptor and ring counts;
 //!   [`rotatable`] counts rotatable bonds; [`tpsa`] sums Ertl's polar surface contributions;
@@ -12,6 +13,7 @@
 //! Plain Rust without I/O: runs in the `molprop` component and in native tests alike. No
 //! input may panic or run unbounded: every failure is an [`Error`] saying what and where.
 
+pub mod aromaticity;
 pub mod crippen;
 pub mod descriptors;
 pub mod element;

@@ -17,6 +17,7 @@ pub const MAX_ATOMS: usize = 2000;
 pub fn parse(smiles: &str) -> Result<Molecule, Error> {
     let mut mol = Parser::new(smiles).run()?;
     kekule::assign(&mut mol)?;
+    crate::aromaticity::perceive(&mut mol);
     Ok(mol)
 }
 
