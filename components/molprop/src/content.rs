@@ -125,7 +125,8 @@ pub fn acceptable_ranges() -> AcceptableRanges {
             ],
             limitations: vec![
                 "inputs above 1024 SMILES tokens are outside the validated scope and refused".into(),
-                "aromaticity is taken as written: a Kekulé benzene counts no aromatic ring, and TPSA uses the aromatic contributions only for atoms written aromatic".into(),
+                "aromaticity is perceived in RDKit's model from the Kekulé structure, so aromatic and Kekulé SMILES give the same values; large polycyclic systems (porphyrins, big fused aromatics) may differ from RDKit in which fused rings count as aromatic".into(),
+                "dative bonds (->) and wildcard atoms (*) are not accepted".into(),
                 "properties of disconnected parts (salts) are summed over all parts".into(),
             ],
         },
