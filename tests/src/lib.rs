@@ -40,13 +40,14 @@ pub fn host_binary() -> PathBuf {
     must_exist(target_dir().join("release").join("runtime-host"))
 }
 
-/// A built component, by crate name (`chat`, `testbed`, ...).
+/// A built component, by crate name (`chat`, `echo-model`, ...); cargo names the artifact
+/// with underscores.
 pub fn component(name: &str) -> PathBuf {
     must_exist(
         target_dir()
             .join("wasm32-wasip2")
             .join("release")
-            .join(format!("{name}.wasm")),
+            .join(format!("{}.wasm", name.replace('-', "_"))),
     )
 }
 

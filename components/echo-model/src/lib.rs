@@ -1,0 +1,92 @@
+//! A minimal model for the SDK's own tests: `tabular` input, echoed back. `data.outcome`
+//! steers it: `"fail"` → 200 with `success: false`, `"fault"` → 500. With the variable
+//! `echo_broken=true` it fails its own test examples, so `/health` must stay 503.
+
+use model_sdk::*;
+use serde_json::{Map, Value, json};
+use spin_sdk::http::IncomingRequest;
+use spin_sdk::http_component;
+use std::collections::BTreeMap;
+
+struct Echo;
+
+#[http_component]
+async fn handle(req: IncomingRequest) -> Response {
+    model_sdk::serve(&Echo, req).await
+}
+
+impl Model for Echo {
+    fn name(&self) -> &str {
+        "echo"
+    }
+    fn info(&self) -> ModelInfo {
+        ModelInfo {
+            name: "echo".into(),
+            description: "test model: echoes its input".into(),
+            license: "MIT".into(),
+            citation: "none".into(),
+            maintainer: "tests".into(),
+        }
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            model: "echo".into(),
+            capabilities: vec![Capability {
+                name: "echo".into(),
+                input_types: vec![InputType::Tabular],
+                output_schema: BTreeMap::from([("echo".into(), OutputType::Object)]),
+                description: "returns data".into(),
+            }],
+            elements: None,
+        }
+    }
+    fn acceptable_ranges(&self) -> AcceptableRanges {
+        AcceptableRanges {
+            model: "echo".into(),
+            version: SPEC_VERSION.into(),
+            description: "no ranges".into(),
+            property_ranges: BTreeMap::new(),
+            chemical_scope: ChemicalScope {
+                supported_features: vec![],
+                limitations: vec![],
+            },
+            usage_recommendations: vec![],
+        }
+    }
+    fn citation(&self) -> Citation {
+        Citation {
+            paper_citation: "none".into(),
+            software_bibtex: "@misc{echo}".into(),
+        }
+    }
+    fn test_examples(&self) -> TestExamples {
+        TestExamples {
+            examples: vec![Example {
+                name: "one".into(),
+                description: "echoes a number".into(),
+                category: "test".into(),
+                input: Map::from_iter([("value".to_owned(), json!(1))]),
+            }],
+            usage_instructions: UsageInstructions {
+                endpoint: "/predict".into(),
+                method: "POST".into(),
+                body_format: json!({"input_type": "tabular", "data": {"value": "<any>"}}),
+            },
+            expected_output: json!({"success": "true", "results": {"echo": "the data"}}),
+            notes: vec![],
+        }
+    }
+    fn predict(&self, _t: InputType, data: &Map<String, Value>) -> Result<Value, PredictError> {
+        let broken = guest_kit::config::variable("echo_broken")
+            .ok()
+            .flatten()
+            .as_deref()
+            == Some("true");
+        match data.get("outcome").and_then(Value::as_str) {
+            _ if broken => Err(PredictError::Failed("echo is configured broken".into())),
+            Some("fail") => Err(PredictError::Failed("asked to fail".into())),
+            Some("fault") => Err(PredictError::Fault("asked to fault".into())),
+            _ => Ok(json!({"echo": data})),
+        }
+    }
+}
