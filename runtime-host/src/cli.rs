@@ -25,6 +25,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run the port registry (interface C) with process health monitoring.
     Registry(RegistryArgs),
+    /// Run one model deployment (interface B) by the v1.2 startup sequence: self-test,
+    /// register, then serve on the assigned port.
+    Model(ModelArgs),
     /// Import or export chat dialogs through a running chat service.
     #[command(subcommand)]
     Chats(ChatsCommand),
@@ -58,6 +61,32 @@ pub struct RegistryArgs {
     /// The registry component (default: registry.wasm from this build's target directory).
     #[arg(long)]
     pub component: Option<PathBuf>,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ModelArgs {
+    /// The model component (e.g. target/wasm32-wasip2/release/molprop.wasm).
+    pub component: PathBuf,
+    /// Base URL of the port registry.
+    #[arg(long, default_value = "http://127.0.0.1:5000")]
+    pub registry: String,
+    /// Port to ask the registry for (and to serve on if the registry is unreachable).
+    #[arg(long)]
+    pub preferred_port: Option<u16>,
+    /// Serve `POST /shutdown` (from this machine only); otherwise it answers 403.
+    #[arg(long)]
+    pub allow_shutdown: bool,
+    /// Address to bind the assigned port on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// Time between heartbeats (keep it well inside the registry's TTL).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub heartbeat_interval: Duration,
+    /// How long to keep trying the registry at start-up.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub registry_wait: Duration,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }

@@ -8,6 +8,7 @@ mod client;
 mod engine;
 mod keyvalue;
 mod limits;
+mod model;
 mod monitor;
 mod registry;
 mod responses;
@@ -33,6 +34,7 @@ async fn main() -> ExitCode {
     let result = match cli.command {
         cli::Command::Serve(args) => serve::run(args).await,
         cli::Command::Registry(args) => registry::run(args).await,
+        cli::Command::Model(args) => model::run(args).await,
         cli::Command::Chats(cli::ChatsCommand::Export { url, output }) => {
             chats::export_to(&url, output.as_deref()).await
         }

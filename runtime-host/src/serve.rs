@@ -4,7 +4,7 @@
 use crate::cli::{RuntimeArgs, ServeArgs};
 use crate::keyvalue::{KeyValue, sqlite::KvDatabase};
 use crate::limits::Limits;
-use crate::server::{ComponentServer, serve};
+use crate::server::{ComponentServer, ShutdownRoute, serve};
 use crate::variables::Variables;
 use anyhow::{Context, Result};
 use edge_api::model::{ATTRIBUTION, REGISTRATION_NOTICE};
@@ -44,12 +44,18 @@ pub struct Service {
     pub addr: SocketAddr,
 }
 
-impl Service {
-    pub async fn start(
+/// A component compiled, linked and ready to answer, not yet bound to an address.
+pub struct Loaded {
+    pub server: Arc<ComponentServer>,
+    pub limits: Limits,
+}
+
+impl Loaded {
+    pub fn load(
         component: &Path,
-        listen: SocketAddr,
         runtime: &RuntimeArgs,
         extra_vars: &[(&str, String)],
+        shutdown: Option<ShutdownRoute>,
     ) -> Result<Self> {
         let limits = runtime.limits();
         // Models key their metrics by the deployment's start (see model-sdk).
@@ -71,30 +77,53 @@ impl Service {
             variables = ?vars.names(),
             "component ready"
         );
-        let server = Arc::new(ComponentServer::new(
-            pre,
-            KeyValue::new(db),
-            vars,
-            limits.clone(),
-        ));
+        let mut server = ComponentServer::new(pre, KeyValue::new(db), vars, limits.clone());
+        if let Some(route) = shutdown {
+            server = server.with_shutdown_route(route);
+        }
+        Ok(Self {
+            server: Arc::new(server),
+            limits,
+        })
+    }
+
+    pub async fn bind(self, listen: SocketAddr) -> Result<Service> {
         let listener = TcpListener::bind(listen)
             .await
             .with_context(|| format!("cannot listen on {listen}: is another process using it?"))?;
         let addr = listener.local_addr()?;
-        Ok(Self {
+        Ok(Service {
             listener,
-            server,
-            limits,
+            server: self.server,
+            limits: self.limits,
             addr,
         })
+    }
+}
+
+impl Service {
+    pub async fn start(
+        component: &Path,
+        listen: SocketAddr,
+        runtime: &RuntimeArgs,
+        extra_vars: &[(&str, String)],
+    ) -> Result<Self> {
+        Loaded::load(component, runtime, extra_vars, None)?
+            .bind(listen)
+            .await
+    }
+
+    /// Serves until `stop` resolves, then drains requests in flight.
+    pub async fn run_until(self, stop: impl std::future::Future<Output = ()>) -> Result<()> {
+        // Tests and scripts read this line to learn the port when --listen used port 0.
+        println!("listening on http://{}", self.addr);
+        let drain = self.limits.deadline + DRAIN_GRACE;
+        serve(self.listener, self.server, stop, drain).await
     }
 
     /// Serves until SIGINT/SIGTERM, then drains requests in flight.
     pub async fn run_until_signal(self) -> Result<()> {
-        // Tests and scripts read this line to learn the port when --listen used port 0.
-        println!("listening on http://{}", self.addr);
-        let drain = self.limits.deadline + DRAIN_GRACE;
-        serve(self.listener, self.server, shutdown_signal(), drain).await?;
+        self.run_until(shutdown_signal()).await?;
         tracing::info!("stopped");
         Ok(())
     }

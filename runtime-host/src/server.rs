@@ -30,6 +30,14 @@ const MAX_DRAIN: u64 = 64 << 20;
 /// Time a client gets to send its request headers (slow-loris protection).
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// `POST /shutdown` served by the host itself (only it can stop the process).
+pub struct ShutdownRoute {
+    /// `--allow-shutdown`; otherwise the route answers 403 `shutdown_disabled`.
+    pub allowed: bool,
+    /// Notified when an allowed shutdown request arrives.
+    pub trigger: Arc<tokio::sync::Notify>,
+}
+
 /// Everything needed to answer requests for one component.
 pub struct ComponentServer {
     pre: ProxyPre<RequestState>,
@@ -37,6 +45,7 @@ pub struct ComponentServer {
     vars: Variables,
     limits: Limits,
     slots: Arc<Semaphore>,
+    shutdown: Option<ShutdownRoute>,
 }
 
 impl ComponentServer {
@@ -48,7 +57,53 @@ impl ComponentServer {
             vars,
             limits,
             slots,
+            shutdown: None,
         }
+    }
+
+    /// Serves `POST /shutdown` in the host instead of the component.
+    pub fn with_shutdown_route(mut self, route: ShutdownRoute) -> Self {
+        self.shutdown = Some(route);
+        self
+    }
+
+    /// Sends one request to the component in-process (no network), for the host's own use:
+    /// the self-test, reading `/capabilities`.
+    pub async fn call(&self, method: &str, path: &str) -> Result<(u16, Bytes)> {
+        let req = hyper::Request::builder()
+            .method(method)
+            .uri(format!("http://localhost{path}"))
+            .header(hyper::header::HOST, "localhost")
+            .body(Full::new(Bytes::new()))?;
+        let resp = self
+            .run_guest(req, Instant::now() + self.limits.deadline)
+            .await;
+        let status = resp.status().as_u16();
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| anyhow::anyhow!("reading the component's answer: {e:?}"))?
+            .to_bytes();
+        Ok((status, body))
+    }
+
+    fn host_shutdown(&self, route: &ShutdownRoute, peer: SocketAddr) -> HostResponse {
+        if !route.allowed {
+            return responses::error(
+                ErrorCode::ShutdownDisabled,
+                "shutdown is disabled for this deployment",
+            );
+        }
+        if !peer.ip().is_loopback() {
+            return responses::error(
+                ErrorCode::Forbidden,
+                "shutdown is accepted from this machine only",
+            );
+        }
+        route.trigger.notify_one();
+        let body = serde_json::json!({"success": true, "message": "shutting down gracefully"});
+        responses::json(200, body.to_string())
     }
 
     /// Answers one request and logs it.
@@ -60,7 +115,12 @@ impl ComponentServer {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
-        let resp = self.answer(req).await;
+        let resp = match &self.shutdown {
+            Some(route) if path == "/shutdown" && method == hyper::Method::POST => {
+                self.host_shutdown(route, peer)
+            }
+            _ => self.answer(req).await,
+        };
         tracing::info!(
             target: "request",
             %method,

@@ -1,0 +1,153 @@
+//! `runtime-host model`: one model deployment by the v1.2 startup sequence (spec 9):
+//!
+//! 1. print the attribution and registration notice;
+//! 2. load the component and pass its self-test (its `/health` runs the test examples);
+//! 3. register with the registry, with this process's id, *before* binding any port;
+//! 4. bind the assigned port and serve;
+//! 5. heartbeat, registering again when the registry forgot us, tracking its availability;
+//! 6. on SIGINT/SIGTERM or an allowed `POST /shutdown`: stop accepting, finish requests,
+//!    cancel the heartbeat task if there is one, unregister (skipped, not failed, when the
+//!    registry does not answer), exit 0.
+
+mod registration;
+
+use crate::cli::ModelArgs;
+use crate::serve::{Loaded, print_attribution, shutdown_signal};
+use crate::server::ShutdownRoute;
+use anyhow::{Context, Result, bail};
+use edge_api::model::{Capabilities, ModelInfo, SPEC_VERSION};
+use edge_api::registry::RegistrationRequest;
+use registration::{Registry, State};
+use serde_json::json;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+pub async fn run(args: ModelArgs) -> Result<()> {
+    print_attribution();
+    let trigger = Arc::new(tokio::sync::Notify::new());
+    let route = ShutdownRoute {
+        allowed: args.allow_shutdown,
+        trigger: trigger.clone(),
+    };
+    let loaded = Loaded::load(&args.component, &args.runtime, &[], Some(route))?;
+
+    // The self-test: the model SDK's /health runs every test example through /predict.
+    let (status, body) = loaded.server.call("GET", "/health").await?;
+    if status != 200 {
+        bail!(
+            "the model failed its self-test (/health answered {status}): {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    let info: ModelInfo = json_of(&loaded, "/info").await?;
+    let caps: Capabilities = json_of(&loaded, "/capabilities").await?;
+    tracing::info!(model = %info.name, "self-test passed");
+
+    let names: Vec<String> = caps.capabilities.iter().map(|c| c.name.clone()).collect();
+    let request = RegistrationRequest {
+        app_name: "runtime-host".into(),
+        app_version: SPEC_VERSION.into(),
+        model_name: info.name.clone(),
+        process_id: std::process::id(),
+        preferred_port: args.preferred_port,
+        reason: format!(
+            "serving model {} from {}",
+            info.name,
+            args.component.display()
+        ),
+        metadata: serde_json::Map::from_iter([
+            (
+                "model_type".to_owned(),
+                json!(names.first().cloned().unwrap_or_default()),
+            ),
+            ("capabilities".to_owned(), json!(names)),
+        ]),
+    };
+    let registry = Arc::new(Registry::new(&args.registry, request));
+    let state = match registry
+        .register_within(args.preferred_port, args.registry_wait)
+        .await
+    {
+        Ok(r) => {
+            tracing::info!(port = r.assigned_port, message = %r.message, "registered");
+            State {
+                port: r.assigned_port,
+                registration_id: Some(r.registration_id),
+                registry_available: true,
+            }
+        }
+        Err(e) => match args.preferred_port {
+            Some(port) => {
+                tracing::warn!(error = %format!("{e:#}"), port, "registry unavailable; serving on the preferred port and registering when it returns");
+                State {
+                    port,
+                    registration_id: None,
+                    registry_available: false,
+                }
+            }
+            None => bail!(
+                "could not register with the registry at {} within {:?}: {e:#}\n\
+                 start it (`runtime-host registry`) or pass --preferred-port to serve without it",
+                registry.url(),
+                args.registry_wait
+            ),
+        },
+    };
+    let port = state.port;
+    let state = Arc::new(Mutex::new(state));
+
+    let service = match loaded.bind(SocketAddr::new(args.host, port)).await {
+        Ok(s) => s,
+        Err(e) => {
+            release(&registry, &state).await;
+            return Err(e).context(format!(
+                "port {port} was assigned by the registry but is busy"
+            ));
+        }
+    };
+    let heartbeat = Some(tokio::spawn(
+        registry
+            .clone()
+            .keep_alive(state.clone(), args.heartbeat_interval),
+    ));
+
+    let stop = async move {
+        tokio::select! {
+            _ = shutdown_signal() => {},
+            _ = trigger.notified() => tracing::info!("shutdown requested over HTTP"),
+        }
+    };
+    service.run_until(stop).await?;
+    if let Some(task) = heartbeat {
+        task.abort();
+    }
+    release(&registry, &state).await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Unregisters if registered; a registry that does not answer is skipped (spec 7).
+async fn release(registry: &Registry, state: &Arc<Mutex<State>>) {
+    let (port, id) = {
+        let s = state.lock().unwrap();
+        (s.port, s.registration_id.clone())
+    };
+    let Some(id) = id else { return };
+    match registry.unregister(port, &id).await {
+        Ok(()) => tracing::info!(port, "unregistered"),
+        Err(e) => {
+            tracing::warn!(error = %format!("{e:#}"), "registry unreachable; unregistration skipped")
+        }
+    }
+}
+
+async fn json_of<T: serde::de::DeserializeOwned>(loaded: &Loaded, path: &str) -> Result<T> {
+    let (status, body) = loaded.server.call("GET", path).await?;
+    if status != 200 {
+        bail!(
+            "{path} answered {status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    serde_json::from_slice(&body).with_context(|| format!("{path} is not a v1.2 record"))
+}
