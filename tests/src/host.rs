@@ -13,6 +13,8 @@ const START_TIMEOUT: Duration = Duration::from_secs(120);
 pub struct HostBuilder {
     /// Subcommand and its positional arguments.
     command: Vec<String>,
+    /// Whether to pass `--listen 127.0.0.1:0` (a model binds the port its registry assigns).
+    listen: bool,
     data_dir: PathBuf,
     args: Vec<String>,
     envs: Vec<(String, String)>,
@@ -36,8 +38,24 @@ impl HostBuilder {
         )
     }
 
+    /// `runtime-host model <component> --registry <url>`.
+    pub fn model(component: PathBuf, data_dir: &Path, registry: &str) -> Self {
+        let mut b = Self::command(
+            vec![
+                "model".into(),
+                component.display().to_string(),
+                "--registry".into(),
+                registry.into(),
+            ],
+            data_dir,
+        );
+        b.listen = false;
+        b
+    }
+
     fn command(command: Vec<String>, data_dir: &Path) -> Self {
         Self {
+            listen: true,
             command,
             data_dir: data_dir.to_path_buf(),
             args: Vec::new(),
@@ -48,6 +66,12 @@ impl HostBuilder {
     pub fn arg(mut self, a: impl Into<String>) -> Self {
         self.args.push(a.into());
         self
+    }
+
+    /// Listens on this address instead of a free port.
+    pub fn listen_on(mut self, addr: &str) -> Self {
+        self.listen = false;
+        self.arg("--listen").arg(addr)
     }
 
     pub fn variable(self, name: &str, value: &str) -> Self {
@@ -62,8 +86,11 @@ impl HostBuilder {
     /// Starts the host on a free loopback port and waits until it listens.
     pub fn start(self) -> Host {
         let mut cmd = Command::new(crate::host_binary());
-        cmd.args(&self.command)
-            .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        cmd.args(&self.command);
+        if self.listen {
+            cmd.args(["--listen", "127.0.0.1:0"]);
+        }
+        cmd.arg("--data-dir")
             .arg(&self.data_dir)
             .args(&self.args)
             .env_remove("RUST_BACKTRACE")

@@ -1,0 +1,329 @@
+//! `runtime-host model`: the v1.2 deployment lifecycle against a real (or a fake) registry,
+//! with real processes and real HTTP.
+
+use e2e_tests::{Client, Host, HostBuilder, component, temp_dir};
+use edge_api::registry::RegistryListing;
+use std::net::TcpListener as StdListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A free loopback port (bound, then released).
+fn free_port() -> u16 {
+    StdListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A registry on its own small range of ports, so tests never compete for 5100.
+fn registry(dir: &std::path::Path, extra: &[&str]) -> (Host, u16) {
+    let first = free_port().clamp(20_000, 60_000);
+    let mut b = HostBuilder::registry(dir)
+        .arg("--ports")
+        .arg(format!("{first}-{}", first + 4));
+    for a in extra {
+        b = b.arg(*a);
+    }
+    (b.start(), first)
+}
+
+fn model(dir: &std::path::Path, registry_url: &str, extra: &[&str]) -> HostBuilder {
+    let mut b = HostBuilder::model(component("molprop"), dir, registry_url);
+    for a in extra {
+        b = b.arg(*a);
+    }
+    b
+}
+
+async fn listing(c: &Client, reg: &Host) -> RegistryListing {
+    c.get(&reg.url("/registry")).await.json()
+}
+
+async fn eventually<F, Fut>(what: &str, timeout: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !check().await {
+        assert!(start.elapsed() < timeout, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn registers_with_its_pid_and_serves_on_the_assigned_port() {
+    let (rdir, mdir) = (temp_dir(), temp_dir());
+    let (reg, first) = registry(rdir.path(), &[]);
+    let m = model(mdir.path(), &reg.base_url(), &[]).start();
+    let c = Client::new();
+    assert_eq!(
+        m.addr.port(),
+        first,
+        "serves on the port the registry assigned"
+    );
+    let list = listing(&c, &reg).await;
+    assert_eq!(list.count, 1);
+    let entry = &list.registrations[0];
+    assert_eq!((entry.port, entry.process_id), (first, m.pid()));
+    assert_eq!(entry.model_name, "molprop");
+    assert!(
+        entry.metadata["capabilities"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    );
+    assert_eq!(c.get(&m.url("/health")).await.value()["status"], "ok");
+    assert!(m.output().contains("Lightweight AI Model API Runtime Specification 1.2, (c) 2025 Paramus Transform LLC, MIT License"));
+}
+
+/// A registry that, before it answers, checks that the assigned port is not yet accepting
+/// connections: proof that the model registers before it binds.
+#[tokio::test(flavor = "multi_thread")]
+async fn registration_happens_before_the_port_is_bound() {
+    use http_body_util::{BodyExt, Full};
+    use hyper::body::Bytes;
+    let assigned = free_port();
+    let probe: Arc<Mutex<Option<(bool, serde_json::Value)>>> = Arc::new(Mutex::new(None));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = probe.clone();
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let seen = seen.clone();
+                        async move {
+                            let path = req.uri().path().to_owned();
+                            let body = req.into_body().collect().await.unwrap().to_bytes();
+                            let reply = if path == "/register" {
+                                tokio::time::sleep(Duration::from_millis(300)).await;
+                                let open = tokio::net::TcpStream::connect(("127.0.0.1", assigned))
+                                    .await
+                                    .is_ok();
+                                *seen.lock().unwrap() =
+                                    Some((open, serde_json::from_slice(&body).unwrap()));
+                                serde_json::json!({"success": true, "assigned_port": assigned,
+                                "registration_id": "00000000-0000-4000-8000-000000000001",
+                                "message": "assigned", "expires_at": "2030-01-01T00:00:00.000"})
+                            } else {
+                                serde_json::json!({"success": true})
+                            };
+                            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
+                                Bytes::from(reply.to_string()),
+                            )))
+                        }
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    let mdir = temp_dir();
+    let m = model(mdir.path(), &url, &[]).start();
+    assert_eq!(m.addr.port(), assigned);
+    let (was_open, body) = probe.lock().unwrap().clone().expect("the model registered");
+    assert!(
+        !was_open,
+        "the port must not accept connections before registration completes"
+    );
+    assert_eq!(body["process_id"], m.pid());
+    assert_eq!(body["app_version"], "1.2.0");
+    assert!(body.get("preferred_port").is_some(), "sent, as null");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn heartbeats_renew_and_a_forgotten_registration_is_renewed_on_the_same_port() {
+    let (rdir, mdir) = (temp_dir(), temp_dir());
+    let c = Client::new();
+    {
+        let (reg, _) = registry(rdir.path(), &["--ttl", "5"]);
+        let m = model(
+            mdir.path(),
+            &reg.base_url(),
+            &["--heartbeat-interval", "300ms"],
+        )
+        .start();
+        let first = listing(&c, &reg).await.registrations[0]
+            .last_heartbeat
+            .clone();
+        eventually("last_heartbeat moves", Duration::from_secs(5), || {
+            let (c, reg, first) = (c.clone(), &reg, first.clone());
+            async move {
+                listing(&c, reg)
+                    .await
+                    .registrations
+                    .first()
+                    .is_some_and(|r| r.last_heartbeat > first)
+            }
+        })
+        .await;
+        drop(m);
+    }
+    // A TTL shorter than the heartbeat interval: the registry forgets the model between
+    // heartbeats, and the model registers again on its port.
+    let (rdir2, mdir2) = (temp_dir(), temp_dir());
+    let (reg, _) = registry(rdir2.path(), &["--ttl", "1"]);
+    let m = model(
+        mdir2.path(),
+        &reg.base_url(),
+        &["--heartbeat-interval", "1500ms"],
+    )
+    .start();
+    let first = listing(&c, &reg).await.registrations[0].clone();
+    let port = m.addr.port();
+    eventually("registered again", Duration::from_secs(10), || {
+        let (c, reg, first) = (c.clone(), &reg, first.clone());
+        async move {
+            listing(&c, reg)
+                .await
+                .registrations
+                .first()
+                .is_some_and(|r| r.registered_at > first.registered_at && r.port == port)
+        }
+    })
+    .await;
+    assert!(m.output().contains("registered again"), "{}", m.output());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn keeps_serving_when_the_registry_dies_and_still_exits_cleanly() {
+    let (rdir, mdir) = (temp_dir(), temp_dir());
+    let c = Client::new();
+    let (reg, _) = registry(rdir.path(), &[]);
+    let mut m = model(
+        mdir.path(),
+        &reg.base_url(),
+        &["--heartbeat-interval", "200ms"],
+    )
+    .start();
+    reg.kill9();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        c.get(&m.url("/health")).await.status,
+        200,
+        "serving on without the registry"
+    );
+    let started = Instant::now();
+    m.terminate();
+    let status = m.wait(Duration::from_secs(10));
+    assert!(status.success(), "{status:?}\n{}", m.output());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "exit within 5 s: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        m.output().contains("unregistration skipped"),
+        "{}",
+        m.output()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn registers_once_a_missing_registry_comes_up() {
+    let (rdir, mdir) = (temp_dir(), temp_dir());
+    let c = Client::new();
+    let reg_port = free_port();
+    let reg_url = format!("http://127.0.0.1:{reg_port}");
+    let preferred = free_port().clamp(20_000, 60_000);
+    let m = model(
+        mdir.path(),
+        &reg_url,
+        &[
+            "--preferred-port",
+            &preferred.to_string(),
+            "--registry-wait",
+            "500ms",
+            "--heartbeat-interval",
+            "300ms",
+        ],
+    )
+    .start();
+    assert_eq!(
+        m.addr.port(),
+        preferred,
+        "serves on the preferred port without a registry"
+    );
+    assert_eq!(c.get(&m.url("/health")).await.status, 200);
+    let reg = HostBuilder::registry(rdir.path())
+        .arg("--ports")
+        .arg(format!("{preferred}-{}", preferred + 2))
+        .listen_on(&format!("127.0.0.1:{reg_port}"))
+        .start();
+    let pid = m.pid();
+    eventually(
+        "the model registers with the late registry",
+        Duration::from_secs(10),
+        || {
+            let (c, reg) = (c.clone(), &reg);
+            async move {
+                listing(&c, reg)
+                    .await
+                    .registrations
+                    .iter()
+                    .any(|r| r.port == preferred && r.process_id == pid)
+            }
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_registry_and_no_preferred_port_is_a_clear_error() {
+    let mdir = temp_dir();
+    let out = std::process::Command::new(e2e_tests::host_binary())
+        .arg("model")
+        .arg(component("molprop"))
+        .args([
+            "--registry",
+            &format!("http://127.0.0.1:{}", free_port()),
+            "--registry-wait",
+            "300ms",
+            "--data-dir",
+        ])
+        .arg(mdir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--preferred-port") && err.contains("runtime-host registry"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_and_shutdown_unregister_and_free_the_port() {
+    let c = Client::new();
+    let (rdir, m1dir, m2dir) = (temp_dir(), temp_dir(), temp_dir());
+    let (reg, _) = registry(rdir.path(), &[]);
+    // Default: /shutdown is refused; SIGTERM unregisters.
+    let m = model(m1dir.path(), &reg.base_url(), &[]).start();
+    c.send(hyper::Method::POST, &m.url("/shutdown"), None, &[])
+        .await
+        .assert_error(403, "shutdown_disabled");
+    let url = m.url("/health");
+    assert!(m.stop().success());
+    assert_eq!(listing(&c, &reg).await.count, 0, "unregistered on SIGTERM");
+    assert!(
+        c.try_send(hyper::Method::GET, &url, None, &[])
+            .await
+            .is_err(),
+        "port freed"
+    );
+    // With --allow-shutdown, POST /shutdown stops it the same way.
+    let mut m = model(m2dir.path(), &reg.base_url(), &["--allow-shutdown"]).start();
+    let r = c
+        .send(hyper::Method::POST, &m.url("/shutdown"), None, &[])
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.value()["success"], true);
+    assert!(m.wait(Duration::from_secs(10)).success());
+    assert_eq!(listing(&c, &reg).await.count, 0);
+}
