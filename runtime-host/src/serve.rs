@@ -44,6 +44,17 @@ pub struct Service {
     pub addr: SocketAddr,
 }
 
+/// `extra` plus `deployment_started_at_ms` (now), by which models key their metrics.
+pub fn with_start_time<'a>(extra: &[(&'a str, String)]) -> Vec<(&'a str, String)> {
+    let started_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let mut vars = vec![("deployment_started_at_ms", started_ms.to_string())];
+    vars.extend(extra.iter().cloned());
+    vars
+}
+
 /// A component compiled, linked and ready to answer, not yet bound to an address.
 pub struct Loaded {
     pub server: Arc<ComponentServer>,
@@ -51,6 +62,7 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// Loads one component into its own engine and data directory.
     pub fn load(
         component: &Path,
         runtime: &RuntimeArgs,
@@ -58,19 +70,23 @@ impl Loaded {
         shutdown: Option<ShutdownRoute>,
     ) -> Result<Self> {
         let limits = runtime.limits();
-        // Models key their metrics by the deployment's start (see model-sdk).
-        let started_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0);
-        let mut vars_in = vec![("deployment_started_at_ms", started_ms.to_string())];
-        vars_in.extend(extra_vars.iter().cloned());
-        let vars = runtime.variables(&vars_in)?;
-        let data_dir = &runtime.data_dir;
-        let db = Arc::new(KvDatabase::open_in(data_dir)?);
-        let engine = crate::engine::build_engine(&limits, Some(&data_dir.join("cache")))?;
+        let vars = runtime.variables(&with_start_time(extra_vars))?;
+        let db = Arc::new(KvDatabase::open_in(&runtime.data_dir)?);
+        let engine = crate::engine::build_engine(&limits, Some(&runtime.data_dir.join("cache")))?;
+        Self::load_in(&engine, db, component, vars, limits, shutdown)
+    }
+
+    /// Loads one component into a shared engine (compiled code and instance pool shared).
+    pub fn load_in(
+        engine: &wasmtime::Engine,
+        db: Arc<KvDatabase>,
+        component: &Path,
+        vars: Variables,
+        limits: Limits,
+        shutdown: Option<ShutdownRoute>,
+    ) -> Result<Self> {
         let started = std::time::Instant::now();
-        let pre = crate::engine::load_proxy(&engine, component)?;
+        let pre = crate::engine::load_proxy(engine, component)?;
         tracing::info!(
             component = %component.display(),
             load_ms = started.elapsed().as_millis() as u64,

@@ -70,11 +70,25 @@ impl ComponentServer {
     /// Sends one request to the component in-process (no network), for the host's own use:
     /// the self-test, reading `/capabilities`.
     pub async fn call(&self, method: &str, path: &str) -> Result<(u16, Bytes)> {
-        let req = hyper::Request::builder()
+        self.call_with(method, path, Vec::new(), &[]).await
+    }
+
+    /// [`ComponentServer::call`] with a body and headers.
+    pub async fn call_with(
+        &self,
+        method: &str,
+        path: &str,
+        body: Vec<u8>,
+        headers: &[(&str, &str)],
+    ) -> Result<(u16, Bytes)> {
+        let mut req = hyper::Request::builder()
             .method(method)
             .uri(format!("http://localhost{path}"))
-            .header(hyper::header::HOST, "localhost")
-            .body(Full::new(Bytes::new()))?;
+            .header(hyper::header::HOST, "localhost");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let req = req.body(Full::new(Bytes::from(body)))?;
         let resp = self
             .run_guest(req, Instant::now() + self.limits.deadline)
             .await;

@@ -22,22 +22,55 @@ use serde_json::json;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+/// How one deployment talks to its registry.
+#[derive(Debug, Clone)]
+pub struct DeployOptions {
+    pub registry: String,
+    pub preferred_port: Option<u16>,
+    pub host: std::net::IpAddr,
+    pub heartbeat_interval: std::time::Duration,
+    pub registry_wait: std::time::Duration,
+}
+
+impl DeployOptions {
+    fn from_args(args: &ModelArgs) -> Self {
+        Self {
+            registry: args.registry.clone(),
+            preferred_port: args.preferred_port,
+            host: args.host,
+            heartbeat_interval: args.heartbeat_interval,
+            registry_wait: args.registry_wait,
+        }
+    }
+}
+
 pub async fn run(args: ModelArgs) -> Result<()> {
     print_attribution();
     let trigger = Arc::new(tokio::sync::Notify::new());
-    let route = ShutdownRoute {
-        allowed: args.allow_shutdown,
-        trigger: trigger.clone(),
-    };
+    let route = ShutdownRoute { allowed: args.allow_shutdown, trigger: trigger.clone() };
     let loaded = Loaded::load(&args.component, &args.runtime, &[], Some(route))?;
+    let stop = async move {
+        tokio::select! {
+            _ = shutdown_signal() => {},
+            _ = trigger.notified() => tracing::info!("shutdown requested over HTTP"),
+        }
+    };
+    deploy(loaded, &args.component, DeployOptions::from_args(&args), stop, |_| {}).await
+}
 
+/// Runs one loaded model through the lifecycle until `stop`: self-test, register, bind,
+/// serve (calling `ready` with the address), heartbeat, then stop and unregister.
+pub async fn deploy(
+    loaded: Loaded,
+    component: &std::path::Path,
+    opts: DeployOptions,
+    stop: impl std::future::Future<Output = ()>,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<()> {
     // The self-test: the model SDK's /health runs every test example through /predict.
     let (status, body) = loaded.server.call("GET", "/health").await?;
     if status != 200 {
-        bail!(
-            "the model failed its self-test (/health answered {status}): {}",
-            String::from_utf8_lossy(&body)
-        );
+        bail!("the model failed its self-test (/health answered {status}): {}", String::from_utf8_lossy(&body));
     }
     let info: ModelInfo = json_of(&loaded, "/info").await?;
     let caps: Capabilities = json_of(&loaded, "/capabilities").await?;
@@ -49,80 +82,50 @@ pub async fn run(args: ModelArgs) -> Result<()> {
         app_version: SPEC_VERSION.into(),
         model_name: info.name.clone(),
         process_id: std::process::id(),
-        preferred_port: args.preferred_port,
-        reason: format!(
-            "serving model {} from {}",
-            info.name,
-            args.component.display()
-        ),
+        preferred_port: opts.preferred_port,
+        reason: format!("serving model {} from {}", info.name, component.display()),
         metadata: serde_json::Map::from_iter([
-            (
-                "model_type".to_owned(),
-                json!(names.first().cloned().unwrap_or_default()),
-            ),
+            ("model_type".to_owned(), json!(names.first().cloned().unwrap_or_default())),
             ("capabilities".to_owned(), json!(names)),
         ]),
     };
-    let registry = Arc::new(Registry::new(&args.registry, request));
-    let state = match registry
-        .register_within(args.preferred_port, args.registry_wait)
-        .await
-    {
+    let registry = Arc::new(Registry::new(&opts.registry, request));
+    let state = match registry.register_within(opts.preferred_port, opts.registry_wait).await {
         Ok(r) => {
-            tracing::info!(port = r.assigned_port, message = %r.message, "registered");
-            State {
-                port: r.assigned_port,
-                registration_id: Some(r.registration_id),
-                registry_available: true,
-            }
+            tracing::info!(model = %info.name, port = r.assigned_port, message = %r.message, "registered");
+            State { port: r.assigned_port, registration_id: Some(r.registration_id), registry_available: true }
         }
-        Err(e) => match args.preferred_port {
+        Err(e) => match opts.preferred_port {
             Some(port) => {
                 tracing::warn!(error = %format!("{e:#}"), port, "registry unavailable; serving on the preferred port and registering when it returns");
-                State {
-                    port,
-                    registration_id: None,
-                    registry_available: false,
-                }
+                State { port, registration_id: None, registry_available: false }
             }
             None => bail!(
                 "could not register with the registry at {} within {:?}: {e:#}\n\
                  start it (`runtime-host registry`) or pass --preferred-port to serve without it",
                 registry.url(),
-                args.registry_wait
+                opts.registry_wait
             ),
         },
     };
     let port = state.port;
     let state = Arc::new(Mutex::new(state));
 
-    let service = match loaded.bind(SocketAddr::new(args.host, port)).await {
+    let service = match loaded.bind(SocketAddr::new(opts.host, port)).await {
         Ok(s) => s,
         Err(e) => {
             release(&registry, &state).await;
-            return Err(e).context(format!(
-                "port {port} was assigned by the registry but is busy"
-            ));
+            return Err(e).context(format!("port {port} was assigned by the registry but is busy"));
         }
     };
-    let heartbeat = Some(tokio::spawn(
-        registry
-            .clone()
-            .keep_alive(state.clone(), args.heartbeat_interval),
-    ));
-
-    let stop = async move {
-        tokio::select! {
-            _ = shutdown_signal() => {},
-            _ = trigger.notified() => tracing::info!("shutdown requested over HTTP"),
-        }
-    };
+    ready(service.addr);
+    let heartbeat = Some(tokio::spawn(registry.clone().keep_alive(state.clone(), opts.heartbeat_interval)));
     service.run_until(stop).await?;
     if let Some(task) = heartbeat {
         task.abort();
     }
     release(&registry, &state).await;
-    tracing::info!("stopped");
+    tracing::info!(model = %info.name, "stopped");
     Ok(())
 }
 
