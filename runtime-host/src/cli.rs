@@ -28,6 +28,9 @@ pub enum Command {
     /// Run one model deployment (interface B) by the v1.2 startup sequence: self-test,
     /// register, then serve on the assigned port.
     Model(ModelArgs),
+    /// Run the whole local stack in one process: registry, chat (with sample dialogs) and
+    /// every model, each registered on its own port.
+    Up(UpArgs),
     /// Import or export chat dialogs through a running chat service.
     #[command(subcommand)]
     Chats(ChatsCommand),
@@ -87,6 +90,36 @@ pub struct ModelArgs {
     /// How long to keep trying the registry at start-up.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub registry_wait: Duration,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct UpArgs {
+    /// Port of the registry.
+    #[arg(long, default_value_t = 5000)]
+    pub registry_port: u16,
+    /// Port of the chat service.
+    #[arg(long, default_value_t = 8050)]
+    pub chat_port: u16,
+    /// Directory of model components (every .wasm in it); default: molprop from this build.
+    #[arg(long)]
+    pub models: Option<PathBuf>,
+    /// Deployments of each model (for scale and load tests).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=500))]
+    pub copies: u32,
+    /// Address every service binds on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// Registry lease length in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub ttl: u64,
+    /// Ports the registry assigns.
+    #[arg(long, default_value = "5100-5999")]
+    pub ports: String,
+    /// Time between each model's heartbeats.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub heartbeat_interval: Duration,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }

@@ -24,13 +24,21 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 const CORE_INSTANCES_PER_COMPONENT: u32 = 50;
 const MEMORIES_PER_COMPONENT: u32 = 4;
 
-/// Builds the engine for these limits. `cache_dir` holds compiled artifacts.
+/// Builds the engine for one service with these limits. `cache_dir` holds compiled artifacts.
 pub fn build_engine(limits: &Limits, cache_dir: Option<&Path>) -> Result<Engine> {
+    build_shared_engine(limits, limits.max_concurrency as u32, cache_dir)
+}
+
+/// Builds an engine whose instance pool (`slots` instances at once) several services share.
+pub fn build_shared_engine(
+    limits: &Limits,
+    slots: u32,
+    cache_dir: Option<&Path>,
+) -> Result<Engine> {
     let mut config = Config::new();
     config.wasm_component_model(true);
     config.epoch_interruption(true);
 
-    let slots = limits.max_concurrency as u32;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
         .total_core_instances(slots * CORE_INSTANCES_PER_COMPONENT)

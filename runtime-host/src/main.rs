@@ -15,6 +15,7 @@ mod responses;
 mod serve;
 mod server;
 mod state;
+mod up;
 mod variables;
 
 use clap::Parser;
@@ -35,6 +36,7 @@ async fn main() -> ExitCode {
         cli::Command::Serve(args) => serve::run(args).await,
         cli::Command::Registry(args) => registry::run(args).await,
         cli::Command::Model(args) => model::run(args).await,
+        cli::Command::Up(args) => up::run(args).await,
         cli::Command::Chats(cli::ChatsCommand::Export { url, output }) => {
             chats::export_to(&url, output.as_deref()).await
         }

@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 const WASM_TARGET: &str = "wasm32-wasip2";
-const USAGE: &str = "usage: cargo xtask <build | test | up [--chat-port PORT] [--registry-port PORT] [--data-dir DIR]>
+const USAGE: &str = "usage: cargo xtask <build | test | up [runtime-host up options]>
 
   build   install the wasm32-wasip2 target if needed; build components and runtime-host
   test    build, then run every test
-  up      build, then run the local stack: chat (http://127.0.0.1:8050, with sample
-          dialogs) and the port registry (http://127.0.0.1:5000)";
+  up      build, then run the local stack (`runtime-host up`): registry on 5000, chat on
+          8050 with sample dialogs, molprop registered from 5100";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -161,122 +161,15 @@ mod tests {
     }
 }
 
-fn flag(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
-
-/// The admin token: `$CHAT_ADMIN_TOKEN`, else one made on first run and kept in the data dir.
-fn admin_token(data_dir: &Path) -> Result<String, String> {
-    if let Ok(t) = std::env::var("CHAT_ADMIN_TOKEN")
-        && !t.is_empty()
-    {
-        return Ok(t);
-    }
-    let file = data_dir.join("chat_admin_token");
-    if let Ok(t) = std::fs::read_to_string(&file) {
-        return Ok(t.trim().to_owned());
-    }
-    let mut bytes = [0u8; 16];
-    std::io::Read::read_exact(
-        &mut std::fs::File::open("/dev/urandom").map_err(|e| e.to_string())?,
-        &mut bytes,
-    )
-    .map_err(|e| e.to_string())?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    std::fs::create_dir_all(data_dir).map_err(|e| e.to_string())?;
-    std::fs::write(&file, &token).map_err(|e| format!("writing {}: {e}", file.display()))?;
-    Ok(token)
-}
-
-/// Starts `runtime-host <args>` and waits for its `listening on URL` line; the rest of its
-/// standard output keeps being forwarded.
-fn start_service(host: &Path, args: &[String]) -> Result<(std::process::Child, String), String> {
-    let mut child = Command::new(host)
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("starting {}: {e}", host.display()))?;
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    for line in lines.by_ref().map_while(Result::ok) {
-        println!("{line}");
-        if let Some(url) = line.strip_prefix("listening on ") {
-            let url = url.trim().to_owned();
-            std::thread::spawn(move || lines.map_while(Result::ok).for_each(|l| println!("{l}")));
-            return Ok((child, url));
-        }
-    }
-    let status = child.wait().map_err(|e| e.to_string())?;
-    Err(format!(
-        "`runtime-host {}` did not start ({status})",
-        args.join(" ")
-    ))
-}
-
+/// Runs the whole local stack: `runtime-host up` (registry, chat with sample dialogs, and
+/// the example models), with `.data/` as the data directory unless told otherwise.
 fn up(args: &[String]) -> Result<(), String> {
     let root = root();
-    let chat_port = flag(args, "--chat-port").unwrap_or_else(|| "8050".into());
-    let registry_port = flag(args, "--registry-port").unwrap_or_else(|| "5000".into());
-    let data_dir = flag(args, "--data-dir")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join(".data"));
-    let data = data_dir.display().to_string();
-    let token = admin_token(&data_dir)?;
-    let host = root.join("target/release/runtime-host");
-    let chat = root
-        .join("target/wasm32-wasip2/release/chat.wasm")
-        .display()
-        .to_string();
-    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-
-    let (mut registry, registry_url) = start_service(
-        &host,
-        &owned(&[
-            "registry",
-            "--listen",
-            &format!("127.0.0.1:{registry_port}"),
-            "--data-dir",
-            &data,
-        ]),
-    )?;
-    let (mut chat, chat_url) = match start_service(
-        &host,
-        &owned(&[
-            "serve",
-            &chat,
-            "--listen",
-            &format!("127.0.0.1:{chat_port}"),
-            "--data-dir",
-            &data,
-            "--variable",
-            &format!("chat_admin_token={token}"),
-        ]),
-    ) {
-        Ok(started) => started,
-        Err(e) => {
-            let _ = registry.kill();
-            return Err(e);
-        }
-    };
-    let mut import = Command::new(&host);
-    import
-        .args(["chats", "import"])
-        .arg(root.join("components/chat/samples/dialogs.json"))
-        .args(["--url", &chat_url, "--token", &token]);
-    run(import)?;
-    println!(
-        "\n  chat service   {chat_url}/api/chats\n  admin token    {token}  (also in {data}/chat_admin_token)\n  port registry  {registry_url}/registry\n  data           {data}\n\n  Ctrl-C stops everything.\n"
-    );
-    // Ctrl-C reaches both services (same process group); each shuts down gracefully.
-    let chat_status = chat.wait().map_err(|e| e.to_string())?;
-    let registry_status = registry.wait().map_err(|e| e.to_string())?;
-    if chat_status.success() && registry_status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "services stopped: chat {chat_status}, registry {registry_status}"
-        ))
+    let mut cmd = Command::new(root.join("target/release/runtime-host"));
+    cmd.arg("up");
+    if !args.iter().any(|a| a == "--data-dir") {
+        cmd.arg("--data-dir").arg(root.join(".data"));
     }
+    cmd.args(args);
+    run(cmd)
 }

@@ -25,6 +25,9 @@ use std::sync::{Arc, Mutex};
 /// How one deployment talks to its registry.
 #[derive(Debug, Clone)]
 pub struct DeployOptions {
+    /// `app_name` to register under. Deployments in one process must differ in it (or in the
+    /// model name): the registry treats the same process, app and model as a retry.
+    pub app_name: String,
     pub registry: String,
     pub preferred_port: Option<u16>,
     pub host: std::net::IpAddr,
@@ -35,6 +38,7 @@ pub struct DeployOptions {
 impl DeployOptions {
     fn from_args(args: &ModelArgs) -> Self {
         Self {
+            app_name: "runtime-host".into(),
             registry: args.registry.clone(),
             preferred_port: args.preferred_port,
             host: args.host,
@@ -47,7 +51,10 @@ impl DeployOptions {
 pub async fn run(args: ModelArgs) -> Result<()> {
     print_attribution();
     let trigger = Arc::new(tokio::sync::Notify::new());
-    let route = ShutdownRoute { allowed: args.allow_shutdown, trigger: trigger.clone() };
+    let route = ShutdownRoute {
+        allowed: args.allow_shutdown,
+        trigger: trigger.clone(),
+    };
     let loaded = Loaded::load(&args.component, &args.runtime, &[], Some(route))?;
     let stop = async move {
         tokio::select! {
@@ -55,7 +62,14 @@ pub async fn run(args: ModelArgs) -> Result<()> {
             _ = trigger.notified() => tracing::info!("shutdown requested over HTTP"),
         }
     };
-    deploy(loaded, &args.component, DeployOptions::from_args(&args), stop, |_| {}).await
+    deploy(
+        loaded,
+        &args.component,
+        DeployOptions::from_args(&args),
+        stop,
+        |_| {},
+    )
+    .await
 }
 
 /// Runs one loaded model through the lifecycle until `stop`: self-test, register, bind,
@@ -70,7 +84,10 @@ pub async fn deploy(
     // The self-test: the model SDK's /health runs every test example through /predict.
     let (status, body) = loaded.server.call("GET", "/health").await?;
     if status != 200 {
-        bail!("the model failed its self-test (/health answered {status}): {}", String::from_utf8_lossy(&body));
+        bail!(
+            "the model failed its self-test (/health answered {status}): {}",
+            String::from_utf8_lossy(&body)
+        );
     }
     let info: ModelInfo = json_of(&loaded, "/info").await?;
     let caps: Capabilities = json_of(&loaded, "/capabilities").await?;
@@ -78,27 +95,41 @@ pub async fn deploy(
 
     let names: Vec<String> = caps.capabilities.iter().map(|c| c.name.clone()).collect();
     let request = RegistrationRequest {
-        app_name: "runtime-host".into(),
+        app_name: opts.app_name.clone(),
         app_version: SPEC_VERSION.into(),
         model_name: info.name.clone(),
         process_id: std::process::id(),
         preferred_port: opts.preferred_port,
         reason: format!("serving model {} from {}", info.name, component.display()),
         metadata: serde_json::Map::from_iter([
-            ("model_type".to_owned(), json!(names.first().cloned().unwrap_or_default())),
+            (
+                "model_type".to_owned(),
+                json!(names.first().cloned().unwrap_or_default()),
+            ),
             ("capabilities".to_owned(), json!(names)),
         ]),
     };
     let registry = Arc::new(Registry::new(&opts.registry, request));
-    let state = match registry.register_within(opts.preferred_port, opts.registry_wait).await {
+    let state = match registry
+        .register_within(opts.preferred_port, opts.registry_wait)
+        .await
+    {
         Ok(r) => {
             tracing::info!(model = %info.name, port = r.assigned_port, message = %r.message, "registered");
-            State { port: r.assigned_port, registration_id: Some(r.registration_id), registry_available: true }
+            State {
+                port: r.assigned_port,
+                registration_id: Some(r.registration_id),
+                registry_available: true,
+            }
         }
         Err(e) => match opts.preferred_port {
             Some(port) => {
                 tracing::warn!(error = %format!("{e:#}"), port, "registry unavailable; serving on the preferred port and registering when it returns");
-                State { port, registration_id: None, registry_available: false }
+                State {
+                    port,
+                    registration_id: None,
+                    registry_available: false,
+                }
             }
             None => bail!(
                 "could not register with the registry at {} within {:?}: {e:#}\n\
@@ -115,11 +146,17 @@ pub async fn deploy(
         Ok(s) => s,
         Err(e) => {
             release(&registry, &state).await;
-            return Err(e).context(format!("port {port} was assigned by the registry but is busy"));
+            return Err(e).context(format!(
+                "port {port} was assigned by the registry but is busy"
+            ));
         }
     };
     ready(service.addr);
-    let heartbeat = Some(tokio::spawn(registry.clone().keep_alive(state.clone(), opts.heartbeat_interval)));
+    let heartbeat = Some(tokio::spawn(
+        registry
+            .clone()
+            .keep_alive(state.clone(), opts.heartbeat_interval),
+    ));
     service.run_until(stop).await?;
     if let Some(task) = heartbeat {
         task.abort();

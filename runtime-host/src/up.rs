@@ -1,0 +1,227 @@
+//! `runtime-host up`: the whole local stack in one process — the registry (with process
+//! monitoring), the chat service with sample dialogs, and every model, each model deployed by
+//! the v1.2 lifecycle on its own registered port. One engine serves them all (compiled code
+//! and the instance pool are shared); each model keeps its own registration, listener,
+//! key-value data, metrics and limits, and a model that fails does not stop the others.
+//!
+//! Ctrl-C stops the models first (each unregisters), then the registry and chat.
+
+use crate::cli::UpArgs;
+use crate::keyvalue::sqlite::KvDatabase;
+use crate::model::{DeployOptions, deploy};
+use crate::serve::{
+    Loaded, default_component, print_attribution, shutdown_signal, with_start_time,
+};
+use anyhow::{Context, Result, bail};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// Sample dialogs loaded into a fresh chat store.
+const SAMPLE_DIALOGS: &str = include_str!("../../components/chat/samples/dialogs.json");
+/// Instances the shared pool holds at once, across all services.
+const SHARED_SLOTS: u32 = 1024;
+
+fn stopper(rx: &watch::Receiver<bool>) -> impl std::future::Future<Output = ()> + use<> {
+    let mut rx = rx.clone();
+    async move {
+        let _ = rx.wait_for(|stop| *stop).await;
+    }
+}
+
+/// The admin token: `$CHAT_ADMIN_TOKEN`, else the one kept in the data directory (made on
+/// first run).
+fn admin_token(data_dir: &Path) -> Result<String> {
+    if let Ok(t) = std::env::var("CHAT_ADMIN_TOKEN")
+        && !t.is_empty()
+    {
+        return Ok(t);
+    }
+    let file = data_dir.join("chat_admin_token");
+    if let Ok(t) = std::fs::read_to_string(&file) {
+        return Ok(t.trim().to_owned());
+    }
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    std::fs::write(&file, &token).with_context(|| format!("writing {}", file.display()))?;
+    Ok(token)
+}
+
+/// Model components to deploy: every `.wasm` in `--models`, else molprop from this build.
+fn model_files(dir: Option<&Path>) -> Result<Vec<PathBuf>> {
+    let Some(dir) = dir else {
+        return Ok(vec![default_component("molprop")?]);
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading --models {}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("no .wasm model components in {}", dir.display());
+    }
+    Ok(files)
+}
+
+pub async fn run(args: UpArgs) -> Result<()> {
+    print_attribution();
+    let data_dir = args.runtime.data_dir.clone();
+    std::fs::create_dir_all(&data_dir)?;
+    let limits = args.runtime.limits();
+    let engine =
+        crate::engine::build_shared_engine(&limits, SHARED_SLOTS, Some(&data_dir.join("cache")))?;
+    let db = Arc::new(KvDatabase::open_in(&data_dir)?);
+    let host = args.host;
+    let (stop_models, models_rx) = watch::channel(false);
+    let (stop_services, services_rx) = watch::channel(false);
+
+    // Registry.
+    let secret = uuid::Uuid::new_v4().simple().to_string();
+    let reg_vars = args.runtime.variables(&[
+        ("registry_ttl_secs", args.ttl.to_string()),
+        ("registry_ports", args.ports.clone()),
+        ("registry_maintenance_token", secret.clone()),
+    ])?;
+    let registry = Loaded::load_in(
+        &engine,
+        db.clone(),
+        &default_component("registry")?,
+        reg_vars,
+        limits.clone(),
+        None,
+    )?
+    .bind(SocketAddr::new(host, args.registry_port))
+    .await?;
+    let registry_url = registry.local_url();
+    tokio::spawn(crate::monitor::run(
+        registry_url.clone(),
+        secret,
+        Duration::from_secs(5),
+    ));
+    let registry_task = tokio::spawn(registry.run_until(stopper(&services_rx)));
+
+    // Chat, with the sample dialogs.
+    let token = admin_token(&data_dir)?;
+    let chat_vars = args
+        .runtime
+        .variables(&[("chat_admin_token", token.clone())])?;
+    let chat = Loaded::load_in(
+        &engine,
+        db.clone(),
+        &default_component("chat")?,
+        chat_vars,
+        limits.clone(),
+        None,
+    )?
+    .bind(SocketAddr::new(host, args.chat_port))
+    .await?;
+    let chat_url = chat.local_url();
+    let dialogs: Vec<serde_json::Value> = serde_json::from_str(SAMPLE_DIALOGS)?;
+    let auth = format!("Bearer {token}");
+    for d in dialogs {
+        let (status, body) = chat
+            .server
+            .call_with(
+                "POST",
+                "/api/chats",
+                serde_json::to_vec(&d)?,
+                &[
+                    ("authorization", &auth),
+                    ("content-type", "application/json"),
+                ],
+            )
+            .await?;
+        if status != 201 && status != 409 {
+            tracing::warn!(status, body = %String::from_utf8_lossy(&body), "sample dialog not loaded");
+        }
+    }
+    let chat_task = tokio::spawn(chat.run_until(stopper(&services_rx)));
+
+    // Models.
+    let opts = DeployOptions {
+        app_name: String::new(),
+        registry: registry_url.clone(),
+        preferred_port: None,
+        host,
+        heartbeat_interval: args.heartbeat_interval,
+        registry_wait: Duration::from_secs(10),
+    };
+    let mut deployments = Vec::new();
+    for file in model_files(args.models.as_deref())? {
+        for copy in 0..args.copies {
+            let stem = file
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let name = if args.copies > 1 {
+                format!("{stem}-{copy}")
+            } else {
+                stem
+            };
+            let own_db = Arc::new(KvDatabase::open_in(&data_dir.join("models").join(&name))?);
+            let vars = args.runtime.variables(&with_start_time(&[]))?;
+            let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
+            let loaded = Loaded::load_in(&engine, own_db, &file, vars, limits.clone(), None)
+                .with_context(|| format!("loading model {}", file.display()))?;
+            let opts = DeployOptions {
+                app_name: format!("runtime-host/{name}"),
+                ..opts.clone()
+            };
+            let (file, stop) = (file.clone(), stopper(&models_rx));
+            let task = tokio::spawn(async move {
+                let outcome = deploy(loaded, &file, opts, stop, |addr| {
+                    let _ = addr_tx.send(addr);
+                })
+                .await;
+                if let Err(e) = &outcome {
+                    tracing::error!(model = %file.display(), error = %format!("{e:#}"), "model deployment failed");
+                }
+                outcome
+            });
+            deployments.push((name, addr_rx, task));
+        }
+    }
+
+    println!("\n  {:<24} {:<32} status", "service", "url");
+    println!(
+        "  {:<24} {:<32} ready",
+        "registry",
+        format!("{registry_url}/registry")
+    );
+    println!(
+        "  {:<24} {:<32} ready (admin token in {}/chat_admin_token)",
+        "chat",
+        format!("{chat_url}/api/chats"),
+        data_dir.display()
+    );
+    let mut tasks = Vec::new();
+    let mut healthy = 0;
+    for (name, addr_rx, task) in deployments {
+        match addr_rx.await {
+            Ok(addr) => {
+                healthy += 1;
+                println!("  {:<24} {:<32} registered", name, format!("http://{addr}"));
+            }
+            Err(_) => println!("  {:<24} {:<32} failed (see log)", name, "-"),
+        }
+        tasks.push(task);
+    }
+    println!("\n  {healthy} model(s) serving. Ctrl-C stops everything.\n");
+    // Scripts and tests wait for this line.
+    println!("stack ready");
+
+    shutdown_signal().await;
+    let _ = stop_models.send(true);
+    for t in tasks {
+        let _ = t.await;
+    }
+    let _ = stop_services.send(true);
+    let _ = registry_task.await;
+    let _ = chat_task.await;
+    tracing::info!("stack stopped");
+    Ok(())
+}

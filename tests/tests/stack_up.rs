@@ -1,0 +1,108 @@
+//! `runtime-host up`: registry, chat and 25 model deployments in one process; Ctrl-C leaves
+//! the registry empty and exits 0.
+
+use e2e_tests::{Client, HostBuilder, host_binary, temp_dir};
+use edge_api::registry::RegistryListing;
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn up_runs_25_models_registered_on_distinct_ports_and_stops_cleanly() {
+    let dir = temp_dir();
+    let (reg_port, chat_port) = (free_port(), free_port());
+    let first = free_port().clamp(20_000, 60_000);
+    let ports = format!("{first}-{}", first + 40);
+    let mut child = Command::new(host_binary())
+        .args(["up", "--copies", "25", "--ports", &ports])
+        .args([
+            "--registry-port",
+            &reg_port.to_string(),
+            "--chat-port",
+            &chat_port.to_string(),
+            "--data-dir",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.trim() == "stack ready" {
+                let _ = tx.send(());
+            }
+        }
+    });
+    if rx.recv_timeout(Duration::from_secs(180)).is_err() {
+        let _ = child.kill();
+        panic!("runtime-host up did not become ready");
+    }
+    let c = Client::new();
+    let list: RegistryListing = c
+        .get(&format!("http://127.0.0.1:{reg_port}/registry"))
+        .await
+        .json();
+    assert_eq!(list.count, 25);
+    let distinct: HashSet<u16> = list.registrations.iter().map(|r| r.port).collect();
+    assert_eq!(distinct.len(), 25, "25 distinct ports");
+    assert!(
+        list.registrations
+            .iter()
+            .all(|r| r.process_id == child.id())
+    );
+    for port in &distinct {
+        let r = c.get(&format!("http://127.0.0.1:{port}/health")).await;
+        assert_eq!(r.status, 200, "model on {port}: {}", r.text());
+    }
+    let chats = c
+        .get(&format!("http://127.0.0.1:{chat_port}/api/chats"))
+        .await
+        .value();
+    assert!(
+        chats.as_array().is_some_and(|a| a.len() >= 3),
+        "sample dialogs loaded"
+    );
+    let rss = std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS"))
+                .map(str::to_owned)
+        });
+    println!(
+        "runtime-host up with registry, chat and 25 models: {}",
+        rss.unwrap_or_default()
+    );
+
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    // The registry's store holds no live registration afterwards.
+    let reg = HostBuilder::registry(dir.path())
+        .arg("--ports")
+        .arg(&ports)
+        .start();
+    let after: RegistryListing = c.get(&reg.url("/registry")).await.json();
+    assert_eq!(
+        after.count, 0,
+        "every model unregistered before the registry stopped"
+    );
+}
