@@ -103,15 +103,15 @@ impl Loaded {
         })
     }
 
-    pub async fn bind(self, listen: SocketAddr) -> Result<Service> {
+    pub async fn bind(&self, listen: SocketAddr) -> Result<Service> {
         let listener = TcpListener::bind(listen)
             .await
             .with_context(|| format!("cannot listen on {listen}: is another process using it?"))?;
         let addr = listener.local_addr()?;
         Ok(Service {
             listener,
-            server: self.server,
-            limits: self.limits,
+            server: self.server.clone(),
+            limits: self.limits.clone(),
             addr,
         })
     }

@@ -139,18 +139,9 @@ pub async fn deploy(
             ),
         },
     };
-    let port = state.port;
     let state = Arc::new(Mutex::new(state));
 
-    let service = match loaded.bind(SocketAddr::new(opts.host, port)).await {
-        Ok(s) => s,
-        Err(e) => {
-            release(&registry, &state).await;
-            return Err(e).context(format!(
-                "port {port} was assigned by the registry but is busy"
-            ));
-        }
-    };
+    let (service, guard) = bind_or_move(&loaded, &opts, &registry, &state).await?;
     ready(service.addr);
     let heartbeat = Some(tokio::spawn(
         registry
@@ -162,8 +153,117 @@ pub async fn deploy(
         task.abort();
     }
     release(&registry, &state).await;
+    if let Some(guard) = guard {
+        guard.release().await;
+    }
     tracing::info!(model = %info.name, "stopped");
     Ok(())
+}
+
+/// Attempts at moving to another port when assigned ports turn out to be busy.
+const MAX_MOVES: usize = 3;
+
+/// Binds the registered port. If a process outside the registry holds it, the port is
+/// reserved under a guard registration (so the registry does not hand it out while busy),
+/// and the deployment registers again for another port and serves there.
+async fn bind_or_move(
+    loaded: &Loaded,
+    opts: &DeployOptions,
+    registry: &Arc<Registry>,
+    state: &Arc<Mutex<State>>,
+) -> Result<(crate::serve::Service, Option<PortGuard>)> {
+    let mut guard: Option<PortGuard> = None;
+    for _ in 0..=MAX_MOVES {
+        let (port, registered) = {
+            let s = state.lock().unwrap();
+            (s.port, s.registration_id.is_some())
+        };
+        let busy = match loaded.bind(SocketAddr::new(opts.host, port)).await {
+            Ok(service) => return Ok((service, guard)),
+            Err(e) if registered => e,
+            Err(e) => return Err(e).context(format!("the preferred port {port} is busy")),
+        };
+        tracing::warn!(port, error = %format!("{busy:#}"), "assigned port is held by another process; moving");
+        release(registry, state).await;
+        if guard.is_none() {
+            guard = PortGuard::reserve(registry, opts, port).await;
+        }
+        let r = registry
+            .register(None)
+            .await
+            .context("registering again for another port")?;
+        tracing::info!(port = r.assigned_port, "registered on another port");
+        let mut s = state.lock().unwrap();
+        s.port = r.assigned_port;
+        s.registration_id = Some(r.registration_id);
+    }
+    bail!("every port the registry assigned was busy ({MAX_MOVES} moves)")
+}
+
+/// A registration that holds a port some other process occupies, so the registry does not
+/// assign it; released as soon as the port is free again (checked every heartbeat).
+struct PortGuard {
+    registry: Arc<Registry>,
+    state: Arc<Mutex<State>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl PortGuard {
+    async fn reserve(main: &Registry, opts: &DeployOptions, port: u16) -> Option<Self> {
+        let mut request = main.request.clone();
+        request.app_name = format!("{}/busy-port-guard", main.request.app_name);
+        request.reason = format!(
+            "port {port} is held by a process outside the registry; reserved while it stays busy"
+        );
+        let registry = Arc::new(Registry::new(&opts.registry, request));
+        let r = registry.register(Some(port)).await.ok()?;
+        if r.assigned_port != port {
+            let _ = registry
+                .unregister(r.assigned_port, &r.registration_id)
+                .await;
+            return None;
+        }
+        tracing::info!(port, "reserved the busy port in the registry");
+        let state = Arc::new(Mutex::new(State {
+            port,
+            registration_id: Some(r.registration_id),
+            registry_available: true,
+        }));
+        let (reg, st, host, every) = (
+            registry.clone(),
+            state.clone(),
+            opts.host,
+            opts.heartbeat_interval,
+        );
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                if std::net::TcpListener::bind((host, port)).is_ok() {
+                    tracing::info!(
+                        port,
+                        "the busy port is free again; releasing its reservation"
+                    );
+                    release(&reg, &st).await;
+                    st.lock().unwrap().registration_id = None;
+                    return;
+                }
+                let id = st.lock().unwrap().registration_id.clone();
+                if let Some(id) = id {
+                    let _ = reg.heartbeat(port, &id).await;
+                }
+            }
+        });
+        Some(Self {
+            registry,
+            state,
+            task,
+        })
+    }
+
+    async fn release(self) {
+        self.task.abort();
+        release(&self.registry, &self.state).await;
+    }
 }
 
 /// Unregisters if registered; a registry that does not answer is skipped (spec 7).

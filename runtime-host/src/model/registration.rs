@@ -27,7 +27,7 @@ pub type Shared = Arc<Mutex<State>>;
 pub struct Registry {
     url: String,
     client: HttpClient,
-    request: RegistrationRequest,
+    pub request: RegistrationRequest,
 }
 
 impl Registry {
@@ -124,7 +124,7 @@ impl Registry {
     }
 
     /// `Ok(true)` renewed, `Ok(false)` the registry does not know this registration.
-    async fn heartbeat(&self, port: u16, id: &str) -> Result<bool> {
+    pub async fn heartbeat(&self, port: u16, id: &str) -> Result<bool> {
         let body = serde_json::to_vec(&json!({"registration_id": id}))?;
         let reply = self
             .client
