@@ -117,7 +117,7 @@ fn electronegativity(z: u8) -> f64 {
 }
 
 fn huckel(electrons: u32) -> bool {
-    electrons >= 2 && (electrons - 2) % 4 == 0
+    electrons >= 2 && (electrons - 2).is_multiple_of(4)
 }
 
 /// Re-derives every aromatic flag from the Kekulé structure.

@@ -40,7 +40,7 @@ fn smallest_valence_at_least(atom: &Atom, v: u32) -> Option<u32> {
 pub fn assign(mol: &mut Molecule) -> Result<(), Error> {
     let n = mol.atoms.len();
     let mut needs = vec![false; n];
-    for i in 0..n {
+    for (i, need) in needs.iter_mut().enumerate() {
         let atom = &mol.atoms[i];
         if !atom.aromatic {
             continue;
@@ -59,7 +59,7 @@ pub fn assign(mol: &mut Molecule) -> Result<(), Error> {
             ));
         }
         let s = sigma(mol, i);
-        needs[i] = smallest_valence_at_least(atom, s).is_some_and(|v| v > s);
+        *need = smallest_valence_at_least(atom, s).is_some_and(|v| v > s);
     }
     let mut partner: Vec<Option<usize>> = vec![None; n];
     let order: Vec<usize> = (0..n).filter(|&i| needs[i]).collect();

@@ -260,13 +260,7 @@ impl Reader<'_> {
 }
 
 fn number_of(symbol: &str) -> Option<u8> {
-    element::by_symbol(symbol)
-        .map(|e| e.number)
-        .or_else(|| match symbol {
-            // Symbols patterns name that the element table does not carry.
-            "Te" => Some(52),
-            _ => None,
-        })
+    element::by_symbol(symbol).map(|e| e.number)
 }
 
 impl Pattern {

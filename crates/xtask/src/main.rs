@@ -151,16 +151,6 @@ fn count_before(summary: &str, label: &str) -> u64 {
         .unwrap_or(0)
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn counts_libtest_summaries() {
-        let s = "ok. 7 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 2.76s";
-        assert_eq!(super::count_before(s, "passed"), 7);
-        assert_eq!(super::count_before(s, "failed"), 2);
-    }
-}
-
 /// Runs the whole local stack: `runtime-host up` (registry, chat with sample dialogs, and
 /// the example models), with `.data/` as the data directory unless told otherwise.
 fn up(args: &[String]) -> Result<(), String> {
@@ -172,4 +162,14 @@ fn up(args: &[String]) -> Result<(), String> {
     }
     cmd.args(args);
     run(cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_libtest_summaries() {
+        let s = "ok. 7 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 2.76s";
+        assert_eq!(super::count_before(s, "passed"), 7);
+        assert_eq!(super::count_before(s, "failed"), 2);
+    }
 }
