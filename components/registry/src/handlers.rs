@@ -25,6 +25,30 @@ fn not_registered(port: u16) -> ApiError {
     )
 }
 
+fn mismatch(port: u16) -> ApiError {
+    ApiError::new(
+        ErrorCode::RegistrationMismatch,
+        format!("registration_id does not match the registration on port {port}"),
+    )
+}
+
+/// The live lease on `port` and the registration holding it, or 404 `not_registered`.
+fn held(
+    reg: &Registry,
+    table: &registry_core::LeaseTable,
+    port: u16,
+    now: u64,
+) -> Result<(Lease, Record), ApiError> {
+    let lease = table
+        .get(port)
+        .filter(|l| l.is_live(now))
+        .ok_or_else(|| not_registered(port))?;
+    let record = reg
+        .current_record(port, &lease)?
+        .ok_or_else(|| not_registered(port))?;
+    Ok((lease, record))
+}
+
 /// What a registration ended up as.
 enum Granted {
     /// The same process registered the same model again: its existing lease, renewed.
@@ -155,22 +179,13 @@ pub fn heartbeat(req: &ApiRequest, port: u16) -> Result<Response, ApiError> {
     let now = now_ms();
     let expires = now + reg.settings.ttl_ms();
     let record = reg.with_leases(now, |table| {
-        let lease = table
-            .get(port)
-            .filter(|l| l.is_live(now))
-            .ok_or_else(|| not_registered(port))?;
-        let record = reg
-            .current_record(port, &lease)?
-            .ok_or_else(|| not_registered(port))?;
+        let (lease, record) = held(&reg, table, port, now)?;
         if body
             .registration_id
             .as_ref()
             .is_some_and(|id| *id != record.registration_id)
         {
-            return Err(ApiError::new(
-                ErrorCode::RegistrationMismatch,
-                format!("registration_id does not match the registration on port {port}"),
-            ));
+            return Err(mismatch(port));
         }
         table.set(
             port,
@@ -202,18 +217,9 @@ pub fn unregister(req: &ApiRequest, port: u16) -> Result<Response, ApiError> {
     let reg = Registry::open()?;
     let now = now_ms();
     reg.with_leases(now, |table| {
-        let lease = table
-            .get(port)
-            .filter(|l| l.is_live(now))
-            .ok_or_else(|| not_registered(port))?;
-        let record = reg
-            .current_record(port, &lease)?
-            .ok_or_else(|| not_registered(port))?;
+        let (_, record) = held(&reg, table, port, now)?;
         if record.registration_id != id {
-            return Err(ApiError::new(
-                ErrorCode::RegistrationMismatch,
-                format!("registration_id does not match the registration on port {port}"),
-            ));
+            return Err(mismatch(port));
         }
         table.release(port);
         Ok(())
