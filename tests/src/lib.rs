@@ -58,3 +58,26 @@ pub fn temp_dir() -> tempfile::TempDir {
         .tempdir()
         .expect("creating a temporary directory")
 }
+
+/// The first port of a block of `size` currently free loopback ports below the kernel's
+/// ephemeral range (32768+), where outgoing connections of other tests cannot land. Blocks
+/// are spread by process id and handed out once per process, so parallel tests rarely meet;
+/// if they do, the registry's busy-port handling copes.
+pub fn port_block(size: u16) -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    const FIRST: u32 = 20_000;
+    const LAST: u32 = 32_000;
+    let blocks = (LAST - FIRST) / 64;
+    let size = u32::from(size).min(64);
+    for _ in 0..blocks {
+        let slot = NEXT.fetch_add(1, Ordering::Relaxed);
+        let base = FIRST + ((std::process::id() * 13 + slot) % blocks) * 64;
+        let free = (base..base + size)
+            .all(|p| std::net::TcpListener::bind(("127.0.0.1", p as u16)).is_ok());
+        if free {
+            return base as u16;
+        }
+    }
+    panic!("no free block of {size} ports between {FIRST} and {LAST}");
+}

@@ -18,7 +18,7 @@ fn free_port() -> u16 {
 
 /// A registry on its own small range of ports, so tests never compete for 5100.
 fn registry(dir: &std::path::Path, extra: &[&str]) -> (Host, u16) {
-    let first = free_port().clamp(20_000, 60_000);
+    let first = e2e_tests::port_block(5);
     let mut b = HostBuilder::registry(dir)
         .arg("--ports")
         .arg(format!("{first}-{}", first + 4));
@@ -231,7 +231,7 @@ async fn registers_once_a_missing_registry_comes_up() {
     let c = Client::new();
     let reg_port = free_port();
     let reg_url = format!("http://127.0.0.1:{reg_port}");
-    let preferred = free_port().clamp(20_000, 60_000);
+    let preferred = e2e_tests::port_block(3);
     let m = model(
         mdir.path(),
         &reg_url,
