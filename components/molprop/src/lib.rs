@@ -77,7 +77,7 @@ fn read_request(data: &Map<String, Value>) -> Result<(String, String), ApiError>
 }
 
 fn one(p: &Property, mol: &chem::Molecule, smiles: &str) -> Value {
-    let value = (p.compute)(mol);
+    let value = (p.compute)(&properties::Subject::new(mol));
     let in_range = properties::in_reliable_range(p, &value);
     let mut result = json!({
         "prediction": value,
@@ -99,8 +99,9 @@ fn all(mol: &chem::Molecule, smiles: &str) -> Value {
     let mut prediction = Map::new();
     let mut units = Map::new();
     let mut outside = Vec::new();
+    let subject = properties::Subject::new(mol);
     for p in properties::PROPERTIES {
-        let value = (p.compute)(mol);
+        let value = (p.compute)(&subject);
         if !properties::in_reliable_range(p, &value) {
             outside.push(p.code);
         }

@@ -5,11 +5,33 @@ use chem::Molecule;
 use chem::descriptors as d;
 use serde_json::{Value, json};
 
+/// A parsed molecule and what more than one property needs, computed at most once.
+pub struct Subject<'a> {
+    pub mol: &'a Molecule,
+    crippen: std::cell::OnceCell<(f64, f64)>,
+}
+
+impl<'a> Subject<'a> {
+    pub fn new(mol: &'a Molecule) -> Self {
+        Self {
+            mol,
+            crippen: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Wildman-Crippen (logP, MR): one atom typing serves both.
+    fn crippen(&self) -> (f64, f64) {
+        *self
+            .crippen
+            .get_or_init(|| chem::crippen::logp_mr(self.mol))
+    }
+}
+
 pub struct Property {
     pub code: &'static str,
     pub name: &'static str,
     pub unit: &'static str,
-    pub compute: fn(&Molecule) -> Value,
+    pub compute: fn(&Subject) -> Value,
     /// (min, max, mean) over the 144-molecule validation set; `None` for non-numeric ones.
     pub validated: Option<(f64, f64, f64)>,
 }
@@ -24,91 +46,91 @@ pub const PROPERTIES: &[Property] = &[
         code: "mol_weight",
         name: "Molecular weight (average)",
         unit: "g/mol",
-        compute: |m| round(d::mol_weight(m), 4),
+        compute: |s| round(d::mol_weight(s.mol), 4),
         validated: Some((150.13, 515.542, 313.1852)),
     },
     Property {
         code: "exact_mass",
         name: "Monoisotopic mass",
         unit: "Da",
-        compute: |m| round(d::exact_mass(m), 5),
+        compute: |s| round(d::exact_mass(s.mol), 5),
         validated: Some((150.05282, 515.18237, 312.8871)),
     },
     Property {
         code: "formula",
         name: "Molecular formula (Hill order)",
         unit: "",
-        compute: |m| json!(d::formula(m)),
+        compute: |s| json!(d::formula(s.mol)),
         validated: None,
     },
     Property {
         code: "heavy_atoms",
         name: "Heavy (non-hydrogen) atoms",
         unit: "count",
-        compute: |m| json!(d::heavy_atoms(m)),
+        compute: |s| json!(d::heavy_atoms(s.mol)),
         validated: Some((10.0, 38.0, 22.25)),
     },
     Property {
         code: "logp",
         name: "Octanol-water partition coefficient (Wildman-Crippen logP)",
         unit: "log units",
-        compute: |m| round(chem::crippen::logp_mr(m).0, 4),
+        compute: |s| round(s.crippen().0, 4),
         validated: Some((-5.3972, 4.9853, 1.7904)),
     },
     Property {
         code: "mr",
         name: "Molar refractivity (Wildman-Crippen)",
         unit: "cm³/mol",
-        compute: |m| round(chem::crippen::logp_mr(m).1, 4),
+        compute: |s| round(s.crippen().1, 4),
         validated: Some((30.4711, 138.8775, 84.3201)),
     },
     Property {
         code: "tpsa",
         name: "Topological polar surface area (Ertl, N and O)",
         unit: "Å²",
-        compute: |m| round(chem::tpsa::tpsa(m), 4),
+        compute: |s| round(chem::tpsa::tpsa(s.mol), 4),
         validated: Some((4.44, 290.45, 79.9173)),
     },
     Property {
         code: "hbd",
         name: "Hydrogen-bond donors (Lipinski: N-H and O-H)",
         unit: "count",
-        compute: |m| json!(d::lipinski_hbd(m)),
+        compute: |s| json!(d::lipinski_hbd(s.mol)),
         validated: Some((0.0, 8.0, 2.3889)),
     },
     Property {
         code: "hba",
         name: "Hydrogen-bond acceptors (Lipinski: N and O atoms)",
         unit: "count",
-        compute: |m| json!(d::lipinski_hba(m)),
+        compute: |s| json!(d::lipinski_hba(s.mol)),
         validated: Some((1.0, 18.0, 5.4792)),
     },
     Property {
         code: "rotatable_bonds",
         name: "Rotatable bonds (RDKit strict definition)",
         unit: "count",
-        compute: |m| json!(chem::rotatable::count(m)),
+        compute: |s| json!(chem::rotatable::count(s.mol)),
         validated: Some((0.0, 14.0, 4.0278)),
     },
     Property {
         code: "rings",
         name: "Rings (smallest set of smallest rings)",
         unit: "count",
-        compute: |m| json!(d::ring_count(m)),
+        compute: |s| json!(d::ring_count(s.mol)),
         validated: Some((0.0, 5.0, 2.9375)),
     },
     Property {
         code: "aromatic_rings",
         name: "Aromatic rings",
         unit: "count",
-        compute: |m| json!(d::aromatic_rings(m)),
+        compute: |s| json!(d::aromatic_rings(s.mol)),
         validated: Some((0.0, 5.0, 1.8472)),
     },
     Property {
         code: "fraction_csp3",
         name: "Fraction of sp3 carbons",
         unit: "fraction",
-        compute: |m| round(d::fraction_csp3(m), 4),
+        compute: |s| round(d::fraction_csp3(s.mol), 4),
         validated: Some((0.0, 1.0, 0.3665)),
     },
 ];
