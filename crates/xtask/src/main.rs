@@ -112,8 +112,11 @@ fn build() -> Result<(), String> {
 /// ends with one `tests: N passed, M failed` line totalling every test binary.
 fn test(extra: &[String]) -> Result<(), String> {
     let mut cmd = cargo();
+    // --show-output: the agreement-with-RDKit tables and the RSS figure that tests print
+    // belong in the log even when they pass.
     cmd.args(["test", "--release", "--no-fail-fast"])
         .args(extra)
+        .args(["--", "--show-output"])
         .stdout(Stdio::piped());
     eprintln!("xtask: running {cmd:?}");
     let mut child = cmd
