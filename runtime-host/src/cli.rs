@@ -31,6 +31,9 @@ pub enum Command {
     /// Run the whole local stack in one process: registry, chat (with sample dialogs) and
     /// every model, each registered on its own port.
     Up(UpArgs),
+    /// Check a running model deployment against the v1.2 specification; exit status 0 only
+    /// when every MUST rule passes.
+    Check(CheckArgs),
     /// Import or export chat dialogs through a running chat service.
     #[command(subcommand)]
     Chats(ChatsCommand),
@@ -122,6 +125,15 @@ pub struct UpArgs {
     pub heartbeat_interval: Duration,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Base URL of the model deployment, e.g. http://127.0.0.1:5100
+    pub model_url: String,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options every command that runs components shares.

@@ -3,6 +3,7 @@
 
 mod bindings;
 mod chats;
+mod check;
 mod cli;
 mod client;
 mod engine;
@@ -37,6 +38,13 @@ async fn main() -> ExitCode {
         cli::Command::Registry(args) => registry::run(args).await,
         cli::Command::Model(args) => model::run(args).await,
         cli::Command::Up(args) => up::run(args).await,
+        cli::Command::Check(args) => check::run(args).await.and_then(|passed| {
+            if passed {
+                Ok(())
+            } else {
+                anyhow::bail!("the deployment fails MUST rules")
+            }
+        }),
         cli::Command::Chats(cli::ChatsCommand::Export { url, output }) => {
             chats::export_to(&url, output.as_deref()).await
         }
