@@ -31,8 +31,8 @@ pub enum Command {
     /// Run the whole local stack in one process: registry, chat (with sample dialogs) and
     /// every model, each registered on its own port.
     Up(UpArgs),
-    /// Check a running model deployment against the v1.2 specification; exit status 0 only
-    /// when every MUST rule passes.
+    /// Check running deployments (a model; optionally a registry and a chat service) against
+    /// the v1.2 specification; exit status 0 only when every MUST rule passes.
     Check(CheckArgs),
     /// Import or export chat dialogs through a running chat service.
     #[command(subcommand)]
@@ -131,6 +131,12 @@ pub struct UpArgs {
 pub struct CheckArgs {
     /// Base URL of the model deployment, e.g. http://127.0.0.1:5100
     pub model_url: String,
+    /// Also check this port registry (registers probes and removes them afterwards).
+    #[arg(long)]
+    pub registry: Option<String>,
+    /// Also check this chat service.
+    #[arg(long)]
+    pub chat: Option<String>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,

@@ -1,5 +1,5 @@
-//! `runtime-host check`: passes on our model; fails, naming the right rules, on a deliberately
-//! broken deployment.
+//! `runtime-host check`: passes on our model, registry and chat; fails, naming the right
+//! rules, on deliberately broken deployments.
 
 use e2e_tests::{HostBuilder, component, host_binary, temp_dir};
 use http_body_util::Full;
@@ -9,8 +9,14 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 fn check(url: &str) -> (bool, HashMap<String, String>) {
+    check_with(url, &[])
+}
+
+/// Runs `runtime-host check --json` and returns (exit ok, rule -> status).
+fn check_with(url: &str, extra: &[&str]) -> (bool, HashMap<String, String>) {
     let out = std::process::Command::new(host_binary())
         .args(["check", url, "--json"])
+        .args(extra)
         .output()
         .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout)
@@ -30,13 +36,36 @@ fn check(url: &str) -> (bool, HashMap<String, String>) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn passes_on_molprop_served_by_the_host() {
-    let dir = temp_dir();
-    let h = HostBuilder::new(component("molprop"), dir.path()).start();
-    let (ok, statuses) = check(&h.base_url());
+async fn passes_on_molprop_registry_and_chat_served_by_the_host() {
+    let (mdir, rdir, cdir) = (temp_dir(), temp_dir(), temp_dir());
+    let m = HostBuilder::new(component("molprop"), mdir.path()).start();
+    let r = HostBuilder::registry(rdir.path()).start();
+    let c = HostBuilder::new(component("chat"), cdir.path())
+        .variable("chat_admin_token", "t")
+        .start();
+    let client = e2e_tests::Client::new();
+    let dialog =
+        json!({"chatName": "conformance", "messages": [{"role": "user", "content": "hi"}]});
+    assert_eq!(
+        client
+            .post_json(&c.url("/api/chats"), &dialog, Some("t"))
+            .await
+            .status,
+        201
+    );
+    let (mu, ru, cu) = (m.base_url(), r.base_url(), c.base_url());
+    let (ok, statuses) =
+        tokio::task::spawn_blocking(move || check_with(&mu, &["--registry", &ru, "--chat", &cu]))
+            .await
+            .unwrap();
     assert!(ok, "{statuses:?}");
-    assert!(statuses.len() >= 15);
+    assert!(statuses.len() >= 26, "{statuses:?}");
     assert!(statuses.values().all(|s| s == "PASS"), "{statuses:?}");
+    let left: edge_api::registry::RegistryListing = client.get(&r.url("/registry")).await.json();
+    assert_eq!(
+        left.count, 0,
+        "the checker removes every registration it made"
+    );
 }
 
 /// A deployment that gets several things wrong.
@@ -139,4 +168,57 @@ async fn fails_a_broken_deployment_naming_the_rules() {
             "{rule}: {statuses:?}"
         );
     }
+}
+
+/// A registry that hands out ports but lists registration ids: C.registry must fail.
+#[tokio::test(flavor = "multi_thread")]
+async fn fails_a_registry_that_leaks_registration_ids() {
+    let (mdir, rdir) = (temp_dir(), temp_dir());
+    let m = HostBuilder::new(component("molprop"), mdir.path()).start();
+    let _real = HostBuilder::registry(rdir.path()).start();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(
+                    |req: hyper::Request<hyper::body::Incoming>| async move {
+                        let id = "11111111-2222-4333-8444-555555555555";
+                        let body = match req.uri().path() {
+                            "/register" => {
+                                json!({"success": true, "assigned_port": 5100, "registration_id": id, "message": "ok", "expires_at": "2030-01-01T00:00:00"})
+                            }
+                            "/registry" => {
+                                json!({"success": true, "count": 1, "registrations": [{"port": 5100, "registration_id": id}]})
+                            }
+                            _ => json!({"success": true, "message": "ok", "freed_port": 5100}),
+                        };
+                        Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
+                            Bytes::from(body.to_string()),
+                        )))
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    let mu = m.base_url();
+    let (ok, statuses) =
+        tokio::task::spawn_blocking(move || check_with(&mu, &["--registry", &url]))
+            .await
+            .unwrap();
+    assert!(!ok);
+    assert_eq!(
+        statuses.get("C.registry").map(String::as_str),
+        Some("FAIL"),
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.get("C.unregister.wrong_id").map(String::as_str),
+        Some("FAIL"),
+        "{statuses:?}"
+    );
 }

@@ -2,7 +2,8 @@
 
 use super::report::{Level, Report};
 use super::shape::{Kind, error_body, fields};
-use crate::client::{HttpClient, Reply};
+use super::{Probe, json_of};
+use crate::client::Reply;
 use hyper::Method;
 use serde_json::{Map, Value, json};
 use std::time::{Duration, Instant};
@@ -30,14 +31,8 @@ const EXAMPLE_META: [&str; 5] = [
 ];
 
 pub struct ModelCheck<'a> {
-    pub client: &'a HttpClient,
-    pub base: String,
+    pub probe: Probe<'a>,
     pub report: &'a mut Report,
-}
-
-fn json_of(reply: &Reply) -> Result<Value, String> {
-    serde_json::from_slice(&reply.body)
-        .map_err(|_| format!("body is not JSON: {}", String::from_utf8_lossy(&reply.body)))
 }
 
 impl ModelCheck<'_> {
@@ -47,10 +42,7 @@ impl ModelCheck<'_> {
         path: &str,
         body: Option<Vec<u8>>,
     ) -> Result<Reply, String> {
-        self.client
-            .send(method, &format!("{}{path}", self.base), body, None)
-            .await
-            .map_err(|e| format!("{e:#}"))
+        self.probe.call(method, path, body).await
     }
 
     /// GETs `path`, expecting 200 and JSON; records a rule about the record's shape.
