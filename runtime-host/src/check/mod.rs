@@ -35,6 +35,19 @@ impl Probe<'_> {
             .map_err(|e| format!("{e:#}"))
     }
 
+    /// The JSON body of a 200 answer; otherwise one message saying what came back instead.
+    pub async fn ok_json(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, String> {
+        match self.json(method, path, body).await? {
+            (200, v) => Ok(v),
+            (s, v) => Err(format!("expected 200, got {s}: {v}")),
+        }
+    }
+
     /// Status and JSON body.
     pub async fn json(
         &self,

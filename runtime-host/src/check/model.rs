@@ -53,33 +53,17 @@ impl ModelCheck<'_> {
         check: impl Fn(&Value) -> Vec<String>,
     ) -> Option<Value> {
         let outcome = match self.call(Method::GET, path, None).await {
-            Err(e) => Err(vec![e]),
-            Ok(r) if r.status != 200 => {
-                Err(vec![format!("GET {path}: expected 200, got {}", r.status)])
-            }
-            Ok(r) => json_of(&r).map_err(|e| vec![e]),
+            Err(e) => Err(e),
+            Ok(r) if r.status != 200 => Err(format!("GET {path}: expected 200, got {}", r.status)),
+            Ok(r) => json_of(&r),
         };
-        match outcome {
-            Ok(v) => {
-                let problems = check(&v);
-                self.report.rule(
-                    rule,
-                    Level::Must,
-                    &format!("GET {path} answers 200 with the documented fields"),
-                    problems,
-                );
-                Some(v)
-            }
-            Err(p) => {
-                self.report.rule(
-                    rule,
-                    Level::Must,
-                    &format!("GET {path} answers 200 with the documented fields"),
-                    p,
-                );
-                None
-            }
-        }
+        let (problems, value) = match outcome {
+            Ok(v) => (check(&v), Some(v)),
+            Err(e) => (vec![e], None),
+        };
+        let description = format!("GET {path} answers 200 with the documented fields");
+        self.report.rule(rule, Level::Must, &description, problems);
+        value
     }
 
     pub async fn run(mut self) {

@@ -37,54 +37,37 @@ fn registration_problems(v: &Value) -> Vec<String> {
     p
 }
 
+/// The port and registration id a registration answer grants.
+fn granted(v: &Value) -> Option<(u64, String)> {
+    v["assigned_port"]
+        .as_u64()
+        .zip(v["registration_id"].as_str().map(str::to_owned))
+}
+
 pub async fn check(probe: &Probe<'_>, report: &mut Report) {
     let mut made: Vec<(u64, String)> = Vec::new();
-    let first = match probe
-        .json(Method::POST, "/register", Some(registration(None)))
+    let (problems, first) = match probe
+        .ok_json(Method::POST, "/register", Some(registration(None)))
         .await
     {
-        Ok((200, v)) => {
-            report.rule(
-                "C.register",
-                Level::Must,
-                "POST /register answers 200 with a port and registration id",
-                registration_problems(&v),
-            );
-            v["assigned_port"]
-                .as_u64()
-                .zip(v["registration_id"].as_str().map(str::to_owned))
-        }
-        Ok((s, v)) => {
-            report.rule(
-                "C.register",
-                Level::Must,
-                "POST /register answers 200 with a port and registration id",
-                vec![format!("expected 200, got {s}: {v}")],
-            );
-            None
-        }
-        Err(e) => {
-            report.rule(
-                "C.register",
-                Level::Must,
-                "POST /register answers 200 with a port and registration id",
-                vec![e],
-            );
-            None
-        }
+        Ok(v) => (registration_problems(&v), granted(&v)),
+        Err(e) => (vec![e], None),
     };
+    report.rule(
+        "C.register",
+        Level::Must,
+        "POST /register answers 200 with a port and registration id",
+        problems,
+    );
     let Some((port, id)) = first else { return };
     made.push((port, id.clone()));
 
     // A second registration of another model, asking for a port.
     let mut second = registration(Some(port + 1));
     second["model_name"] = json!("conformance-probe-2");
-    let problems = match probe.json(Method::POST, "/register", Some(second)).await {
-        Ok((200, v)) => {
-            if let (Some(p), Some(i)) = (v["assigned_port"].as_u64(), v["registration_id"].as_str())
-            {
-                made.push((p, i.to_owned()));
-            }
+    let problems = match probe.ok_json(Method::POST, "/register", Some(second)).await {
+        Ok(v) => {
+            made.extend(granted(&v));
             let mut problems = registration_problems(&v);
             if v["assigned_port"].as_u64() == Some(port) {
                 problems.push(format!(
@@ -93,7 +76,6 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
             }
             problems
         }
-        Ok((s, v)) => vec![format!("expected 200, got {s}: {v}")],
         Err(e) => vec![e],
     };
     report.rule(
@@ -103,23 +85,18 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
         problems,
     );
 
-    let problems = match probe
-        .json(
+    let heartbeat = probe
+        .ok_json(
             Method::POST,
             &format!("/heartbeat/{port}"),
             Some(json!({"registration_id": id})),
         )
-        .await
-    {
-        Ok((200, _)) => vec![],
-        Ok((s, v)) => vec![format!("expected 200, got {s}: {v}")],
-        Err(e) => vec![e],
-    };
+        .await;
     report.rule(
         "C.heartbeat",
         Level::Must,
         "POST /heartbeat/{port} answers 200 for a live registration",
-        problems,
+        heartbeat.err().into_iter().collect(),
     );
 
     let problems = match probe.call(Method::GET, "/registry", None).await {
@@ -161,14 +138,14 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
     );
 
     let problems = match probe
-        .json(
+        .ok_json(
             Method::DELETE,
             &format!("/unregister/{port}?registration_id={id}"),
             None,
         )
         .await
     {
-        Ok((200, v)) => {
+        Ok(v) => {
             made.retain(|(p, _)| *p != port);
             let mut p = fields(
                 &v,
@@ -187,7 +164,6 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
             }
             p
         }
-        Ok((s, v)) => vec![format!("expected 200, got {s}: {v}")],
         Err(e) => vec![e],
     };
     report.rule(
@@ -198,14 +174,11 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
     );
 
     let problems = match probe
-        .json(Method::POST, "/register", Some(registration(Some(port))))
+        .ok_json(Method::POST, "/register", Some(registration(Some(port))))
         .await
     {
-        Ok((200, v)) => {
-            if let (Some(p), Some(i)) = (v["assigned_port"].as_u64(), v["registration_id"].as_str())
-            {
-                made.push((p, i.to_owned()));
-            }
+        Ok(v) => {
+            made.extend(granted(&v));
             if v["assigned_port"].as_u64() == Some(port) {
                 vec![]
             } else {
@@ -215,7 +188,6 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
                 )]
             }
         }
-        Ok((s, v)) => vec![format!("expected 200, got {s}: {v}")],
         Err(e) => vec![e],
     };
     report.rule(
