@@ -34,6 +34,9 @@ pub enum Command {
     /// Check running deployments (a model; optionally a registry and a chat service) against
     /// the v1.2 specification; exit status 0 only when every MUST rule passes.
     Check(CheckArgs),
+    /// Measure speed, memory and scale beside the native build and the Python peer, and
+    /// print the figures against the targets (`cargo xtask bench` builds everything first).
+    Bench(BenchArgs),
     /// Import or export chat dialogs through a running chat service.
     #[command(subcommand)]
     Chats(ChatsCommand),
@@ -140,6 +143,44 @@ pub struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Do not send `POST /shutdown` (rule B.shutdown, run last): a deployment that allows
+    /// shutdown would stop.
+    #[arg(long)]
+    pub keep_running: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Seconds per measured run.
+    #[arg(long, default_value_t = 2.0)]
+    pub duration: f64,
+    /// Runs per side and load; sides alternate run by run.
+    #[arg(long, default_value_t = 2)]
+    pub rounds: usize,
+    /// Very short runs (0.3 s, one round): checks that everything works, not figures.
+    #[arg(long)]
+    pub quick: bool,
+    /// Also write the figures as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// The molecule mix: a TSV whose first column is SMILES (one header row).
+    #[arg(long, default_value = "../shared/testdata/molprop-reference.tsv")]
+    pub molecules: PathBuf,
+    /// The natively compiled molprop server.
+    #[arg(long, default_value = "target/release/molprop-native")]
+    pub native: PathBuf,
+    /// The Python peer's directory (app.py, requirements.txt).
+    #[arg(long, default_value = "bench/peers/python")]
+    pub python_app: PathBuf,
+    /// The Python interpreter used to create the peer's virtualenv.
+    #[arg(long, default_value = "python3")]
+    pub python: String,
+    /// Skip the Python peer.
+    #[arg(long)]
+    pub no_python: bool,
+    /// Scratch directory: data directories, logs of every process started, the virtualenv.
+    #[arg(long, default_value = "target/bench")]
+    pub work_dir: PathBuf,
 }
 
 /// Options every command that runs components shares.

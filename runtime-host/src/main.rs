@@ -1,6 +1,7 @@
 //! `runtime-host`: serves the project's WebAssembly components natively on wasmtime and does
 //! the OS-facing work a sandboxed component cannot. Start at [`cli`] for the commands.
 
+mod bench;
 mod bindings;
 mod chats;
 mod check;
@@ -38,6 +39,7 @@ async fn main() -> ExitCode {
         cli::Command::Registry(args) => registry::run(args).await,
         cli::Command::Model(args) => model::run(args).await,
         cli::Command::Up(args) => up::run(args).await,
+        cli::Command::Bench(args) => bench::run(args).await,
         cli::Command::Check(args) => check::run(args).await.and_then(|passed| {
             if passed {
                 Ok(())

@@ -5,6 +5,7 @@
 //! finds them under the workspace's `target/` (or `$CARGO_TARGET_DIR`).
 
 pub mod client;
+pub mod contract;
 pub mod host;
 
 pub use client::{Client, Reply};

@@ -68,6 +68,40 @@ async fn passes_on_molprop_registry_and_chat_served_by_the_host() {
     );
 }
 
+/// `runtime-host model --allow-shutdown` honours `/shutdown`: the checker's last rule
+/// passes with the 200 answer and the deployment stops.
+#[tokio::test(flavor = "multi_thread")]
+async fn shutdown_is_probed_last_and_a_deployment_that_honours_it_stops() {
+    let (rdir, mdir) = (temp_dir(), temp_dir());
+    let first = e2e_tests::port_block(2);
+    let reg = HostBuilder::registry(rdir.path())
+        .arg("--ports")
+        .arg(format!("{first}-{}", first + 1))
+        .start();
+    let mut m = HostBuilder::model(component("molprop"), mdir.path(), &reg.base_url())
+        .arg("--allow-shutdown")
+        .start();
+    let mu = m.base_url();
+    let (ok, statuses) = tokio::task::spawn_blocking(move || check(&mu))
+        .await
+        .unwrap();
+    assert!(ok, "{statuses:?}");
+    assert_eq!(statuses["B.shutdown"], "PASS");
+    assert!(m.wait(Duration::from_secs(10)).success(), "it stopped");
+    // --keep-running leaves the rule out.
+    let mdir2 = temp_dir();
+    let m2 = HostBuilder::model(component("molprop"), mdir2.path(), &reg.base_url())
+        .arg("--allow-shutdown")
+        .start();
+    let mu = m2.base_url();
+    let (ok, statuses) = tokio::task::spawn_blocking(move || check_with(&mu, &["--keep-running"]))
+        .await
+        .unwrap();
+    assert!(ok && !statuses.contains_key("B.shutdown"), "{statuses:?}");
+    let health = e2e_tests::Client::new().get(&m2.url("/health")).await;
+    assert_eq!(health.status, 200, "still serving");
+}
+
 /// A deployment that gets several things wrong.
 async fn broken_deployment() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -148,6 +182,7 @@ async fn fails_a_broken_deployment_naming_the_rules() {
         "B.metrics",
         "B.predict.malformed_json",
         "B.predict.missing_data",
+        "B.shutdown",
     ] {
         assert_eq!(
             statuses.get(rule).map(String::as_str),

@@ -23,15 +23,16 @@ async fn handle(req: IncomingRequest) -> Response {
 
 fn route(req: ApiRequest) -> Result<Response, ApiError> {
     let path = req.path.trim_end_matches('/').to_owned();
-    match (path.as_str(), req.method.as_str()) {
+    let template = match http::route_for(&edge_api::chat::ROUTES, &req.method, &path) {
+        Ok(t) => t,
+        Err(answer) => return answer,
+    };
+    match (template, req.method.as_str()) {
         ("/api/chats", "GET") => dialogs::list(),
         ("/api/chats", "POST") => dialogs::create(&req),
-        ("/api/chats", m) => Ok(http::method_not_allowed(m, &path, &["GET", "POST"])),
         ("/api/dialog", "GET") => dialogs::get(&req),
         ("/api/dialog", "DELETE") => dialogs::delete(&req),
-        ("/api/dialog", m) => Ok(http::method_not_allowed(m, &path, &["GET", "DELETE"])),
         ("/api/dialog/messages", "POST") => dialogs::append(&req),
-        ("/api/dialog/messages", m) => Ok(http::method_not_allowed(m, &path, &["POST"])),
-        _ => Err(http::no_route(&req.path)),
+        _ => Err(http::unhandled_route(&path)),
     }
 }

@@ -8,16 +8,17 @@ mod properties;
 use model_sdk::{ApiError, ErrorCode, Example, InputType, Model, PredictError, PredictionRequest};
 use properties::Property;
 use serde_json::{Map, Value, json};
-use spin_sdk::http::IncomingRequest;
-use spin_sdk::http_component;
 
 /// SMILES tokens accepted (spec 8: longer inputs are outside the validated scope).
 const MAX_TOKENS: usize = 1024;
 
-struct MolProp;
+/// The model. The component serves it through the SDK; natively, the benchmark's reference
+/// server (`bench/peers/native`) runs the very same code.
+pub struct MolProp;
 
-#[http_component]
-async fn handle(req: IncomingRequest) -> model_sdk::Response {
+#[cfg(target_arch = "wasm32")]
+#[spin_sdk::http_component]
+async fn handle(req: spin_sdk::http::IncomingRequest) -> model_sdk::Response {
     model_sdk::serve(&MolProp, req).await
 }
 

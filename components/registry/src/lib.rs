@@ -41,25 +41,23 @@ fn port_segment(segment: &str) -> Result<u16, ApiError> {
 
 fn route(req: ApiRequest) -> Result<Response, ApiError> {
     let path = req.path.trim_end_matches('/').to_owned();
-    let method = req.method.as_str();
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    match (segments.as_slice(), method) {
-        (["register"], "POST") => handlers::register(&req),
-        (["register"], m) => Ok(http::method_not_allowed(m, &path, &["POST"])),
-        (["heartbeat", port], "POST") => handlers::heartbeat(&req, port_segment(port)?),
-        (["heartbeat", _], m) => Ok(http::method_not_allowed(m, &path, &["POST"])),
-        (["unregister", port], "DELETE") => handlers::unregister(&req, port_segment(port)?),
-        (["unregister", _], m) => Ok(http::method_not_allowed(m, &path, &["DELETE"])),
-        (["registry"], "GET") => handlers::list(),
-        (["registry"], m) => Ok(http::method_not_allowed(m, &path, &["GET"])),
-        (["registry", "maintenance", "processes"], "POST") => handlers::processes(&req),
-        (["registry", "maintenance", "processes"], m) => {
-            Ok(http::method_not_allowed(m, &path, &["POST"]))
-        }
-        (["heartbeat"] | ["unregister"], _) => Err(ApiError::new(
+    if path == "/heartbeat" || path == "/unregister" {
+        return Err(ApiError::new(
             ErrorCode::MissingField,
             format!("{path} needs a port: {path}/{{port}}"),
-        )),
-        _ => Err(http::no_route(&req.path)),
+        ));
+    }
+    let template = match http::route_for(&edge_api::registry::ROUTES, &req.method, &path) {
+        Ok(t) => t,
+        Err(answer) => return answer,
+    };
+    let port = || port_segment(path.rsplit('/').next().unwrap_or_default());
+    match template {
+        "/register" => handlers::register(&req),
+        "/heartbeat/{port}" => handlers::heartbeat(&req, port()?),
+        "/unregister/{port}" => handlers::unregister(&req, port()?),
+        "/registry" => handlers::list(),
+        "/registry/maintenance/processes" => handlers::processes(&req),
+        _ => Err(http::unhandled_route(&path)),
     }
 }

@@ -6,10 +6,27 @@
 //! identity fields an export carries, so an exported file imports back unchanged.
 
 use crate::error::ApiError;
+use crate::routes::Route;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Longest accepted `chatName`, in characters.
+/// Interface A (spec 4.1) and the write API beside it (DESIGN.md).
+pub const ROUTES: [Route; 3] = [
+    Route {
+        path: "/api/chats",
+        methods: &["GET", "POST"],
+    },
+    Route {
+        path: "/api/dialog",
+        methods: &["GET", "DELETE"],
+    },
+    Route {
+        path: "/api/dialog/messages",
+        methods: &["POST"],
+    },
+];
+
 pub const MAX_CHAT_NAME_CHARS: usize = 200;
 /// Longest accepted client-chosen dialog or message `id`.
 pub const MAX_ID_CHARS: usize = 64;

@@ -10,6 +10,7 @@ pub mod error;
 pub mod json;
 pub mod model;
 pub mod registry;
+pub mod routes;
 pub mod time;
 
-pub use error::{ErrorBody, ErrorCode};
+pub use error::{ApiError, ErrorBody, ErrorCode};

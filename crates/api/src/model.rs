@@ -3,11 +3,53 @@
 //! Field names are the spec's, letter for letter. Open-ended parts (prediction `data` and
 //! `results`, `output_schema`, example inputs) are JSON values.
 
+use crate::routes::Route;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Service version string every v1.2 deployment reports (spec 9).
+/// Interface B (spec 4.2). `/shutdown` is answered by the component (403) unless the native
+/// host serves it itself.
+pub const ROUTES: [Route; 9] = [
+    Route {
+        path: "/health",
+        methods: &["GET"],
+    },
+    Route {
+        path: "/capabilities",
+        methods: &["GET"],
+    },
+    Route {
+        path: "/acceptable_ranges",
+        methods: &["GET"],
+    },
+    Route {
+        path: "/predict",
+        methods: &["POST"],
+    },
+    Route {
+        path: "/info",
+        methods: &["GET"],
+    },
+    Route {
+        path: "/metrics",
+        methods: &["GET"],
+    },
+    Route {
+        path: "/citation",
+        methods: &["GET"],
+    },
+    Route {
+        path: "/test_examples",
+        methods: &["GET"],
+    },
+    Route {
+        path: "/shutdown",
+        methods: &["POST"],
+    },
+];
+
 pub const SPEC_VERSION: &str = "1.2.0";
 
 /// Attribution the spec requires on startup of a model deployment (spec 9, rule 7).

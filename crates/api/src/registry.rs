@@ -1,9 +1,34 @@
 //! Interface C: the port registry records (spec 2.13, 4.3; DESIGN.md "Port registry").
 
+use crate::routes::Route;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Reserved for the registry itself (spec 8).
+/// Interface C (spec 4.3), and the maintenance route only `runtime-host` calls.
+pub const ROUTES: [Route; 5] = [
+    Route {
+        path: "/register",
+        methods: &["POST"],
+    },
+    Route {
+        path: "/heartbeat/{port}",
+        methods: &["POST"],
+    },
+    Route {
+        path: "/unregister/{port}",
+        methods: &["DELETE"],
+    },
+    Route {
+        path: "/registry",
+        methods: &["GET"],
+    },
+    Route {
+        path: "/registry/maintenance/processes",
+        methods: &["POST"],
+    },
+];
+
 pub const REGISTRY_DEFAULT_PORT: u16 = 5000;
 /// First assignable model port (spec 8).
 pub const FIRST_MODEL_PORT: u16 = 5100;

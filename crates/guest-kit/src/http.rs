@@ -1,6 +1,7 @@
 //! Reading requests and writing JSON responses.
 
 use edge_api::error::{ApiError, ErrorCode};
+use edge_api::routes::Route;
 use futures::StreamExt;
 use serde::Serialize;
 use spin_sdk::http::IncomingRequest;
@@ -164,6 +165,28 @@ pub fn method_not_allowed(method: &str, path: &str, allowed: &[&str]) -> Respons
     let mut resp = error(&err);
     resp.set_header("allow", allow);
     resp
+}
+
+/// The template of the route in `table` that answers `method` on `path`; otherwise the
+/// answer to send instead: 404 for an unknown path, 405 (with `Allow`) for a known path and
+/// another method.
+pub fn route_for(
+    table: &'static [Route],
+    method: &str,
+    path: &str,
+) -> Result<&'static str, Result<Response, ApiError>> {
+    match edge_api::routes::find(table, path) {
+        None => Err(Err(no_route(path))),
+        Some(r) if !r.methods.contains(&method) => {
+            Err(Ok(method_not_allowed(method, path, r.methods)))
+        }
+        Some(r) => Ok(r.path),
+    }
+}
+
+/// 500 for a route the table lists but the component's dispatch does not handle.
+pub fn unhandled_route(path: &str) -> ApiError {
+    ApiError::internal(format!("route {path} is listed but has no handler"))
 }
 
 /// 404 for a path no route matches.

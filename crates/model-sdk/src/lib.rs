@@ -19,6 +19,7 @@
 //! ```
 
 mod metrics;
+pub mod predict;
 mod routes;
 
 pub use edge_api::model::*;

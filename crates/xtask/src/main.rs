@@ -4,7 +4,9 @@
 //!   `components/` and the `runtime-host` binary, all in the release profile;
 //! - `test`: `build`, then every native test (unit and end-to-end) in the same profile, so
 //!   wasmtime's stack is compiled once for both;
-//! - `up`: `build`, then runs the local stack on embedded defaults until Ctrl-C.
+//! - `up`: `build`, then runs the local stack on embedded defaults until Ctrl-C;
+//! - `bench`: `build`, then `runtime-host bench` from the repository root (its options pass
+//!   through), which prints the figures and writes them to `target/bench/figures.json`.
 //!
 //! Standard library only, so it compiles in about a second before anything else.
 
@@ -13,12 +15,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 const WASM_TARGET: &str = "wasm32-wasip2";
-const USAGE: &str = "usage: cargo xtask <build | test | up [runtime-host up options]>
+const USAGE: &str = "usage: cargo xtask <build | test | up [options] | bench [options]>
 
   build   install the wasm32-wasip2 target if needed; build components and runtime-host
   test    build, then run every test
   up      build, then run the local stack (`runtime-host up`): registry on 5000, chat on
-          8050 with sample dialogs, molprop registered from 5100";
+          8050 with sample dialogs, molprop registered from 5100
+  bench   build, then measure (`runtime-host bench`): predict, health, registry, start-up
+          and memory beside the native build and a Python peer (installed into target/bench)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,6 +30,7 @@ fn main() -> ExitCode {
         Some("build") => build(),
         Some("test") => build().and_then(|()| test(&args[1..])),
         Some("up") => build().and_then(|()| up(&args[1..])),
+        Some("bench") => build().and_then(|()| bench(&args[1..])),
         _ => Err(USAGE.to_owned()),
     };
     match result {
@@ -162,6 +167,17 @@ fn up(args: &[String]) -> Result<(), String> {
     cmd.arg("up");
     if !args.iter().any(|a| a == "--data-dir") {
         cmd.arg("--data-dir").arg(root.join(".data"));
+    }
+    cmd.args(args);
+    run(cmd)
+}
+
+fn bench(args: &[String]) -> Result<(), String> {
+    let root = root();
+    let mut cmd = Command::new(root.join("target/release/runtime-host"));
+    cmd.current_dir(&root).arg("bench");
+    if !args.iter().any(|a| a == "--json") {
+        cmd.args(["--json", "target/bench/figures.json"]);
     }
     cmd.args(args);
     run(cmd)

@@ -81,7 +81,7 @@ pub async fn run(args: CheckArgs) -> Result<bool> {
         probe: probe(&base),
         report: &mut report,
     }
-    .run()
+    .run(!args.keep_running)
     .await;
     if let Some(url) = &args.registry {
         registry::check(&probe(url), &mut report).await;

@@ -66,7 +66,9 @@ impl ModelCheck<'_> {
         value
     }
 
-    pub async fn run(mut self) {
+    /// Runs every rule. `probe_shutdown` sends `POST /shutdown` last: a deployment that
+    /// honours it stops, so everything else has been judged by then.
+    pub async fn run(mut self, probe_shutdown: bool) {
         self.record("B.health", "/health", |v| {
             let mut p = fields(
                 v,
@@ -137,6 +139,35 @@ impl ModelCheck<'_> {
             self.metrics_grow(&before).await;
         }
         self.unknown_route().await;
+        if probe_shutdown {
+            self.shutdown().await;
+        }
+    }
+
+    /// Spec 2.12: `/shutdown` either refuses (403 with the error body) or stops the
+    /// deployment after answering `{success, message}`.
+    async fn shutdown(&mut self) {
+        let problems = match self.call(Method::POST, "/shutdown", None).await {
+            Err(e) => vec![e],
+            Ok(r) => match (r.status, json_of(&r)) {
+                (_, Err(e)) => vec![e],
+                (403, Ok(v)) => error_body(&v, "error"),
+                (200, Ok(v)) => fields(
+                    &v,
+                    "shutdown",
+                    &[("success", Kind::Bool), ("message", Kind::Str)],
+                ),
+                (s, Ok(v)) => vec![format!(
+                    "expected 403 with the error body or 200 {{success, message}}, got {s}: {v}"
+                )],
+            },
+        };
+        self.report.rule(
+            "B.shutdown",
+            Level::Must,
+            "POST /shutdown answers 403 with the error body, or 200 {success, message}",
+            problems,
+        );
     }
 
     async fn health_latency(&mut self) {

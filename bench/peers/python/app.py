@@ -1,0 +1,80 @@
+"""The Python peer of the benchmark: molprop's /health and /predict as a typical Python
+deployment would serve them today, FastAPI on uvicorn (one worker) with RDKit doing the
+chemistry. Same request and response shapes as the molprop component, so the load is
+identical. Run: uvicorn app:app --port PORT --workers 1
+"""
+
+import time
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from rdkit import Chem, RDLogger
+from rdkit.Chem import Crippen, Descriptors, rdMolDescriptors
+
+RDLogger.DisableLog("rdApp.*")
+
+STRICT = rdMolDescriptors.NumRotatableBondsOptions.Strict
+
+PROPERTIES = {
+    "mol_weight": lambda m: round(Descriptors.MolWt(m), 4),
+    "exact_mass": lambda m: round(Descriptors.ExactMolWt(m), 5),
+    "formula": rdMolDescriptors.CalcMolFormula,
+    "heavy_atoms": lambda m: m.GetNumHeavyAtoms(),
+    "logp": lambda m: round(Crippen.MolLogP(m), 4),
+    "mr": lambda m: round(Crippen.MolMR(m), 4),
+    "tpsa": lambda m: round(rdMolDescriptors.CalcTPSA(m), 4),
+    "hbd": rdMolDescriptors.CalcNumLipinskiHBD,
+    "hba": rdMolDescriptors.CalcNumLipinskiHBA,
+    "rotatable_bonds": lambda m: rdMolDescriptors.CalcNumRotatableBonds(m, STRICT),
+    "rings": rdMolDescriptors.CalcNumRings,
+    "aromatic_rings": rdMolDescriptors.CalcNumAromaticRings,
+    "fraction_csp3": lambda m: round(rdMolDescriptors.CalcFractionCSP3(m), 4),
+}
+
+app = FastAPI()
+
+
+class PredictionRequest(BaseModel):
+    input_type: str
+    data: dict
+
+
+def error(status, message, code):
+    body = {"success": False, "error": message, "error_code": code}
+    return JSONResponse(status_code=status, content=body)
+
+
+@app.get("/health")
+async def health():
+    return {"status": "ok", "model": "molprop", "version": "1.2.0"}
+
+
+@app.post("/predict")
+async def predict(req: PredictionRequest):
+    if req.input_type != "text":
+        return error(400, f"input_type `{req.input_type}` is not supported", "unsupported_input_type")
+    smiles = req.data.get("text") or req.data.get("smiles")
+    if not isinstance(smiles, str) or not smiles.strip():
+        return error(400, "missing field `data.text`", "missing_field")
+    prop = req.data.get("property", "all")
+    if prop != "all" and prop not in PROPERTIES:
+        return error(400, f"unknown property `{prop}`", "invalid_field")
+    started = time.perf_counter()
+    mol = Chem.MolFromSmiles(smiles.strip())
+    if mol is None:
+        results, message = {}, "invalid SMILES"
+    elif prop == "all":
+        values = {code: f(mol) for code, f in PROPERTIES.items()}
+        results = {"prediction": values, "property_type": "all", "input": smiles}
+        message = None
+    else:
+        results = {"prediction": PROPERTIES[prop](mol), "property_type": prop, "input": smiles}
+        message = None
+    return {
+        "success": mol is not None,
+        "model_name": "molprop",
+        "results": results,
+        "computation_time_ms": (time.perf_counter() - started) * 1000.0,
+        "error_message": message,
+    }

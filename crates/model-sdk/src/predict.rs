@@ -1,0 +1,96 @@
+//! `/predict` and the self-test as plain functions of a [`Model`] and bytes: no host calls,
+//! so the component and a native server (the benchmark's reference peer) run the same code.
+
+use crate::{Model, PredictError, input_type_name};
+use edge_api::model::{InputType, PredictionRequest, PredictionResponse};
+use edge_api::{ApiError, ErrorCode};
+use std::time::{Duration, Instant};
+
+/// One `/predict` request that reached the model, ready to be counted and answered.
+pub struct Prediction {
+    /// The 200 answer.
+    pub response: PredictionResponse,
+    /// Time spent in [`Model::predict`].
+    pub elapsed: Duration,
+    /// Why the model produced no result, for `/metrics`' `last_error`.
+    pub error: Option<String>,
+}
+
+/// Validates a `/predict` body and runs the model. `Err` is the error answer (400 for a
+/// malformed request, 500 for a fault in the model).
+pub fn run<M: Model>(model: &M, body: &[u8]) -> Result<Prediction, ApiError> {
+    let request: PredictionRequest = edge_api::json::parse_body(body)?;
+    let input_type = parse_input_type(model, &request.input_type)?;
+    let started = Instant::now();
+    let outcome = model.predict(input_type, &request.data);
+    let elapsed = started.elapsed();
+    let (success, results, error_message) = match outcome {
+        Ok(results) => (true, results, None),
+        Err(PredictError::Invalid(e)) => return Err(e),
+        Err(PredictError::Failed(m)) => (false, serde_json::json!({}), Some(m)),
+        Err(PredictError::Fault(m)) => {
+            return Err(ApiError::new(
+                ErrorCode::InternalError,
+                format!("prediction failed: {m}"),
+            ));
+        }
+    };
+    Ok(Prediction {
+        error: error_message.clone(),
+        response: PredictionResponse {
+            success,
+            model_name: model.name().into(),
+            results,
+            computation_time_ms: elapsed.as_secs_f64() * 1000.0,
+            error_message,
+        },
+        elapsed,
+    })
+}
+
+/// Runs every test example through the model; the first failure says which and why.
+pub fn self_test<M: Model>(model: &M) -> Result<(), String> {
+    let examples = model.test_examples().examples;
+    if examples.is_empty() {
+        return Err("the model has no test examples to check itself with".into());
+    }
+    for example in &examples {
+        let req = model.example_request(example);
+        let input_type = parse_input_type(model, &req.input_type)
+            .map_err(|e| format!("example `{}`: {}", example.name, e.message))?;
+        model
+            .predict(input_type, &req.data)
+            .map_err(|e| format!("example `{}` failed: {e:?}", example.name))?;
+    }
+    Ok(())
+}
+
+/// The input types the model lists, across its capabilities.
+fn listed_input_types<M: Model>(model: &M) -> Vec<InputType> {
+    let mut types: Vec<InputType> = model
+        .capabilities()
+        .capabilities
+        .iter()
+        .flat_map(|c| c.input_types.iter().copied())
+        .collect();
+    types.dedup();
+    types
+}
+
+fn parse_input_type<M: Model>(model: &M, name: &str) -> Result<InputType, ApiError> {
+    let listed = listed_input_types(model);
+    listed
+        .iter()
+        .copied()
+        .find(|t| input_type_name(*t) == name)
+        .ok_or_else(|| {
+            let names: Vec<_> = listed.iter().map(|t| input_type_name(*t)).collect();
+            ApiError::new(
+                ErrorCode::UnsupportedInputType,
+                format!(
+                    "input_type `{name}` is not supported; this model accepts: {}",
+                    names.join(", ")
+                ),
+            )
+        })
+}

@@ -1,0 +1,175 @@
+//! A closed-loop HTTP/1.1 load generator: `conns` keep-alive connections, each sending its
+//! next request the moment the previous answer is read, for a fixed time. Latencies go into
+//! an HDR histogram (microseconds, 3 significant digits).
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use hdrhistogram::Histogram;
+use http_body_util::{BodyExt, Full};
+use hyper::Method;
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
+use serde::Serialize;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One request of a load's mix.
+#[derive(Clone)]
+pub struct Call {
+    pub method: Method,
+    pub path: String,
+    pub body: Bytes,
+}
+
+impl Call {
+    pub fn get(path: &str) -> Self {
+        Self {
+            method: Method::GET,
+            path: path.to_owned(),
+            body: Bytes::new(),
+        }
+    }
+
+    pub fn post_json(path: &str, body: &serde_json::Value) -> Self {
+        Self {
+            method: Method::POST,
+            path: path.to_owned(),
+            body: Bytes::from(body.to_string()),
+        }
+    }
+}
+
+/// What one load run measured.
+pub struct Measured {
+    /// Answers with status 200.
+    pub ok: u64,
+    /// Other statuses and transport errors.
+    pub errors: u64,
+    pub elapsed: Duration,
+    pub latency_us: Histogram<u64>,
+}
+
+/// The figures of a [`Measured`] as printed and written to JSON.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Figures {
+    pub rps: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub errors: u64,
+}
+
+impl Measured {
+    pub fn empty() -> Self {
+        Self {
+            ok: 0,
+            errors: 0,
+            elapsed: Duration::ZERO,
+            latency_us: Histogram::new_with_bounds(1, 60_000_000, 3).expect("valid bounds"),
+        }
+    }
+
+    /// Counts one successful answer that took `latency`.
+    pub fn record(&mut self, latency: Duration) {
+        self.ok += 1;
+        self.latency_us
+            .saturating_record((latency.as_micros() as u64).max(1));
+    }
+
+    /// Adds another run's counts (its time is added too: runs are sequential).
+    pub fn absorb(&mut self, other: Measured) {
+        self.ok += other.ok;
+        self.errors += other.errors;
+        self.elapsed += other.elapsed;
+        self.latency_us
+            .add(&other.latency_us)
+            .expect("same histogram bounds");
+    }
+
+    pub fn figures(&self) -> Figures {
+        let q = |q: f64| self.latency_us.value_at_quantile(q) as f64 / 1000.0;
+        Figures {
+            rps: self.ok as f64 / self.elapsed.as_secs_f64().max(1e-9),
+            p50_ms: q(0.50),
+            p99_ms: q(0.99),
+            errors: self.errors,
+        }
+    }
+}
+
+/// Runs `calls` (cycled; each connection starts at its own offset) against `addr` over
+/// `conns` connections for `duration`.
+pub async fn run(
+    addr: SocketAddr,
+    conns: usize,
+    duration: Duration,
+    calls: Arc<[Call]>,
+) -> Result<Measured> {
+    let deadline = Instant::now() + duration;
+    let started = Instant::now();
+    let mut tasks = Vec::with_capacity(conns);
+    for i in 0..conns {
+        let calls = calls.clone();
+        tasks.push(tokio::spawn(async move {
+            connection(addr, deadline, &calls, i * 37).await
+        }));
+    }
+    let mut total = Measured::empty();
+    for t in tasks {
+        total.absorb(t.await.context("load connection panicked")??);
+    }
+    total.elapsed = started.elapsed();
+    Ok(total)
+}
+
+type Sender = http1::SendRequest<Full<Bytes>>;
+
+async fn connect(addr: SocketAddr) -> Result<Sender> {
+    let stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .with_context(|| format!("connecting to {addr}"))?;
+    stream.set_nodelay(true)?;
+    let (sender, conn) = http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(conn);
+    Ok(sender)
+}
+
+/// One connection's loop; reconnects after a transport error (counted as an error).
+async fn connection(
+    addr: SocketAddr,
+    deadline: Instant,
+    calls: &[Call],
+    offset: usize,
+) -> Result<Measured> {
+    let mut m = Measured::empty();
+    let mut sender = connect(addr).await?;
+    let mut i = offset;
+    while Instant::now() < deadline {
+        let call = &calls[i % calls.len()];
+        i += 1;
+        let req = hyper::Request::builder()
+            .method(call.method.clone())
+            .uri(&call.path)
+            .header("host", addr.to_string())
+            .header("content-type", "application/json")
+            .body(Full::new(call.body.clone()))?;
+        let sent = Instant::now();
+        let outcome = async {
+            let resp = sender.send_request(req).await?;
+            let status = resp.status().as_u16();
+            resp.into_body().collect().await?;
+            Ok::<_, anyhow::Error>(status)
+        }
+        .await;
+        match outcome {
+            Ok(200) => m.record(sent.elapsed()),
+            Ok(_) => m.errors += 1,
+            Err(_) => {
+                m.errors += 1;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                sender = connect(addr).await?;
+            }
+        }
+    }
+    Ok(m)
+}

@@ -1,0 +1,260 @@
+//! `runtime-host bench`: measures the product beside its alternatives on this machine and
+//! prints one table with the targets of issue 7. Every side of a comparison runs in the same
+//! invocation, alternating round by round, so ratios hold on a noisy machine.
+//!
+//! 1. `/predict` (molprop, the reference molecules, `logp` and `all`) at 1, 16 and 64
+//!    connections: `runtime-host model` vs `molprop-native` vs the Python peer.
+//! 2. `/health` at 64 connections. 3. Registry throughput with 32 clients, duplicate ports.
+//! 4. Start-up cold and warm. 5. Resident memory of `up` with 1 and 25 models. 6. Registry
+//!    latency at 10 and 2,000 active registrations.
+
+mod load;
+mod peers;
+mod procs;
+mod registry;
+mod report;
+mod targets;
+
+use crate::cli::BenchArgs;
+use anyhow::{Context, Result};
+use load::{Call, Measured};
+use peers::Paths;
+use procs::Proc;
+use report::{PredictRow, Report};
+use serde_json::json;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+const CONNECTIONS: [usize; 3] = [1, 16, 64];
+const PROPERTIES: [&str; 2] = ["logp", "all"];
+
+pub async fn run(args: BenchArgs) -> Result<()> {
+    let (duration, rounds) = if args.quick {
+        (Duration::from_millis(300), 1)
+    } else {
+        (Duration::from_secs_f64(args.duration), args.rounds)
+    };
+    std::fs::create_dir_all(&args.work_dir)?;
+    let paths = Paths {
+        host: std::env::current_exe()?,
+        native: args.native.clone(),
+        python_app: args.python_app.clone(),
+        python: args.python.clone(),
+        work: std::fs::canonicalize(&args.work_dir)?,
+    };
+    let molecules = read_molecules(&args.molecules)?;
+    let mut report = Report {
+        machine: machine(),
+        settings: format!(
+            "{} s per run, {rounds} round(s) per side, {} molecules; load generator in this process, servers in their own",
+            duration.as_secs_f64(),
+            molecules.len()
+        ),
+        ..Report::default()
+    };
+    eprintln!("{}\n{}", report.machine, report.settings);
+
+    predict_and_health(&paths, &args, &molecules, duration, rounds, &mut report).await?;
+    startup(&paths, &mut report).await?;
+    registry_figures(&paths, duration, &mut report).await?;
+    memory_of_up(&paths, &molecules, &mut report).await?;
+    targets::judge(&mut report);
+
+    report.print();
+    if let Some(file) = &args.json {
+        std::fs::write(file, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("writing {}", file.display()))?;
+        println!("\nfigures written to {}", file.display());
+    }
+    Ok(())
+}
+
+/// SMILES of the first column of the reference file (tab-separated, one header row).
+fn read_molecules(file: &std::path::Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(file).with_context(|| {
+        format!(
+            "reading the molecule mix {} (pass --molecules)",
+            file.display()
+        )
+    })?;
+    let smiles: Vec<String> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').next())
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    anyhow::ensure!(!smiles.is_empty(), "no molecules in {}", file.display());
+    Ok(smiles)
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("machine: {cores} cores, {cpu}")
+}
+
+/// Runs `calls` on each side in turn, `rounds` times, and adds up each side's runs.
+async fn alternate(
+    sides: &[(String, SocketAddr)],
+    conns: usize,
+    duration: Duration,
+    rounds: usize,
+    calls: &Arc<[Call]>,
+) -> Result<Vec<(String, load::Figures)>> {
+    let mut totals: Vec<Measured> = sides.iter().map(|_| Measured::empty()).collect();
+    for _ in 0..rounds {
+        for ((_, addr), total) in sides.iter().zip(&mut totals) {
+            total.absorb(load::run(*addr, conns, duration, calls.clone()).await?);
+        }
+    }
+    Ok(sides
+        .iter()
+        .zip(totals)
+        .map(|((name, _), m)| (name.clone(), m.figures()))
+        .collect())
+}
+
+async fn predict_and_health(
+    paths: &Paths,
+    args: &BenchArgs,
+    molecules: &[String],
+    duration: Duration,
+    rounds: usize,
+    report: &mut Report,
+) -> Result<()> {
+    let (reg, reg_addr) = peers::registry(paths, "predict-registry", "22000-22099").await?;
+    let data = procs::fresh_dir(&paths.work, "host-model")?;
+    let (host, host_addr, _) = peers::host_model(paths, "host-model", reg_addr, &data).await?;
+    let (native, native_addr) = peers::native(paths).await?;
+    let mut procs: Vec<Proc> = vec![host, native];
+    let mut sides = vec![
+        ("host".to_owned(), host_addr),
+        ("native".to_owned(), native_addr),
+    ];
+    if args.no_python {
+        report
+            .notes
+            .push("Python peer skipped (--no-python)".into());
+    } else {
+        match peers::python(paths).await {
+            Ok((py, addr)) => {
+                procs.push(py);
+                sides.push(("python".into(), addr));
+            }
+            Err(why) => {
+                eprintln!("skipping the Python peer: {why}");
+                report.notes.push(format!("Python peer skipped: {why}"));
+            }
+        }
+    }
+    for property in PROPERTIES {
+        let calls: Arc<[Call]> = molecules
+            .iter()
+            .map(|s| {
+                let body = json!({"input_type": "text", "data": {"text": s, "property": property}});
+                Call::post_json("/predict", &body)
+            })
+            .collect();
+        // Warm every side up (compilation caches, allocator pools, Python imports).
+        alternate(&sides, 16, duration / 2, 1, &calls).await?;
+        for conns in CONNECTIONS {
+            eprintln!("/predict {property} at {conns} connection(s) ...");
+            let sides = alternate(&sides, conns, duration, rounds, &calls).await?;
+            report.predict.push(PredictRow {
+                property: property.into(),
+                connections: conns,
+                sides,
+            });
+        }
+    }
+    eprintln!("/health at 64 connections ...");
+    let health: Arc<[Call]> = Arc::new([Call::get("/health")]);
+    report.health = alternate(&sides, 64, duration, rounds, &health).await?;
+    for (p, (name, _)) in procs.iter().zip(&sides) {
+        if let Some(mib) = p.rss_mib() {
+            let what = match name.as_str() {
+                "host" => "runtime-host model (1 molprop), after load",
+                "native" => "molprop-native, after load",
+                _ => "Python peer (uvicorn + RDKit), after load",
+            };
+            report.memory_mib.push((what.into(), mib));
+        }
+    }
+    for p in procs {
+        p.stop().await;
+    }
+    reg.stop().await;
+    Ok(())
+}
+
+/// Exec of `runtime-host model` to registered and healthy: once with an empty data
+/// directory (no compilation cache), then five times with the cache warm.
+async fn startup(paths: &Paths, report: &mut Report) -> Result<()> {
+    eprintln!("start-up, cold and warm ...");
+    let (reg, reg_addr) = peers::registry(paths, "startup-registry", "22100-22199").await?;
+    let data = procs::fresh_dir(&paths.work, "startup-model")?;
+    let mut times = Vec::new();
+    for _ in 0..6 {
+        let (model, _, took) = peers::host_model(paths, "startup-model", reg_addr, &data).await?;
+        times.push(took.as_secs_f64() * 1000.0);
+        model.stop().await;
+    }
+    report.startup_cold_ms = Some(times[0]);
+    let mut warm = times[1..].to_vec();
+    warm.sort_by(f64::total_cmp);
+    report.startup_warm_ms = Some(warm[warm.len() / 2]);
+    reg.stop().await;
+    Ok(())
+}
+
+async fn registry_figures(paths: &Paths, duration: Duration, report: &mut Report) -> Result<()> {
+    eprintln!("registry throughput, 32 clients ...");
+    let (reg, addr) = peers::registry(paths, "bench-registry", "30000-34999").await?;
+    report.registry = Some(registry::throughput(addr, 32, duration * 2).await?);
+    reg.stop().await;
+    for active in [10, 2000] {
+        eprintln!("registry latency with {active} active registrations ...");
+        let name = format!("scale-registry-{active}");
+        let (reg, addr) = peers::registry(paths, &name, "30000-34999").await?;
+        report
+            .registry_scale
+            .push(registry::latency_at(addr, active, duration).await?);
+        reg.stop().await;
+    }
+    Ok(())
+}
+
+/// `runtime-host up` with 1 and with 25 models, each model serving predictions first.
+async fn memory_of_up(paths: &Paths, molecules: &[String], report: &mut Report) -> Result<()> {
+    for copies in [1u32, 25] {
+        eprintln!("memory of `up` with {copies} model(s) ...");
+        let (up, models) = peers::up(paths, copies).await?;
+        let calls: Arc<[Call]> = molecules
+            .iter()
+            .take(20)
+            .map(|s| {
+                let body = json!({"input_type": "text", "data": {"text": s, "property": "all"}});
+                Call::post_json("/predict", &body)
+            })
+            .collect();
+        for addr in &models {
+            load::run(*addr, 4, Duration::from_millis(200), calls.clone()).await?;
+        }
+        let what = format!("runtime-host up: registry, chat, {} molprop", models.len());
+        if let Some(mib) = up.rss_mib() {
+            report.memory_mib.push((what, mib));
+        }
+        up.stop().await;
+    }
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! Starting what a benchmark measures: a registry and molprop deployments in
+//! `runtime-host` (the product), molprop compiled natively (`molprop-native`), the Python
+//! peer (FastAPI + uvicorn + RDKit in a local virtualenv), and whole `up` stacks.
+
+use super::procs::{Proc, addr_in, free_port, wait_ok};
+use crate::client::HttpClient;
+use anyhow::{Context, Result, bail};
+use edge_api::registry::RegistryListing;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Where things are.
+pub struct Paths {
+    /// This `runtime-host` binary.
+    pub host: PathBuf,
+    pub native: PathBuf,
+    /// `bench/peers/python` (app.py, requirements.txt).
+    pub python_app: PathBuf,
+    pub python: String,
+    /// Scratch space: data directories, logs, the virtualenv.
+    pub work: PathBuf,
+}
+
+impl Paths {
+    fn log(&self, name: &str) -> PathBuf {
+        self.work.join(format!("{name}.log"))
+    }
+}
+
+fn loopback(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
+}
+
+/// `runtime-host registry` on a free port, assigning from `ports`.
+pub async fn registry(p: &Paths, name: &str, ports: &str) -> Result<(Proc, SocketAddr)> {
+    let addr = loopback(free_port()?);
+    let data = super::procs::fresh_dir(&p.work, name)?;
+    let args = [
+        "registry".into(),
+        "--listen".into(),
+        addr.to_string(),
+        "--ports".into(),
+        ports.into(),
+        "--ttl".into(),
+        "3600".into(),
+        "--data-dir".into(),
+        data.display().to_string(),
+    ];
+    let proc = Proc::spawn(name, &p.host, &args, &p.log(name))?;
+    let client = HttpClient::new(Duration::from_secs(2));
+    wait_ok(
+        &client,
+        &format!("http://{addr}/registry"),
+        Duration::from_secs(60),
+    )
+    .await?;
+    Ok((proc, addr))
+}
+
+/// `runtime-host model` (molprop) registering with `registry`; returns it, its address and
+/// the time from exec to registered and healthy.
+pub async fn host_model(
+    p: &Paths,
+    name: &str,
+    registry: SocketAddr,
+    data_dir: &Path,
+) -> Result<(Proc, SocketAddr, Duration)> {
+    let started = Instant::now();
+    let args = [
+        "model".into(),
+        crate::serve::default_component("molprop")?
+            .display()
+            .to_string(),
+        "--registry".into(),
+        format!("http://{registry}"),
+        "--data-dir".into(),
+        data_dir.display().to_string(),
+    ];
+    let proc = Proc::spawn(name, &p.host, &args, &p.log(name))?;
+    let client = HttpClient::new(Duration::from_secs(2));
+    let port = loop {
+        if let Ok(r) = client
+            .send(
+                hyper::Method::GET,
+                &format!("http://{registry}/registry"),
+                None,
+                None,
+            )
+            .await
+            && let Ok(list) = r.json::<RegistryListing>()
+            && let Some(e) = list
+                .registrations
+                .iter()
+                .find(|e| e.process_id == proc.pid())
+        {
+            break e.port;
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            bail!(
+                "{name} did not register within 120 s (see {})",
+                p.log(name).display()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    };
+    let addr = loopback(port);
+    wait_ok(
+        &client,
+        &format!("http://{addr}/health"),
+        Duration::from_secs(60),
+    )
+    .await?;
+    Ok((proc, addr, started.elapsed()))
+}
+
+/// `molprop-native` on a free port.
+pub async fn native(p: &Paths) -> Result<(Proc, SocketAddr)> {
+    if !p.native.exists() {
+        bail!(
+            "{} not found; build it with `cargo build --release -p molprop-native` (cargo xtask bench does)",
+            p.native.display()
+        );
+    }
+    let mut proc = Proc::spawn("native", &p.native, &[], &p.log("native"))?;
+    let lines = proc
+        .lines_until("listening on", Duration::from_secs(30))
+        .await?;
+    Ok((proc, addr_in(lines.last().expect("the line found"))?))
+}
+
+/// The Python peer, installing its virtualenv first if needed; `None` (with the reason)
+/// when Python or the packages are not available.
+pub async fn python(p: &Paths) -> Result<(Proc, SocketAddr), String> {
+    let venv = p.work.join("venv");
+    let py = venv.join("bin/python");
+    let requirements = p.python_app.join("requirements.txt");
+    let wanted = std::fs::read_to_string(&requirements)
+        .map_err(|e| format!("{}: {e}", requirements.display()))?;
+    let stamp = venv.join("installed-requirements.txt");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
+        eprintln!(
+            "installing the Python peer (FastAPI, uvicorn, RDKit) into {} ...",
+            venv.display()
+        );
+        run_quiet(&p.python, &["-m", "venv", &venv.display().to_string()])
+            .await
+            .map_err(|e| format!("python virtualenv: {e}"))?;
+        let pip = venv.join("bin/pip").display().to_string();
+        run_quiet(
+            &pip,
+            &["install", "-q", "-r", &requirements.display().to_string()],
+        )
+        .await
+        .map_err(|e| format!("pip install: {e}"))?;
+        std::fs::write(&stamp, wanted).map_err(|e| e.to_string())?;
+    }
+    let addr = loopback(free_port().map_err(|e| e.to_string())?);
+    let args = [
+        "-m".into(),
+        "uvicorn".into(),
+        "app:app".into(),
+        "--app-dir".into(),
+        p.python_app.display().to_string(),
+        "--host".into(),
+        "127.0.0.1".into(),
+        "--port".into(),
+        addr.port().to_string(),
+        "--workers".into(),
+        "1".into(),
+        "--log-level".into(),
+        "warning".into(),
+    ];
+    let proc = Proc::spawn("python", &py, &args, &p.log("python")).map_err(|e| e.to_string())?;
+    let client = HttpClient::new(Duration::from_secs(2));
+    wait_ok(
+        &client,
+        &format!("http://{addr}/health"),
+        Duration::from_secs(60),
+    )
+    .await
+    .map_err(|e| format!("{e} (see {})", p.log("python").display()))?;
+    Ok((proc, addr))
+}
+
+async fn run_quiet(program: &str, args: &[&str]) -> Result<()> {
+    let out = tokio::process::Command::new(program)
+        .args(args)
+        .output()
+        .await
+        .with_context(|| format!("running {program}"))?;
+    if !out.status.success() {
+        bail!(
+            "{program} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// `runtime-host up --copies N` on free ports; returns it and its models' addresses.
+pub async fn up(p: &Paths, copies: u32) -> Result<(Proc, Vec<SocketAddr>)> {
+    let name = format!("up-{copies}");
+    let data = super::procs::fresh_dir(&p.work, &name)?;
+    let registry = loopback(free_port()?);
+    // Below Linux's ephemeral range, so client sockets rarely hold one of these.
+    let first = 21_000u16;
+    let args = [
+        "up".into(),
+        "--registry-port".into(),
+        registry.port().to_string(),
+        "--chat-port".into(),
+        free_port()?.to_string(),
+        "--copies".into(),
+        copies.to_string(),
+        "--ports".into(),
+        format!("{first}-{}", first + 499),
+        "--data-dir".into(),
+        data.display().to_string(),
+    ];
+    let mut proc = Proc::spawn(&name, &p.host, &args, &p.log(&name))?;
+    let lines = proc
+        .lines_until("stack ready", Duration::from_secs(300))
+        .await?;
+    // The table `up` prints: `  <name>  http://<addr>  registered`, one row per model.
+    let models = lines
+        .iter()
+        .filter(|l| l.trim_end().ends_with("registered"))
+        .map(|l| addr_in(l))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((proc, models))
+}

@@ -1,0 +1,181 @@
+//! Registry load: registrations and unregistrations per second from many clients, with a
+//! count of ports handed out twice, and operation latency as the number of active
+//! registrations grows.
+
+use super::load::{Figures, Measured};
+use crate::client::HttpClient;
+use anyhow::{Context, Result, bail};
+use edge_api::registry::RegistrationResponse;
+use hyper::Method;
+use serde::Serialize;
+use serde_json::json;
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Throughput {
+    pub clients: usize,
+    /// Completed register + unregister pairs per second.
+    pub registrations_per_s: f64,
+    /// Both operations counted.
+    pub operations_per_s: f64,
+    /// Times a port was assigned while another client still held it (must be 0).
+    pub duplicate_ports: u64,
+    pub errors: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ScalePoint {
+    pub active_registrations: usize,
+    pub register: Figures,
+    pub unregister: Figures,
+}
+
+struct Registry {
+    client: HttpClient,
+    base: String,
+}
+
+impl Registry {
+    async fn register(&self, model: &str) -> Result<RegistrationResponse> {
+        let body = json!({"app_name": "bench", "app_version": "1.2.0", "model_name": model,
+            "process_id": std::process::id(), "preferred_port": null,
+            "reason": "runtime-host bench", "metadata": {}});
+        let r = self
+            .client
+            .send(
+                Method::POST,
+                &format!("{}/register", self.base),
+                Some(body.to_string().into_bytes()),
+                None,
+            )
+            .await?;
+        if r.status != 200 {
+            bail!("register: {} {}", r.status, r.error_text());
+        }
+        r.json()
+    }
+
+    async fn unregister(&self, reg: &RegistrationResponse) -> Result<()> {
+        let url = format!(
+            "{}/unregister/{}?registration_id={}",
+            self.base, reg.assigned_port, reg.registration_id
+        );
+        let r = self.client.send(Method::DELETE, &url, None, None).await?;
+        if r.status != 200 {
+            bail!("unregister: {} {}", r.status, r.error_text());
+        }
+        Ok(())
+    }
+}
+
+fn registry(addr: SocketAddr) -> Arc<Registry> {
+    Arc::new(Registry {
+        client: HttpClient::new(Duration::from_secs(10)),
+        base: format!("http://{addr}"),
+    })
+}
+
+/// `clients` clients each register, then unregister, as fast as they can for `duration`.
+pub async fn throughput(
+    addr: SocketAddr,
+    clients: usize,
+    duration: Duration,
+) -> Result<Throughput> {
+    let reg = registry(addr);
+    let held: Arc<Mutex<HashSet<u16>>> = Arc::default();
+    let deadline = Instant::now() + duration;
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..clients {
+        let (reg, held) = (reg.clone(), held.clone());
+        tasks.push(tokio::spawn(async move {
+            let (mut pairs, mut duplicates, mut errors) = (0u64, 0u64, 0u64);
+            let name = format!("throughput-{c}");
+            while Instant::now() < deadline {
+                let Ok(r) = reg.register(&name).await else {
+                    errors += 1;
+                    continue;
+                };
+                if !held.lock().expect("not poisoned").insert(r.assigned_port) {
+                    duplicates += 1;
+                }
+                // Released from our set before the registry frees it, so a port that moves
+                // on to another client is never miscounted.
+                held.lock().expect("not poisoned").remove(&r.assigned_port);
+                match reg.unregister(&r).await {
+                    Ok(()) => pairs += 1,
+                    Err(_) => errors += 1,
+                }
+            }
+            (pairs, duplicates, errors)
+        }));
+    }
+    let (mut pairs, mut duplicates, mut errors) = (0, 0, 0);
+    for t in tasks {
+        let (p, d, e) = t.await.context("registry client panicked")?;
+        pairs += p;
+        duplicates += d;
+        errors += e;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    Ok(Throughput {
+        clients,
+        registrations_per_s: pairs as f64 / secs,
+        operations_per_s: 2.0 * pairs as f64 / secs,
+        duplicate_ports: duplicates,
+        errors,
+    })
+}
+
+/// Holds `active` registrations, then times register and unregister from 4 clients for
+/// `duration`.
+pub async fn latency_at(addr: SocketAddr, active: usize, duration: Duration) -> Result<ScalePoint> {
+    let reg = registry(addr);
+    let mut fill = Vec::new();
+    for f in 0..8 {
+        let reg = reg.clone();
+        fill.push(tokio::spawn(async move {
+            for i in (f..active).step_by(8) {
+                reg.register(&format!("resident-{i}")).await?;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for f in fill {
+        f.await??;
+    }
+    let deadline = Instant::now() + duration;
+    let mut tasks = Vec::new();
+    for c in 0..4 {
+        let reg = reg.clone();
+        tasks.push(tokio::spawn(async move {
+            let (mut register, mut unregister) = (Measured::empty(), Measured::empty());
+            let name = format!("probe-{c}");
+            while Instant::now() < deadline {
+                let t = Instant::now();
+                let r = reg.register(&name).await?;
+                register.record(t.elapsed());
+                let t = Instant::now();
+                reg.unregister(&r).await?;
+                unregister.record(t.elapsed());
+            }
+            anyhow::Ok((register, unregister))
+        }));
+    }
+    let (mut register, mut unregister) = (Measured::empty(), Measured::empty());
+    for t in tasks {
+        let (r, u) = t.await??;
+        register.absorb(r);
+        unregister.absorb(u);
+    }
+    register.elapsed = duration;
+    unregister.elapsed = duration;
+    Ok(ScalePoint {
+        active_registrations: active,
+        register: register.figures(),
+        unregister: unregister.figures(),
+    })
+}

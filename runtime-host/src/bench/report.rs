@@ -1,0 +1,125 @@
+//! The benchmark's figures, the targets they are held to (issue 7), and how both print.
+
+use super::load::Figures;
+use super::registry::{ScalePoint, Throughput};
+use serde::Serialize;
+
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    pub machine: String,
+    pub settings: String,
+    pub predict: Vec<PredictRow>,
+    /// `/health` at 64 connections, per side.
+    pub health: Vec<(String, Figures)>,
+    pub registry: Option<Throughput>,
+    pub registry_scale: Vec<ScalePoint>,
+    pub startup_cold_ms: Option<f64>,
+    pub startup_warm_ms: Option<f64>,
+    /// Resident memory, MiB, by what was measured.
+    pub memory_mib: Vec<(String, f64)>,
+    pub targets: Vec<Target>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PredictRow {
+    pub property: String,
+    pub connections: usize,
+    /// (side, figures): host, native, python.
+    pub sides: Vec<(String, Figures)>,
+}
+
+impl PredictRow {
+    pub fn side(&self, name: &str) -> Option<&Figures> {
+        self.sides.iter().find(|(n, _)| n == name).map(|(_, f)| f)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Target {
+    pub name: String,
+    pub goal: String,
+    pub measured: String,
+    pub met: bool,
+}
+
+impl Report {
+    pub fn target(&mut self, name: &str, goal: &str, measured: String, met: bool) {
+        self.targets.push(Target {
+            name: name.into(),
+            goal: goal.into(),
+            measured,
+            met,
+        });
+    }
+
+    pub fn print(&self) {
+        println!("\n{}\n{}\n", self.machine, self.settings);
+        println!("/predict on molprop (requests/s, p50 / p99 ms)");
+        println!(
+            "  {:<6} {:>5}  {:>24} {:>24} {:>24}  {:>11} {:>11}",
+            "prop", "conns", "runtime-host", "native", "python", "host/native", "host/python"
+        );
+        for row in &self.predict {
+            let cell = |side: &str| {
+                row.side(side).map_or("-".to_owned(), |f| {
+                    format!("{:>8.0} {:>6.2}/{:<7.2}", f.rps, f.p50_ms, f.p99_ms)
+                })
+            };
+            let ratio = |other: &str| match (row.side("host"), row.side(other)) {
+                (Some(h), Some(o)) if o.rps > 0.0 => format!("{:.2}x", h.rps / o.rps),
+                _ => "-".into(),
+            };
+            println!(
+                "  {:<6} {:>5}  {:>24} {:>24} {:>24}  {:>11} {:>11}",
+                row.property,
+                row.connections,
+                cell("host"),
+                cell("native"),
+                cell("python"),
+                ratio("native"),
+                ratio("python")
+            );
+        }
+        println!("\n/health at 64 connections (requests/s, p50 / p99 ms)");
+        for (side, f) in &self.health {
+            println!(
+                "  {side:<8} {:>8.0} {:>6.2} / {:.2}",
+                f.rps, f.p50_ms, f.p99_ms
+            );
+        }
+        if let Some(t) = &self.registry {
+            println!(
+                "\nregistry, {} clients: {:.0} registrations/s ({:.0} operations/s), {} duplicate ports, {} errors",
+                t.clients, t.registrations_per_s, t.operations_per_s, t.duplicate_ports, t.errors
+            );
+        }
+        for p in &self.registry_scale {
+            println!(
+                "  {:>5} active: register p50 {:.2} ms p99 {:.2} ms; unregister p50 {:.2} ms p99 {:.2} ms",
+                p.active_registrations,
+                p.register.p50_ms,
+                p.register.p99_ms,
+                p.unregister.p50_ms,
+                p.unregister.p99_ms
+            );
+        }
+        if let (Some(c), Some(w)) = (self.startup_cold_ms, self.startup_warm_ms) {
+            println!(
+                "\nstart-up, exec of `runtime-host model` to registered and healthy: cold {c:.0} ms, warm {w:.0} ms (median)"
+            );
+        }
+        println!("\nresident memory (VmRSS)");
+        for (what, mib) in &self.memory_mib {
+            println!("  {what:<44} {mib:>7.1} MiB");
+        }
+        println!("\ntargets");
+        for t in &self.targets {
+            let mark = if t.met { "MET " } else { "MISS" };
+            println!("  {mark}  {:<40} {:<26} {}", t.name, t.goal, t.measured);
+        }
+        for n in &self.notes {
+            println!("note: {n}");
+        }
+    }
+}

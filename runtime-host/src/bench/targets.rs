@@ -1,0 +1,83 @@
+//! The targets of issue 7, judged from a finished report.
+
+use super::report::Report;
+
+pub fn judge(r: &mut Report) {
+    for prop in ["logp", "all"] {
+        let found = r
+            .predict
+            .iter()
+            .find(|p| p.property == prop && p.connections == 16)
+            .cloned();
+        let Some(row) = found else { continue };
+        if let (Some(h), Some(py)) = (row.side("host"), row.side("python")) {
+            let ratio = h.rps / py.rps.max(1e-9);
+            r.target(
+                &format!("{prop}: host vs Python at 16 conns"),
+                ">= 5x req/s, lower p99",
+                format!("{ratio:.1}x, p99 {:.2} vs {:.2} ms", h.p99_ms, py.p99_ms),
+                ratio >= 5.0 && h.p99_ms < py.p99_ms,
+            );
+        }
+        if let (Some(h), Some(n)) = (row.side("host"), row.side("native")) {
+            let ratio = h.rps / n.rps.max(1e-9);
+            r.target(
+                &format!("{prop}: host vs native at 16 conns"),
+                ">= 0.5x req/s",
+                format!("{ratio:.2}x ({:.0} vs {:.0} req/s)", h.rps, n.rps),
+                ratio >= 0.5,
+            );
+        }
+    }
+    if let Some((_, h)) = r.health.iter().find(|(s, _)| s == "host").cloned() {
+        r.target(
+            "/health p99 at 64 conns",
+            "< 2 ms",
+            format!("{:.2} ms", h.p99_ms),
+            h.p99_ms < 2.0,
+        );
+    }
+    if let Some(w) = r.startup_warm_ms {
+        r.target(
+            "warm start to healthy",
+            "< 500 ms",
+            format!("{w:.0} ms"),
+            w < 500.0,
+        );
+    }
+    if let Some((what, mib)) = r
+        .memory_mib
+        .iter()
+        .find(|(w, _)| w.contains("25 molprop"))
+        .cloned()
+    {
+        let mb = mib * 1.048_576;
+        r.target(
+            "25 models in one `up`",
+            "< 150 MB RSS",
+            format!("{mb:.0} MB ({what})"),
+            mb < 150.0,
+        );
+    }
+    if let Some(t) = r.registry.clone() {
+        r.target(
+            "registry registrations/s, 32 clients",
+            ">= 2000/s, 0 duplicates",
+            format!(
+                "{:.0}/s, {} duplicates",
+                t.registrations_per_s, t.duplicate_ports
+            ),
+            t.registrations_per_s >= 2000.0 && t.duplicate_ports == 0,
+        );
+    }
+    if let [low, high] = r.registry_scale.as_slice() {
+        let ratio = high.register.p50_ms / low.register.p50_ms.max(1e-9);
+        let (a, b) = (low.active_registrations, high.active_registrations);
+        r.target(
+            &format!("registry latency {a} -> {b} active"),
+            "within 2x",
+            format!("register p50 x{ratio:.2}"),
+            ratio <= 2.0,
+        );
+    }
+}
