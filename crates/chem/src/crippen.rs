@@ -6,32 +6,24 @@
 use crate::element;
 use crate::molecule::{Atom, BondOrder, Molecule};
 use crate::smarts::Pattern;
-use std::sync::OnceLock;
 
-struct AtomType {
-    label: String,
-    pattern: Pattern,
-    logp: f64,
-    mr: f64,
+// Generated; left as the generator writes it.
+#[rustfmt::skip]
+#[path = "crippen_table.rs"]
+mod generated;
+
+/// One Wildman-Crippen atom type.
+pub(crate) struct AtomType {
+    pub label: &'static str,
+    pub pattern: Pattern,
+    pub logp: f64,
+    pub mr: f64,
 }
 
+/// The atom types of `data/crippen.tsv`, in order, compiled in (`crippen_table.rs` is
+/// generated from the file by a test; see `the_compiled_table_is_the_data_file`).
 fn table() -> &'static [AtomType] {
-    static TABLE: OnceLock<Vec<AtomType>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        include_str!("../data/crippen.tsv")
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-            .map(|l| {
-                let f: Vec<&str> = l.split('\t').collect();
-                AtomType {
-                    label: f[0].to_owned(),
-                    pattern: Pattern::parse(f[1]).unwrap_or_else(|e| panic!("crippen.tsv: {e}")),
-                    logp: f[2].parse().expect("crippen.tsv logP"),
-                    mr: f[3].parse().expect("crippen.tsv MR"),
-                }
-            })
-            .collect()
-    })
+    generated::TABLE
 }
 
 /// A copy of `mol` with every hydrogen as an atom of its own.
@@ -66,7 +58,7 @@ pub fn atom_types(mol: &Molecule) -> Vec<Option<&'static str>> {
             table()
                 .iter()
                 .find(|t| t.pattern.matches_at(&full, i))
-                .map(|t| t.label.as_str())
+                .map(|t| t.label)
         })
         .collect()
 }
@@ -87,11 +79,96 @@ pub fn logp_mr(mol: &Molecule) -> (f64, f64) {
 
 #[cfg(test)]
 mod tests {
+    use super::AtomType;
+    use crate::smarts::{Expr, Pattern};
+
     #[test]
     fn every_type_parses_and_known_values_hold() {
         assert!(super::table().len() > 100);
         let (logp, mr) = super::logp_mr(&crate::smiles::parse("CC(=O)Oc1ccccc1C(=O)O").unwrap());
         assert!((logp - 1.3101).abs() < 0.001, "aspirin logP {logp}");
         assert!((mr - 44.71).abs() < 0.01, "aspirin MR {mr}");
+    }
+
+    /// The types of `data/crippen.tsv`, parsed.
+    fn from_data_file() -> Vec<AtomType> {
+        include_str!("../data/crippen.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                AtomType {
+                    label: String::leak(f[0].to_owned()),
+                    pattern: Pattern::parse(f[1]).unwrap_or_else(|e| panic!("crippen.tsv: {e}")),
+                    logp: f[2].parse().expect("crippen.tsv logP"),
+                    mr: f[3].parse().expect("crippen.tsv MR"),
+                }
+            })
+            .collect()
+    }
+
+    fn expr_source(e: &Expr) -> String {
+        let list = |xs: &[Expr]| xs.iter().map(expr_source).collect::<Vec<_>>().join(", ");
+        match e {
+            Expr::Prim(p) => format!("Expr::Prim(Prim::{p:?})"),
+            Expr::Not(x) => format!("Expr::Not(&{})", expr_source(x)),
+            Expr::And(xs) => format!("Expr::And(&[{}])", list(xs)),
+            Expr::Or(xs) => format!("Expr::Or(&[{}])", list(xs)),
+        }
+    }
+
+    /// Rust source of the table, as `crippen_table.rs` holds it.
+    fn table_source(types: &[AtomType]) -> String {
+        let mut out = String::from(
+            "//! Generated from `data/crippen.tsv` by the test `the_compiled_table_is_the_data_file`\n\
+             //! (`UPDATE_GENERATED=1 cargo test -p chem` rewrites it). Do not edit.\n\n\
+             use super::AtomType;\n\
+             use crate::smarts::{BondExpr, Expr, Pattern, Prim};\n\n\
+             pub(super) static TABLE: &[AtomType] = &[\n",
+        );
+        for t in types {
+            let atoms: Vec<String> = t.pattern.atoms.iter().map(expr_source).collect();
+            let parents: Vec<String> = t
+                .pattern
+                .parents
+                .iter()
+                .map(|(p, b)| {
+                    let p = if *p == usize::MAX {
+                        "usize::MAX".to_owned()
+                    } else {
+                        p.to_string()
+                    };
+                    format!("({p}, BondExpr::{b:?})")
+                })
+                .collect();
+            out.push_str(&format!(
+                "    AtomType {{\n        label: {:?},\n        logp: {:?},\n        mr: {:?},\n        pattern: Pattern {{\n            atoms: &[{}],\n            parents: &[{}],\n        }},\n    }},\n",
+                t.label,
+                t.logp,
+                t.mr,
+                atoms.join(", "),
+                parents.join(", ")
+            ));
+        }
+        out.push_str("];\n");
+        out
+    }
+
+    #[test]
+    fn the_compiled_table_is_the_data_file() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/crippen_table.rs");
+        let want = table_source(&from_data_file());
+        if std::env::var_os("UPDATE_GENERATED").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        // Compared without whitespace, so rustfmt's layout of the file does not matter.
+        let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+        assert!(
+            squeeze(&have) == squeeze(&want),
+            "src/crippen_table.rs is out of date with data/crippen.tsv; \
+             run `UPDATE_GENERATED=1 cargo test -p chem` and commit the result"
+        );
+        assert_eq!(super::table().len(), from_data_file().len());
     }
 }

@@ -5,12 +5,16 @@
 //! `a`, `*`, `Hn` (total hydrogens), `Xn` (total connections), `Dn` (explicit connections),
 //! charges (`+`, `+n`, `-`, `-n`, `+0`); operators by precedence `!`, `&` (or juxtaposition),
 //! `,`, `;`. Bonds: `-`, `=`, `#`, `:`, `~`, and unspecified (single or aromatic).
+//!
+//! Patterns are `'static` data so that a table of them can be compiled in (see
+//! `crippen_table.rs`): a WebAssembly component starts from a fresh instance on every
+//! request, so a table parsed at run time would be parsed again for every request.
 
 use crate::element;
 use crate::molecule::{BondOrder, Molecule};
 
-#[derive(Debug, Clone, PartialEq)]
-enum Prim {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Prim {
     Element { number: u8, aromatic: Option<bool> },
     Aliphatic,
     Aromatic,
@@ -21,16 +25,16 @@ enum Prim {
     Charge(i8),
 }
 
-#[derive(Debug, Clone, PartialEq)]
-enum Expr {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Expr {
     Prim(Prim),
-    Not(Box<Expr>),
-    And(Vec<Expr>),
-    Or(Vec<Expr>),
+    Not(&'static Expr),
+    And(&'static [Expr]),
+    Or(&'static [Expr]),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum BondExpr {
+pub(crate) enum BondExpr {
     Single,
     Double,
     Triple,
@@ -39,11 +43,14 @@ enum BondExpr {
     SingleOrAromatic,
 }
 
-/// A parsed pattern: atoms in reading order, each after the first with its parent and bond.
-#[derive(Debug, Clone)]
+/// Atoms a pattern may have (the Wildman-Crippen types have at most 5).
+const MAX_PATTERN_ATOMS: usize = 16;
+
+/// A pattern: atoms in reading order, each after the first with its parent and bond.
+#[derive(Debug, Clone, Copy)]
 pub struct Pattern {
-    atoms: Vec<Expr>,
-    parents: Vec<(usize, BondExpr)>,
+    pub(crate) atoms: &'static [Expr],
+    pub(crate) parents: &'static [(usize, BondExpr)],
 }
 
 struct Reader<'a> {
@@ -115,7 +122,7 @@ impl Reader<'_> {
         let prim = match c {
             b'!' => {
                 self.i += 1;
-                return Ok(Expr::Not(Box::new(self.primitive()?)));
+                return Ok(Expr::Not(Box::leak(Box::new(self.primitive()?))));
             }
             b'#' => {
                 self.i += 1;
@@ -179,7 +186,7 @@ impl Reader<'_> {
         Ok(if lows.len() == 1 {
             lows.pop().unwrap()
         } else {
-            Expr::And(lows)
+            Expr::And(lows.leak())
         })
     }
 
@@ -192,7 +199,7 @@ impl Reader<'_> {
         Ok(if alts.len() == 1 {
             alts.pop().unwrap()
         } else {
-            Expr::Or(alts)
+            Expr::Or(alts.leak())
         })
     }
 
@@ -211,7 +218,7 @@ impl Reader<'_> {
         Ok(if all.len() == 1 {
             all.pop().unwrap()
         } else {
-            Expr::And(all)
+            Expr::And(all.leak())
         })
     }
 
@@ -264,6 +271,8 @@ fn number_of(symbol: &str) -> Option<u8> {
 }
 
 impl Pattern {
+    /// Parses a pattern. The result is leaked to become `'static`: parsing is for code
+    /// generation and tests, and compiled-in tables need no parsing at all.
     pub fn parse(smarts: &str) -> Result<Self, String> {
         let mut r = Reader {
             s: smarts.as_bytes(),
@@ -291,22 +300,28 @@ impl Pattern {
                 }
             }
         }
-        Ok(Self { atoms, parents })
+        if atoms.len() > MAX_PATTERN_ATOMS {
+            return Err(format!("more than {MAX_PATTERN_ATOMS} atoms in `{smarts}`"));
+        }
+        Ok(Self {
+            atoms: atoms.leak(),
+            parents: parents.leak(),
+        })
     }
 
-    /// Whether the pattern matches with its first atom on `atom`.
+    /// Whether the pattern matches with its first atom on `atom`. Allocation-free: it runs
+    /// for every atom against every type until one matches.
     pub fn matches_at(&self, mol: &Molecule, atom: usize) -> bool {
         if !eval(&self.atoms[0], mol, atom) {
             return false;
         }
-        let mut mapping = vec![atom];
-        let mut used = vec![false; mol.atoms.len()];
-        used[atom] = true;
-        self.extend(mol, &mut mapping, &mut used)
+        let mut mapping = [0usize; MAX_PATTERN_ATOMS];
+        mapping[0] = atom;
+        self.extend(mol, &mut mapping, 1)
     }
 
-    fn extend(&self, mol: &Molecule, mapping: &mut Vec<usize>, used: &mut [bool]) -> bool {
-        let k = mapping.len();
+    /// Maps pattern atom `k` onward, the first `k` being mapped already.
+    fn extend(&self, mol: &Molecule, mapping: &mut [usize; MAX_PATTERN_ATOMS], k: usize) -> bool {
         if k == self.atoms.len() {
             return true;
         }
@@ -314,16 +329,16 @@ impl Pattern {
         let from = mapping[parent];
         for &b in &mol.adjacency[from] {
             let to = mol.bonds[b].other(from);
-            if used[to] || !bond_ok(bond, mol.bonds[b].order) || !eval(&self.atoms[k], mol, to) {
+            if mapping[..k].contains(&to)
+                || !bond_ok(bond, mol.bonds[b].order)
+                || !eval(&self.atoms[k], mol, to)
+            {
                 continue;
             }
-            mapping.push(to);
-            used[to] = true;
-            if self.extend(mol, mapping, used) {
+            mapping[k] = to;
+            if self.extend(mol, mapping, k + 1) {
                 return true;
             }
-            used[to] = false;
-            mapping.pop();
         }
         false
     }
