@@ -178,6 +178,10 @@ pub struct BenchArgs {
     /// Skip the Python peer.
     #[arg(long)]
     pub no_python: bool,
+    /// Run only these sections (comma-separated): predict (with /health), startup,
+    /// registry, memory. Default: all.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
     /// Scratch directory: data directories, logs of every process started, the virtualenv.
     #[arg(long, default_value = "target/bench")]
     pub work_dir: PathBuf,

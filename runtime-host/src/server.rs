@@ -330,6 +330,17 @@ fn classify_failure(err: anyhow::Error, memory_exceeded: bool, budget: Duration)
             "the component exceeded its memory limit and was stopped",
         );
     }
+    // Every slot of the instance pool is busy (several services share one pool in `up`):
+    // a capacity condition, not a fault.
+    if err
+        .chain()
+        .any(|c| c.is::<wasmtime::PoolConcurrencyLimitError>())
+    {
+        return responses::error(
+            ErrorCode::Overloaded,
+            "every instance slot of this host is busy; retry shortly",
+        );
+    }
     // The first line of a trap names it ("wasm trap: unreachable"); the backtrace stays in
     // the log, not in the response.
     let summary = match err.downcast_ref::<wasmtime::Trap>() {

@@ -41,6 +41,11 @@ pub fn host_binary() -> PathBuf {
     must_exist(target_dir().join("release").join("runtime-host"))
 }
 
+/// The natively compiled molprop server the benchmark compares against.
+pub fn native_peer_binary() -> PathBuf {
+    must_exist(target_dir().join("release").join("molprop-native"))
+}
+
 /// A built component, by crate name (`chat`, `echo-model`, ...); cargo names the artifact
 /// with underscores.
 pub fn component(name: &str) -> PathBuf {

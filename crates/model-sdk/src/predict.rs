@@ -8,43 +8,50 @@ use std::time::{Duration, Instant};
 
 /// One `/predict` request that reached the model, ready to be counted and answered.
 pub struct Prediction {
-    /// The 200 answer.
-    pub response: PredictionResponse,
+    /// The 200 answer, or the 500 for a fault in the model.
+    pub answer: Result<PredictionResponse, ApiError>,
     /// Time spent in [`Model::predict`].
     pub elapsed: Duration,
     /// Why the model produced no result, for `/metrics`' `last_error`.
     pub error: Option<String>,
 }
 
-/// Validates a `/predict` body and runs the model. `Err` is the error answer (400 for a
-/// malformed request, 500 for a fault in the model).
+/// Validates a `/predict` body and runs the model. `Err` is the 400 for a request the model
+/// never saw; everything that reached the model is a [`Prediction`] (and counts in
+/// `/metrics`), a fault included.
 pub fn run<M: Model>(model: &M, body: &[u8]) -> Result<Prediction, ApiError> {
     let request: PredictionRequest = edge_api::json::parse_body(body)?;
     let input_type = parse_input_type(model, &request.input_type)?;
     let started = Instant::now();
     let outcome = model.predict(input_type, &request.data);
     let elapsed = started.elapsed();
-    let (success, results, error_message) = match outcome {
-        Ok(results) => (true, results, None),
+    let ms = elapsed.as_secs_f64() * 1000.0;
+    let respond = |success, results, error_message| PredictionResponse {
+        success,
+        model_name: model.name().into(),
+        results,
+        computation_time_ms: ms,
+        error_message,
+    };
+    let (answer, error) = match outcome {
+        Ok(results) => (Ok(respond(true, results, None)), None),
         Err(PredictError::Invalid(e)) => return Err(e),
-        Err(PredictError::Failed(m)) => (false, serde_json::json!({}), Some(m)),
-        Err(PredictError::Fault(m)) => {
-            return Err(ApiError::new(
+        Err(PredictError::Failed(m)) => (
+            Ok(respond(false, serde_json::json!({}), Some(m.clone()))),
+            Some(m),
+        ),
+        Err(PredictError::Fault(m)) => (
+            Err(ApiError::new(
                 ErrorCode::InternalError,
                 format!("prediction failed: {m}"),
-            ));
-        }
+            )),
+            Some(m),
+        ),
     };
     Ok(Prediction {
-        error: error_message.clone(),
-        response: PredictionResponse {
-            success,
-            model_name: model.name().into(),
-            results,
-            computation_time_ms: elapsed.as_secs_f64() * 1000.0,
-            error_message,
-        },
+        answer,
         elapsed,
+        error,
     })
 }
 

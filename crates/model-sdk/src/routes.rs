@@ -73,5 +73,5 @@ fn predict<M: Model>(model: &M, req: &ApiRequest) -> Result<Response, ApiError> 
         }
         Err(e) => eprintln!("could not record metrics: {e}"),
     }
-    Ok(http::json(200, &prediction.response))
+    Ok(http::json(200, &prediction.answer?))
 }

@@ -84,7 +84,10 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Full<Byte
                     state
                         .latency_us
                         .fetch_add(p.elapsed.as_micros() as u64, Ordering::Relaxed);
-                    json(200, &p.response)
+                    match p.answer {
+                        Ok(response) => json(200, &response),
+                        Err(e) => error(&e),
+                    }
                 }
                 Err(e) => error(&e),
             }

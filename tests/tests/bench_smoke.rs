@@ -1,0 +1,61 @@
+//! `runtime-host bench` runs end to end on this machine: every section starts its processes,
+//! measures, stops them and reports. This checks that the command works and reports real
+//! measurements; it asserts no speed (figures come from the command itself, see
+//! docs/BENCHMARKS.md). The Python peer is left out here: it needs PyPI.
+
+use e2e_tests::{host_binary, native_peer_binary, temp_dir, workspace_root};
+use serde_json::Value;
+
+#[test]
+fn bench_quick_runs_every_section_and_reports_measurements() {
+    let work = temp_dir();
+    let json = work.path().join("figures.json");
+    let out = std::process::Command::new(host_binary())
+        .current_dir(workspace_root())
+        .args(["bench", "--quick", "--no-python", "--json"])
+        .arg(&json)
+        .arg("--native")
+        .arg(native_peer_binary())
+        .arg("--work-dir")
+        .arg(work.path().join("scratch"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("{stdout}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+
+    let rows = r["predict"].as_array().unwrap();
+    assert_eq!(rows.len(), 6, "logp and all at 1, 16 and 64 connections");
+    for row in rows {
+        for side in row["sides"].as_array().unwrap() {
+            let (name, f) = (&side[0], &side[1]);
+            assert!(f["rps"].as_f64().unwrap() > 0.0, "{name}: {row}");
+            assert_eq!(f["errors"], 0, "{name}: {row}");
+            assert!(f["p99_ms"].as_f64().unwrap() >= f["p50_ms"].as_f64().unwrap());
+        }
+    }
+    assert_eq!(r["health"].as_array().unwrap().len(), 2, "host and native");
+    assert_eq!(r["registry"]["duplicate_ports"], 0);
+    assert_eq!(r["registry"]["errors"], 0);
+    assert!(r["registry"]["registrations_per_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["registry_scale"].as_array().unwrap().len(), 2);
+    assert!(r["startup_cold_ms"].as_f64().unwrap() > 0.0);
+    assert!(r["startup_warm_ms"].as_f64().unwrap() > 0.0);
+    let memory: Vec<&str> = r["memory_mib"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m[0].as_str().unwrap())
+        .collect();
+    assert!(
+        memory.iter().any(|m| m.contains("25 molprop")),
+        "{memory:?}"
+    );
+    assert!(r["targets"].as_array().unwrap().len() >= 5);
+    assert!(stdout.contains("targets"), "the table is printed");
+}
