@@ -122,7 +122,7 @@ fn huckel(electrons: u32) -> bool {
 
 /// Re-derives every aromatic flag from the Kekulé structure.
 pub fn perceive(mol: &mut Molecule) {
-    let ring_set = rings::symmetrized_sssr(mol);
+    let ring_set = mol.rings().to_vec();
     let mut bond_in_ring = vec![false; mol.bonds.len()];
     let mut atom_in_ring = vec![false; mol.atoms.len()];
     for r in &ring_set {

@@ -3,7 +3,7 @@
 
 use crate::element::{ELECTRON_MASS, by_symbol, isotope_mass};
 use crate::molecule::{BondOrder, Molecule};
-use crate::rings;
+
 use std::collections::BTreeMap;
 
 fn hydrogen_mass(average: bool) -> f64 {
@@ -102,12 +102,12 @@ pub fn lipinski_hba(mol: &Molecule) -> usize {
 
 /// Ring count as RDKit's `CalcNumRings` gives it: the symmetrized SSSR.
 pub fn ring_count(mol: &Molecule) -> usize {
-    rings::symmetrized_sssr(mol).len()
+    mol.rings().len()
 }
 
 /// Rings (symmetrized SSSR) whose bonds are all aromatic (RDKit `CalcNumAromaticRings`).
 pub fn aromatic_rings(mol: &Molecule) -> usize {
-    rings::symmetrized_sssr(mol)
+    mol.rings()
         .iter()
         .filter(|r| {
             r.bonds

@@ -1,6 +1,8 @@
 //! The molecular graph.
 
 use crate::element::Element;
+use crate::rings::Ring;
+use std::cell::OnceCell;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BondOrder {
@@ -46,10 +48,20 @@ pub struct Molecule {
     pub bonds: Vec<Bond>,
     /// For each atom, its bonds (indices into `bonds`).
     pub adjacency: Vec<Vec<usize>>,
+    /// The symmetrized SSSR, computed on first use: aromaticity, ring counts, TPSA and
+    /// rotatable bonds all need it, and it is the most expensive graph computation here.
+    rings: OnceCell<Vec<Ring>>,
 }
 
 impl Molecule {
+    /// The symmetrized SSSR (see [`crate::rings::symmetrized_sssr`]), computed once.
+    pub fn rings(&self) -> &[Ring] {
+        self.rings
+            .get_or_init(|| crate::rings::symmetrized_sssr(self))
+    }
+
     pub fn add_atom(&mut self, atom: Atom) -> usize {
+        self.rings = OnceCell::new();
         self.atoms.push(atom);
         self.adjacency.push(Vec::new());
         self.atoms.len() - 1
@@ -63,6 +75,7 @@ impl Molecule {
     }
 
     pub fn add_bond(&mut self, a: usize, b: usize, order: BondOrder) -> usize {
+        self.rings = OnceCell::new();
         let kekule = match order {
             BondOrder::Single | BondOrder::Aromatic => 1,
             BondOrder::Double => 2,

@@ -11,7 +11,6 @@
 //! conditions are RDKit's SMARTS pattern, evaluated on the graph directly.
 
 use crate::molecule::{BondOrder, Molecule};
-use crate::rings;
 
 struct Ctx<'a> {
     mol: &'a Molecule,
@@ -119,8 +118,8 @@ impl Ctx<'_> {
 
 pub fn count(mol: &Molecule) -> usize {
     let mut in_ring = vec![false; mol.bonds.len()];
-    for ring in rings::symmetrized_sssr(mol) {
-        for b in ring.bonds {
+    for ring in mol.rings() {
+        for &b in &ring.bonds {
             in_ring[b] = true;
         }
     }

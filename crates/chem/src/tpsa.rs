@@ -9,7 +9,6 @@
 //! 8.6·neighbours + 1.5·H; never below 0).
 
 use crate::molecule::{BondOrder, Molecule};
-use crate::rings;
 
 /// One row: a condition on the environment (`None` = any value) and its contribution in Å².
 struct Row {
@@ -114,11 +113,8 @@ impl Row {
 
 pub fn tpsa(mol: &Molecule) -> f64 {
     let mut in_3_ring = vec![false; mol.atoms.len()];
-    for ring in rings::symmetrized_sssr(mol)
-        .into_iter()
-        .filter(|r| r.atoms.len() == 3)
-    {
-        for a in ring.atoms {
+    for ring in mol.rings().iter().filter(|r| r.atoms.len() == 3) {
+        for &a in &ring.atoms {
             in_3_ring[a] = true;
         }
     }
