@@ -25,13 +25,20 @@ use std::process::ExitCode;
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // Request logs go through a buffer that a background thread writes out, so a request
+    // never waits on stderr. Not lossy: when the buffer is full, logging waits rather than
+    // dropping lines. `_flush` writes what is left when main returns.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let (writer, _flush) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
+        .finish(std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RUNTIME_HOST_LOG")
                 .unwrap_or_else(|_| "info,wasmtime_cranelift=warn,cranelift=warn".into()),
         )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(writer)
+        .with_ansi(ansi)
         .init();
     let cli = cli::Cli::parse();
     let result = match cli.command {
