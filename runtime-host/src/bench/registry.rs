@@ -5,10 +5,9 @@
 use super::load::{Figures, Measured};
 use crate::client::HttpClient;
 use anyhow::{Context, Result, bail};
-use edge_api::registry::RegistrationResponse;
+use edge_api::registry::{RegistrationRequest, RegistrationResponse};
 use hyper::Method;
 use serde::Serialize;
-use serde_json::json;
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -40,15 +39,21 @@ struct Registry {
 
 impl Registry {
     async fn register(&self, model: &str) -> Result<RegistrationResponse> {
-        let body = json!({"app_name": "bench", "app_version": "1.2.0", "model_name": model,
-            "process_id": std::process::id(), "preferred_port": null,
-            "reason": "runtime-host bench", "metadata": {}});
+        let request = RegistrationRequest {
+            app_name: "bench".into(),
+            app_version: edge_api::model::SPEC_VERSION.into(),
+            model_name: model.into(),
+            process_id: std::process::id(),
+            preferred_port: None,
+            reason: "runtime-host bench".into(),
+            metadata: Default::default(),
+        };
         let r = self
             .client
             .send(
                 Method::POST,
                 &format!("{}/register", self.base),
-                Some(body.to_string().into_bytes()),
+                Some(serde_json::to_vec(&request)?),
                 None,
             )
             .await?;
