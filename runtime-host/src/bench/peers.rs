@@ -77,7 +77,7 @@ pub async fn host_model(
         "--data-dir".into(),
         data_dir.display().to_string(),
     ];
-    let proc = Proc::spawn(name, &p.host, &args, &p.log(name))?;
+    let mut proc = Proc::spawn(name, &p.host, &args, &p.log(name))?;
     let client = HttpClient::new(Duration::from_secs(2));
     let port = loop {
         if let Ok(r) = client
@@ -95,6 +95,12 @@ pub async fn host_model(
                 .find(|e| e.process_id == proc.pid())
         {
             break e.port;
+        }
+        if proc.exited() {
+            bail!(
+                "{name} exited before registering (see {})",
+                p.log(name).display()
+            );
         }
         if started.elapsed() > Duration::from_secs(120) {
             bail!(

@@ -35,6 +35,11 @@ impl Proc {
         })
     }
 
+    /// Whether the process has exited already (a failed start, say).
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id().unwrap_or(0)
     }
