@@ -79,6 +79,17 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     Ok(())
 }
 
+/// `/predict` of `property` for each molecule.
+fn predict_calls(molecules: &[String], property: &str) -> Arc<[Call]> {
+    molecules
+        .iter()
+        .map(|s| {
+            let body = json!({"input_type": "text", "data": {"text": s, "property": property}});
+            Call::post_json("/predict", &body)
+        })
+        .collect()
+}
+
 /// SMILES of the first column of the reference file (tab-separated, one header row).
 fn read_molecules(file: &std::path::Path) -> Result<Vec<String>> {
     let text = std::fs::read_to_string(file).with_context(|| {
@@ -167,13 +178,7 @@ async fn predict_and_health(
         }
     }
     for property in PROPERTIES {
-        let calls: Arc<[Call]> = molecules
-            .iter()
-            .map(|s| {
-                let body = json!({"input_type": "text", "data": {"text": s, "property": property}});
-                Call::post_json("/predict", &body)
-            })
-            .collect();
+        let calls = predict_calls(molecules, property);
         // Warm every side up (compilation caches, allocator pools, Python imports).
         alternate(&sides, 16, duration / 2, 1, &calls).await?;
         for conns in CONNECTIONS {
@@ -250,20 +255,20 @@ async fn memory_of_up(paths: &Paths, molecules: &[String], report: &mut Report) 
     for copies in [1u32, 25] {
         eprintln!("memory of `up` with {copies} model(s) ...");
         let (up, models) = peers::up(paths, copies).await?;
-        let calls: Arc<[Call]> = molecules
-            .iter()
-            .take(20)
-            .map(|s| {
-                let body = json!({"input_type": "text", "data": {"text": s, "property": "all"}});
-                Call::post_json("/predict", &body)
-            })
-            .collect();
+        anyhow::ensure!(
+            models.len() == copies as usize,
+            "`up --copies {copies}` has {} model(s) serving (see {})",
+            models.len(),
+            paths.work.join(format!("up-{copies}.log")).display()
+        );
+        let calls = predict_calls(&molecules[..molecules.len().min(20)], "all");
         for addr in &models {
             load::run(*addr, 4, Duration::from_millis(200), calls.clone()).await?;
         }
-        let what = format!("runtime-host up: registry, chat, {} molprop", models.len());
         if let Some(mib) = up.rss_mib() {
+            let what = format!("runtime-host up: registry, chat, {copies} molprop");
             report.memory_mib.push((what, mib));
+            report.up_rss_mib.push((copies, mib));
         }
         up.stop().await;
     }

@@ -17,6 +17,8 @@ pub struct Report {
     pub startup_warm_ms: Option<f64>,
     /// Resident memory, MiB, by what was measured.
     pub memory_mib: Vec<(String, f64)>,
+    /// Resident memory of `runtime-host up`, MiB, by number of models serving.
+    pub up_rss_mib: Vec<(u32, f64)>,
     pub targets: Vec<Target>,
     pub notes: Vec<String>,
 }

@@ -45,17 +45,12 @@ pub fn judge(r: &mut Report) {
             w < 500.0,
         );
     }
-    if let Some((what, mib)) = r
-        .memory_mib
-        .iter()
-        .find(|(w, _)| w.contains("25 molprop"))
-        .cloned()
-    {
+    if let Some(&(models, mib)) = r.up_rss_mib.iter().find(|(n, _)| *n == 25) {
         let mb = mib * 1.048_576;
         r.target(
             "25 models in one `up`",
             "< 150 MB RSS",
-            format!("{mb:.0} MB ({what})"),
+            format!("{mb:.0} MB (registry, chat and {models} molprop)"),
             mb < 150.0,
         );
     }
