@@ -6,6 +6,9 @@
 //! components are built with (found through `cargo metadata`), so host and guests always
 //! agree on the interface. The output is a `bindgen!` call with absolute paths, included by
 //! `src/bindings.rs`.
+//!
+//! Key-value calls are async on the host side: a write waits for its group commit
+//! (`keyvalue/sqlite/writer.rs`) without holding up the thread, so other requests run meanwhile.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -48,7 +51,7 @@ fn main() {
         }}
     ",
     world: "spin-imports",
-    imports: {{ default: trappable }},
+    imports: {{ "wasi:keyvalue": async | trappable, default: trappable }},
     with: {{
         "wasi:keyvalue/store.bucket": crate::keyvalue::BucketHandle,
         "wasi:keyvalue/atomics.cas": crate::keyvalue::CasHandle,

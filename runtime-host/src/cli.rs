@@ -12,7 +12,7 @@ use std::time::Duration;
     about = "Native wasmtime host for the chat (A), model runtime (B) and port registry (C) components",
     long_about = "Serves WebAssembly components that export wasi:http/incoming-handler@0.2.x \
                   (built with spin-sdk 5.x), giving them WASI 0.2, wasi-http, wasi:keyvalue \
-                  persisted in SQLite and application variables, with a fresh instance per request."
+                  persisted in SQLite and application variables, with warm instances reused serially."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -210,6 +210,15 @@ pub struct RuntimeArgs {
     /// Requests served at once; further ones get 503 `overloaded`.
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub max_concurrency: u32,
+    /// Requests one component instance serves, one after another, before it is replaced;
+    /// 1 gives every request a fresh instance, as Spin does. An instance that traps, times
+    /// out, hits its memory cap or answers 5xx is never reused.
+    #[arg(long, default_value_t = crate::limits::DEFAULT_INSTANCE_REUSE as u32,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub instance_reuse: u32,
+    /// How long an idle instance is kept for the next request, e.g. `5s`, `200ms`.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub instance_idle: Duration,
 }
 
 #[derive(Subcommand, Debug)]

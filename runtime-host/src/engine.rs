@@ -5,7 +5,7 @@
 //! not recompile, and a ticker drives epoch interruption, which enforces request deadlines.
 
 use crate::limits::Limits;
-use crate::state::RequestState;
+use crate::state::InstanceState;
 use anyhow::{Context, Result};
 use std::path::Path;
 use std::time::Duration;
@@ -103,18 +103,18 @@ fn spawn_epoch_ticker(engine: &Engine) {
 }
 
 /// The imports every component may use: WASI 0.2, wasi-http, wasi:keyvalue, wasi:config.
-pub fn build_linker(engine: &Engine) -> Result<Linker<RequestState>> {
+pub fn build_linker(engine: &Engine) -> Result<Linker<InstanceState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    crate::keyvalue::add_to_linker(&mut linker, RequestState::keyvalue)?;
-    crate::variables::add_to_linker(&mut linker, RequestState::config)?;
+    crate::keyvalue::add_to_linker(&mut linker, InstanceState::keyvalue)?;
+    crate::variables::add_to_linker(&mut linker, InstanceState::config)?;
     Ok(linker)
 }
 
 /// Compiles (or loads from the cache) a component and pre-instantiates it against the
 /// linker, so each request only has to instantiate.
-pub fn load_proxy(engine: &Engine, path: &Path) -> Result<ProxyPre<RequestState>> {
+pub fn load_proxy(engine: &Engine, path: &Path) -> Result<ProxyPre<InstanceState>> {
     let bytes =
         std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
     let component = Component::new(engine, &bytes)

@@ -15,7 +15,17 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// Requests served at once; more are answered 503 `overloaded` at once.
     pub max_concurrency: usize,
+    /// Requests one instance serves, one after another, before it is replaced (1: a fresh
+    /// instance for every request).
+    pub instance_reuse: usize,
+    /// How long an instance may wait for its next request before it is dropped.
+    pub instance_idle: Duration,
 }
+
+/// Default of `--instance-reuse` (see docs/BENCHMARKS.md for the measurement behind it).
+pub const DEFAULT_INSTANCE_REUSE: usize = 128;
+/// Default of `--instance-idle`.
+pub const DEFAULT_INSTANCE_IDLE: Duration = Duration::from_secs(5);
 
 impl Default for Limits {
     fn default() -> Self {
@@ -24,6 +34,8 @@ impl Default for Limits {
             max_memory_bytes: 128 << 20,
             max_body_bytes: 1 << 20,
             max_concurrency: 256,
+            instance_reuse: DEFAULT_INSTANCE_REUSE,
+            instance_idle: DEFAULT_INSTANCE_IDLE,
         }
     }
 }

@@ -24,6 +24,8 @@ impl RuntimeArgs {
             max_memory_bytes: (self.max_memory_mib as usize) << 20,
             max_body_bytes: self.max_body,
             max_concurrency: self.max_concurrency as usize,
+            instance_reuse: self.instance_reuse as usize,
+            instance_idle: self.instance_idle,
         }
     }
 

@@ -1,10 +1,11 @@
-//! Serving one component over HTTP/1.1: a fresh instance per request, with the request's
-//! limits enforced and every failure answered with the JSON error body.
+//! Serving one component over HTTP/1.1: each request on a warm instance ([`InstancePool`]),
+//! with the request's limits enforced and every failure answered with the JSON error body.
 
+use crate::instances::{Failure, InstancePool};
 use crate::keyvalue::KeyValue;
-use crate::limits::{DeadlineExceeded, Limits, MemoryLimiter};
+use crate::limits::{DeadlineExceeded, Limits};
 use crate::responses::{self, HostResponse};
-use crate::state::RequestState;
+use crate::state::InstanceState;
 use crate::variables::Variables;
 use anyhow::Result;
 use bytes::Bytes;
@@ -15,14 +16,10 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
-use wasmtime::{Store, UpdateDeadline};
-use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
-use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 
 /// How much of an oversized body is read and discarded so the client gets a clean 413.
 const MAX_DRAIN: u64 = 64 << 20;
@@ -40,21 +37,22 @@ pub struct ShutdownRoute {
 
 /// Everything needed to answer requests for one component.
 pub struct ComponentServer {
-    pre: ProxyPre<RequestState>,
-    kv: KeyValue,
-    vars: Variables,
+    pool: Arc<InstancePool>,
     limits: Limits,
     slots: Arc<Semaphore>,
     shutdown: Option<ShutdownRoute>,
 }
 
 impl ComponentServer {
-    pub fn new(pre: ProxyPre<RequestState>, kv: KeyValue, vars: Variables, limits: Limits) -> Self {
+    pub fn new(
+        pre: ProxyPre<InstanceState>,
+        kv: KeyValue,
+        vars: Variables,
+        limits: Limits,
+    ) -> Self {
         let slots = Arc::new(Semaphore::new(limits.max_concurrency));
         Self {
-            pre,
-            kv,
-            vars,
+            pool: InstancePool::new(pre, kv, vars, limits.clone()),
             limits,
             slots,
             shutdown: None,
@@ -237,67 +235,17 @@ impl ComponentServer {
     }
 
     async fn run_guest(&self, req: hyper::Request<Full<Bytes>>, deadline: Instant) -> HostResponse {
-        let (limiter, memory_exceeded) = MemoryLimiter::new(self.limits.max_memory_bytes);
-        let state = RequestState::new(self.kv.clone(), self.vars.clone(), limiter);
-        let mut store = Store::new(self.pre.engine(), state);
-        store.limiter(|s| &mut s.limiter);
         let budget = self.limits.deadline;
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            if Instant::now() >= deadline {
-                Err(DeadlineExceeded(budget).into())
-            } else {
-                Ok(UpdateDeadline::Yield(1))
+        match self.pool.serve(req, deadline).await {
+            Ok(resp) => resp,
+            Err(Failure::Guest(code)) => {
+                internal(format!("the component failed the request: {code:?}"))
             }
-        });
-
-        let (sender, receiver) = tokio::sync::oneshot::channel();
-        let prepared = (|| {
-            let req = store
-                .data_mut()
-                .http()
-                .new_incoming_request(Scheme::Http, req)?;
-            let out = store.data_mut().http().new_response_outparam(sender)?;
-            anyhow::Ok((req, out))
-        })();
-        let (req, out) = match prepared {
-            Ok(p) => p,
-            Err(e) => {
-                return internal(format!(
-                    "could not hand the request to the component: {e:#}"
-                ));
-            }
-        };
-        let pre = self.pre.clone();
-        let task = tokio::spawn(async move {
-            let proxy = pre.instantiate_async(&mut store).await?;
-            proxy
-                .wasi_http_incoming_handler()
-                .call_handle(&mut store, req, out)
-                .await
-        });
-
-        match tokio::time::timeout_at(deadline.into(), receiver).await {
-            Ok(Ok(Ok(resp))) => resp,
-            Ok(Ok(Err(code))) => internal(format!("the component failed the request: {code:?}")),
-            // The guest finished or trapped without answering: find out why.
-            Ok(Err(_)) => {
-                let outcome = match task.await {
-                    Ok(Ok(())) => {
-                        anyhow::anyhow!("the component returned without sending a response")
-                    }
-                    Ok(Err(e)) => e.into(),
-                    Err(join) => anyhow::anyhow!("the request task failed: {join}"),
-                };
-                classify_failure(outcome, memory_exceeded.load(Ordering::Relaxed), budget)
-            }
-            Err(_) => {
-                task.abort();
-                responses::error(
-                    ErrorCode::Timeout,
-                    format!("the request exceeded its deadline of {}", human(budget)),
-                )
-            }
+            Err(Failure::Timeout) => timeout(budget),
+            Err(Failure::Fault {
+                error,
+                memory_exceeded,
+            }) => classify_failure(error, memory_exceeded, budget),
         }
     }
 }
@@ -315,13 +263,17 @@ fn internal(message: String) -> HostResponse {
     responses::error(ErrorCode::InternalError, message)
 }
 
+fn timeout(budget: Duration) -> HostResponse {
+    responses::error(
+        ErrorCode::Timeout,
+        format!("the request exceeded its deadline of {}", human(budget)),
+    )
+}
+
 /// Maps a guest failure onto the error body: deadline, memory cap, or a plain fault.
 fn classify_failure(err: anyhow::Error, memory_exceeded: bool, budget: Duration) -> HostResponse {
     if err.chain().any(|c| c.is::<DeadlineExceeded>()) {
-        return responses::error(
-            ErrorCode::Timeout,
-            format!("the request exceeded its deadline of {}", human(budget)),
-        );
+        return timeout(budget);
     }
     if memory_exceeded {
         tracing::error!(error = %format!("{err:#}"), "component exceeded its memory limit");

@@ -1,23 +1,28 @@
-//! What one request's `Store` holds: WASI, wasi-http, key-value and variables state, and the
-//! memory limiter. A new one is made for every request (instance-per-request, as in Spin).
+//! What one instance's `Store` holds: WASI, wasi-http, key-value and variables state, the
+//! memory limiter, and the deadline of the request it is serving. An instance serves one
+//! request at a time, possibly several in a row (see [`crate::instances`]).
 
 use crate::keyvalue::{KeyValue, KvCtx};
-use crate::limits::MemoryLimiter;
+use crate::limits::{DeadlineExceeded, MemoryLimiter};
 use crate::variables::{ConfigCtx, Variables};
+use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-pub struct RequestState {
+pub struct InstanceState {
     table: ResourceTable,
     wasi: WasiCtx,
     http: WasiHttpCtx,
     kv: KeyValue,
     vars: Variables,
     pub limiter: MemoryLimiter,
+    /// When the request being served must be done, and the budget it was given.
+    deadline: Instant,
+    budget: Duration,
 }
 
-impl RequestState {
+impl InstanceState {
     pub fn new(kv: KeyValue, vars: Variables, limiter: MemoryLimiter) -> Self {
         // Guests get no environment, arguments, files or sockets; their stdout and stderr
         // go to the host's, so a component's logs appear beside the request log.
@@ -29,6 +34,23 @@ impl RequestState {
             kv,
             vars,
             limiter,
+            deadline: Instant::now(),
+            budget: Duration::ZERO,
+        }
+    }
+
+    /// Starts the clock of the next request this instance serves.
+    pub fn start_request(&mut self, deadline: Instant, budget: Duration) {
+        self.deadline = deadline;
+        self.budget = budget;
+    }
+
+    /// Whether the current request may keep running: the epoch callback asks at each tick.
+    pub fn check_deadline(&self) -> Result<(), DeadlineExceeded> {
+        if Instant::now() >= self.deadline {
+            Err(DeadlineExceeded(self.budget))
+        } else {
+            Ok(())
         }
     }
 
@@ -44,7 +66,7 @@ impl RequestState {
     }
 }
 
-impl WasiView for RequestState {
+impl WasiView for InstanceState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
             ctx: &mut self.wasi,
@@ -53,7 +75,7 @@ impl WasiView for RequestState {
     }
 }
 
-impl WasiHttpView for RequestState {
+impl WasiHttpView for InstanceState {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
         WasiHttpCtxView {
             ctx: &mut self.http,

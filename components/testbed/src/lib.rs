@@ -13,6 +13,11 @@
 //! | `GET /kv/get?key=K`      | reads a JSON value                                |
 //! | `GET /var?name=N`        | reads an application variable                     |
 //! | `GET /fetch?url=U`       | makes an outgoing HTTP request (wasi-http) and relays it |
+//! | `GET /instance`          | how many requests this instance has served, this one included |
+//! | `GET /fail`              | answers 500 without trapping                      |
+//! | `GET /grow?mib=N`        | keeps N MiB allocated in this instance (a global) and answers |
+//!
+//! `/instance` counts in a global on purpose: it shows the host reusing an instance.
 
 use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, Response};
 use guest_kit::kv::{Change, Store};
@@ -20,9 +25,17 @@ use guest_kit::{ApiError, config};
 use serde_json::{Value, json};
 use spin_sdk::http::IncomingRequest;
 use spin_sdk::http_component;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Requests this instance has served (globals live as long as the instance).
+static SERVED: AtomicU64 = AtomicU64::new(0);
+/// Memory held on purpose by `/grow`.
+static HELD: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
 #[http_component]
 async fn handle(req: IncomingRequest) -> Response {
+    SERVED.fetch_add(1, Ordering::Relaxed);
     guest_kit::serve(req, DEFAULT_MAX_BODY, route).await
 }
 
@@ -41,6 +54,21 @@ async fn route(req: ApiRequest) -> Result<Response, ApiError> {
             ))
         }
         "/ok" => Ok(http::json(200, &json!({"ok": true}))),
+        "/instance" => Ok(http::json(
+            200,
+            &json!({"served": SERVED.load(Ordering::Relaxed)}),
+        )),
+        "/fail" => Err(ApiError::internal("testbed: deliberate 500")),
+        "/grow" => {
+            let mib: usize = req
+                .query_param("mib")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1);
+            let mut held = HELD.lock().unwrap();
+            held.push(std::hint::black_box(vec![1u8; mib << 20]));
+            let total: usize = held.iter().map(Vec::len).sum();
+            Ok(http::json(200, &json!({"held_mib": total >> 20})))
+        }
         "/trap" => panic!("testbed: deliberate trap"),
         "/loop" => {
             let mut n: u64 = 0;

@@ -49,9 +49,29 @@ fn root() -> PathBuf {
         .unwrap()
 }
 
+/// Variables `cargo run` sets for xtask itself. Passed on, they would reach every build
+/// script of the inner builds: ring's declares `CARGO_MANIFEST_DIR` as an input, so each
+/// change of it (xtask's value here, none in a plain `cargo build`) rebuilt ring, rustls,
+/// wasmtime-wasi-http and runtime-host.
+const RUN_VARIABLES: &[&str] = &[
+    "CARGO_MANIFEST_DIR",
+    "CARGO_MANIFEST_PATH",
+    "CARGO_CRATE_NAME",
+    "CARGO_BIN_NAME",
+    "CARGO_PRIMARY_PACKAGE",
+];
+
 fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(root());
+    for name in RUN_VARIABLES {
+        cmd.env_remove(name);
+    }
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("CARGO_PKG_") {
+            cmd.env_remove(name);
+        }
+    }
     cmd
 }
 

@@ -1,5 +1,6 @@
 //! `wasi:keyvalue@0.2.0-draft2` (store, atomics, batch) for components, backed by
-//! [`sqlite::KvDatabase`].
+//! [`sqlite::KvDatabase`]. The calls are async: a write waits for its commit without
+//! holding up the executor thread, so the commits of concurrent requests can be shared.
 //!
 //! Only the store labels the host was told about (`default`) can be opened, as under Spin,
 //! where a component sees only the stores its manifest grants.
@@ -82,7 +83,7 @@ impl KvCtx<'_> {
 }
 
 impl store::Host for KvCtx<'_> {
-    fn open(&mut self, identifier: String) -> WResult<KvResult<Resource<BucketHandle>>> {
+    async fn open(&mut self, identifier: String) -> WResult<KvResult<Resource<BucketHandle>>> {
         if !self.kv.labels.contains(&identifier) {
             return Ok(Err(store::Error::NoSuchStore));
         }
@@ -91,7 +92,7 @@ impl store::Host for KvCtx<'_> {
 }
 
 impl store::HostBucket for KvCtx<'_> {
-    fn get(
+    async fn get(
         &mut self,
         b: Resource<BucketHandle>,
         key: String,
@@ -100,27 +101,27 @@ impl store::HostBucket for KvCtx<'_> {
         Ok(self.db().get(&label, &key).map_err(other))
     }
 
-    fn set(
+    async fn set(
         &mut self,
         b: Resource<BucketHandle>,
         key: String,
         value: Vec<u8>,
     ) -> WResult<KvResult<()>> {
         let label = self.label(&b)?;
-        Ok(self.db().set(&label, &key, &value).map_err(other))
+        Ok(self.db().set(&label, &key, &value).await.map_err(other))
     }
 
-    fn delete(&mut self, b: Resource<BucketHandle>, key: String) -> WResult<KvResult<()>> {
+    async fn delete(&mut self, b: Resource<BucketHandle>, key: String) -> WResult<KvResult<()>> {
         let label = self.label(&b)?;
-        Ok(self.db().delete(&label, &key).map_err(other))
+        Ok(self.db().delete(&label, &key).await.map_err(other))
     }
 
-    fn exists(&mut self, b: Resource<BucketHandle>, key: String) -> WResult<KvResult<bool>> {
+    async fn exists(&mut self, b: Resource<BucketHandle>, key: String) -> WResult<KvResult<bool>> {
         let label = self.label(&b)?;
         Ok(self.db().exists(&label, &key).map_err(other))
     }
 
-    fn list_keys(
+    async fn list_keys(
         &mut self,
         b: Resource<BucketHandle>,
         cursor: Option<String>,
@@ -133,35 +134,42 @@ impl store::HostBucket for KvCtx<'_> {
             .map_err(other))
     }
 
-    fn drop(&mut self, b: Resource<BucketHandle>) -> WResult<()> {
+    async fn drop(&mut self, b: Resource<BucketHandle>) -> WResult<()> {
         self.table.delete(b)?;
         Ok(())
     }
 }
 
 impl atomics::Host for KvCtx<'_> {
-    fn increment(
+    async fn increment(
         &mut self,
         b: Resource<BucketHandle>,
         key: String,
         delta: i64,
     ) -> WResult<KvResult<i64>> {
         let label = self.label(&b)?;
-        Ok(self.db().increment(&label, &key, delta).map_err(other))
+        Ok(self
+            .db()
+            .increment(&label, &key, delta)
+            .await
+            .map_err(other))
     }
 
-    fn swap(
+    async fn swap(
         &mut self,
         cas: Resource<CasHandle>,
         value: Vec<u8>,
     ) -> WResult<Result<(), atomics::CasError>> {
         let handle = self.table.delete(cas)?;
-        let swapped = self.db().compare_and_swap(
-            &handle.label,
-            &handle.key,
-            handle.expected.as_deref(),
-            &value,
-        );
+        let swapped = self
+            .db()
+            .compare_and_swap(
+                &handle.label,
+                &handle.key,
+                handle.expected.as_deref(),
+                &value,
+            )
+            .await;
         match swapped {
             Ok(true) => Ok(Ok(())),
             Ok(false) => {
@@ -182,7 +190,7 @@ impl atomics::Host for KvCtx<'_> {
 }
 
 impl atomics::HostCas for KvCtx<'_> {
-    fn new(
+    async fn new(
         &mut self,
         b: Resource<BucketHandle>,
         key: String,
@@ -199,18 +207,18 @@ impl atomics::HostCas for KvCtx<'_> {
         })?))
     }
 
-    fn current(&mut self, cas: Resource<CasHandle>) -> WResult<KvResult<Option<Vec<u8>>>> {
+    async fn current(&mut self, cas: Resource<CasHandle>) -> WResult<KvResult<Option<Vec<u8>>>> {
         Ok(Ok(self.table.get(&cas)?.expected.clone()))
     }
 
-    fn drop(&mut self, cas: Resource<CasHandle>) -> WResult<()> {
+    async fn drop(&mut self, cas: Resource<CasHandle>) -> WResult<()> {
         self.table.delete(cas)?;
         Ok(())
     }
 }
 
 impl batch::Host for KvCtx<'_> {
-    fn get_many(
+    async fn get_many(
         &mut self,
         b: Resource<BucketHandle>,
         keys: Vec<String>,
@@ -219,21 +227,21 @@ impl batch::Host for KvCtx<'_> {
         Ok(self.db().get_many(&label, &keys).map_err(other))
     }
 
-    fn set_many(
+    async fn set_many(
         &mut self,
         b: Resource<BucketHandle>,
         entries: Vec<(String, Vec<u8>)>,
     ) -> WResult<KvResult<()>> {
         let label = self.label(&b)?;
-        Ok(self.db().set_many(&label, &entries).map_err(other))
+        Ok(self.db().set_many(&label, &entries).await.map_err(other))
     }
 
-    fn delete_many(
+    async fn delete_many(
         &mut self,
         b: Resource<BucketHandle>,
         keys: Vec<String>,
     ) -> WResult<KvResult<()>> {
         let label = self.label(&b)?;
-        Ok(self.db().delete_many(&label, &keys).map_err(other))
+        Ok(self.db().delete_many(&label, &keys).await.map_err(other))
     }
 }

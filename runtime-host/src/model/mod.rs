@@ -118,6 +118,7 @@ pub async fn deploy(
             tracing::info!(model = %info.name, port = r.assigned_port, message = %r.message, "registered");
             State {
                 port: r.assigned_port,
+                lease: registration::lease_left(&r.expires_at),
                 registration_id: Some(r.registration_id),
                 registry_available: true,
             }
@@ -129,6 +130,7 @@ pub async fn deploy(
                     port,
                     registration_id: None,
                     registry_available: false,
+                    lease: None,
                 }
             }
             None => bail!(
@@ -195,6 +197,7 @@ async fn bind_or_move(
         tracing::info!(port = r.assigned_port, "registered on another port");
         let mut s = state.lock().unwrap();
         s.port = r.assigned_port;
+        s.lease = registration::lease_left(&r.expires_at);
         s.registration_id = Some(r.registration_id);
     }
     bail!("every port the registry assigned was busy ({MAX_MOVES} moves)")
@@ -226,6 +229,7 @@ impl PortGuard {
         tracing::info!(port, "reserved the busy port in the registry");
         let state = Arc::new(Mutex::new(State {
             port,
+            lease: registration::lease_left(&r.expires_at),
             registration_id: Some(r.registration_id),
             registry_available: true,
         }));
@@ -237,7 +241,8 @@ impl PortGuard {
         );
         let task = tokio::spawn(async move {
             loop {
-                tokio::time::sleep(every).await;
+                let lease = st.lock().unwrap().lease;
+                tokio::time::sleep(registration::heartbeat_delay(every, lease)).await;
                 if std::net::TcpListener::bind((host, port)).is_ok() {
                     tracing::info!(
                         port,
@@ -248,8 +253,10 @@ impl PortGuard {
                     return;
                 }
                 let id = st.lock().unwrap().registration_id.clone();
-                if let Some(id) = id {
-                    let _ = reg.heartbeat(port, &id).await;
+                if let Some(id) = id
+                    && let Ok(Some(renewed)) = reg.heartbeat(port, &id).await
+                {
+                    st.lock().unwrap().lease = registration::lease_left(&renewed.expires_at);
                 }
             }
         });

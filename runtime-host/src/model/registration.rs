@@ -3,7 +3,7 @@
 
 use crate::client::HttpClient;
 use anyhow::{Result, bail};
-use edge_api::registry::{RegistrationRequest, RegistrationResponse};
+use edge_api::registry::{HeartbeatResponse, RegistrationRequest, RegistrationResponse};
 use hyper::Method;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 /// unavailable (spec 7: that must never fail a shutdown).
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// The shortest time between heartbeats, however short the registry's lease.
+const MIN_HEARTBEAT: Duration = Duration::from_millis(250);
+
 /// What the deployment knows about its registration; shared by the heartbeat task and the
 /// shutdown path.
 #[derive(Debug, Clone)]
@@ -20,6 +23,23 @@ pub struct State {
     pub port: u16,
     pub registration_id: Option<String>,
     pub registry_available: bool,
+    /// The lease the registry granted last (its `expires_at` minus the time it answered).
+    pub lease: Option<Duration>,
+}
+
+/// How long the lease ending at `expires_at` (the registry's ISO 8601 UTC time) still runs.
+pub fn lease_left(expires_at: &str) -> Option<Duration> {
+    let end = edge_api::time::parse_iso8601_no_zone(expires_at)?;
+    end.duration_since(std::time::SystemTime::now()).ok()
+}
+
+/// Time until the next heartbeat: a third of the lease, so two heartbeats may be lost
+/// before it runs out, and never more than `--heartbeat-interval`.
+pub fn heartbeat_delay(configured: Duration, lease: Option<Duration>) -> Duration {
+    match lease {
+        Some(lease) => configured.min(lease / 3).max(MIN_HEARTBEAT),
+        None => configured,
+    }
 }
 
 pub type Shared = Arc<Mutex<State>>;
@@ -87,25 +107,26 @@ impl Registry {
         }
     }
 
-    /// Keeps the registration alive: heartbeats every `interval`; registers again (asking for
-    /// the same port) when the registry no longer knows us or we never got through.
+    /// Keeps the registration alive: heartbeats a third of the way into each lease (at most
+    /// every `interval`); registers again (asking for the same port) when the registry no
+    /// longer knows us or we never got through.
     pub async fn keep_alive(self: Arc<Self>, state: Shared, interval: Duration) {
-        let mut ticker = tokio::time::interval(interval);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        ticker.tick().await;
         loop {
-            ticker.tick().await;
-            let (port, id) = {
+            let (port, id, lease) = {
                 let s = state.lock().unwrap();
-                (s.port, s.registration_id.clone())
+                (s.port, s.registration_id.clone(), s.lease)
             };
+            tokio::time::sleep(heartbeat_delay(interval, lease)).await;
             let outcome = match &id {
                 Some(id) => self.heartbeat(port, id).await,
-                None => Ok(false),
+                None => Ok(None),
             };
             let reachable = match outcome {
-                Ok(true) => true,
-                Ok(false) => self.reregister(&state, port).await,
+                Ok(Some(renewed)) => {
+                    state.lock().unwrap().lease = lease_left(&renewed.expires_at);
+                    true
+                }
+                Ok(None) => self.reregister(&state, port).await,
                 Err(e) => {
                     tracing::debug!(error = %format!("{e:#}"), "heartbeat failed");
                     false
@@ -123,8 +144,8 @@ impl Registry {
         }
     }
 
-    /// `Ok(true)` renewed, `Ok(false)` the registry does not know this registration.
-    pub async fn heartbeat(&self, port: u16, id: &str) -> Result<bool> {
+    /// `Ok(Some)` renewed, `Ok(None)` the registry does not know this registration.
+    pub async fn heartbeat(&self, port: u16, id: &str) -> Result<Option<HeartbeatResponse>> {
         let body = serde_json::to_vec(&json!({"registration_id": id}))?;
         let reply = self
             .client
@@ -136,8 +157,8 @@ impl Registry {
             )
             .await?;
         match reply.status {
-            200 => Ok(true),
-            404 | 403 => Ok(false),
+            200 => Ok(Some(reply.json()?)),
+            404 | 403 => Ok(None),
             s => bail!("heartbeat answered {s}: {}", reply.error_text()),
         }
     }
@@ -147,7 +168,9 @@ impl Registry {
         match self.register(Some(port)).await {
             Ok(r) if r.assigned_port == port => {
                 tracing::info!(port, "registered again");
-                state.lock().unwrap().registration_id = Some(r.registration_id);
+                let mut s = state.lock().unwrap();
+                s.lease = lease_left(&r.expires_at);
+                s.registration_id = Some(r.registration_id);
                 true
             }
             Ok(r) => {
@@ -178,5 +201,37 @@ impl Registry {
             );
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heartbeats_follow_the_lease() {
+        let configured = Duration::from_secs(30);
+        assert_eq!(heartbeat_delay(configured, None), configured);
+        assert_eq!(
+            heartbeat_delay(configured, Some(Duration::from_secs(120))),
+            configured
+        );
+        assert_eq!(
+            heartbeat_delay(configured, Some(Duration::from_secs(3))),
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            heartbeat_delay(configured, Some(Duration::from_millis(30))),
+            MIN_HEARTBEAT
+        );
+    }
+
+    #[test]
+    fn lease_is_read_from_expires_at() {
+        let later = std::time::SystemTime::now() + Duration::from_secs(60);
+        let left = lease_left(&edge_api::time::iso8601_no_zone(later)).unwrap();
+        assert!(left > Duration::from_secs(58) && left <= Duration::from_secs(60));
+        assert_eq!(lease_left("2000-01-01T00:00:00"), None);
+        assert_eq!(lease_left("not a time"), None);
     }
 }

@@ -1,0 +1,270 @@
+//! Warm instances: a component instance serves several requests, one after another, instead
+//! of one instance per request.
+//!
+//! Rules, each tested in `tests/tests/warm_instances.rs`:
+//! - one request at a time per instance (a WASI 0.2 handler is not re-entrant): an instance
+//!   is either serving one request or idle in [`InstancePool`];
+//! - an instance is reused at most `--instance-reuse` times (1 = a fresh instance for every
+//!   request, as Spin does) and dropped after `--instance-idle` without work;
+//! - an instance that trapped, ran past its deadline, hit its memory cap, or answered 5xx is
+//!   never reused: whatever state it was left in dies with it;
+//! - the deadline is per request (set afresh when an instance starts a request), the memory
+//!   cap is per instance.
+//!
+//! Why not `wasmtime_wasi_http::handler::ProxyHandler`: its reuse decision
+//! (`WorkerState::should_accept_request`) sees only request counts, not the status the guest
+//! answered, so "never reuse after a 5xx" would race the next request; a trap reaches the
+//! caller as "guest never invoked response-outparam::set", not as the trap; and it needs
+//! `component-model-async`, whose event loop our synchronous host calls would block (the
+//! module's own notes, wasmtime issues #11869/#11870). The loop below is the same idea for
+//! serial reuse, with the status and the failure in hand when the decision is made.
+
+use crate::keyvalue::KeyValue;
+use crate::limits::{Limits, MemoryLimiter};
+use crate::responses::HostResponse;
+use crate::state::InstanceState;
+use crate::variables::Variables;
+use anyhow::Result;
+use bytes::Bytes;
+use http_body_util::Full;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+use wasmtime::{Store, UpdateDeadline};
+use wasmtime_wasi_http::WasiHttpView;
+use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode as HttpErrorCode, Scheme};
+use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
+
+/// An instance with its store, between requests or serving one.
+struct Warm {
+    store: Store<InstanceState>,
+    proxy: Proxy,
+    served: usize,
+    idle_since: Instant,
+    memory_exceeded: Arc<AtomicBool>,
+}
+
+/// How a request on an instance ended, when the guest did not answer normally.
+pub enum Failure {
+    /// The guest answered with a wasi-http error code instead of a response.
+    Guest(HttpErrorCode),
+    /// The request ran past its deadline.
+    Timeout,
+    /// No instance could be made, or the guest trapped or returned without answering.
+    Fault {
+        error: anyhow::Error,
+        memory_exceeded: bool,
+    },
+}
+
+/// The idle instances of one component, and how to make new ones.
+pub struct InstancePool {
+    pre: ProxyPre<InstanceState>,
+    kv: KeyValue,
+    vars: Variables,
+    limits: Limits,
+    idle: Mutex<Vec<Warm>>,
+}
+
+impl InstancePool {
+    pub fn new(
+        pre: ProxyPre<InstanceState>,
+        kv: KeyValue,
+        vars: Variables,
+        limits: Limits,
+    ) -> Arc<Self> {
+        let pool = Arc::new(Self {
+            pre,
+            kv,
+            vars,
+            limits,
+            idle: Mutex::new(Vec::new()),
+        });
+        if pool.limits.instance_reuse > 1 && tokio::runtime::Handle::try_current().is_ok() {
+            tokio::spawn(sweep_idle(Arc::downgrade(&pool)));
+        }
+        pool
+    }
+
+    fn lock_idle(&self) -> std::sync::MutexGuard<'_, Vec<Warm>> {
+        // Pushing and popping cannot leave the list half-changed: poisoning is harmless.
+        self.idle.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The most recently used idle instance (its caches are the warmest), else a new one.
+    async fn checkout(&self) -> Result<Warm> {
+        let (warm, stale) = {
+            let mut idle = self.lock_idle();
+            match idle.pop() {
+                // The newest idle instance has timed out, so all have: drop them together.
+                Some(w) if w.idle_since.elapsed() >= self.limits.instance_idle => {
+                    let mut stale = std::mem::take(&mut *idle);
+                    stale.push(w);
+                    (None, stale)
+                }
+                found => (found, Vec::new()),
+            }
+        };
+        drop(stale); // outside the lock: freeing an instance resets its memory
+        match warm {
+            Some(w) => Ok(w),
+            None => self.instantiate().await,
+        }
+    }
+
+    async fn instantiate(&self) -> Result<Warm> {
+        let (limiter, memory_exceeded) = MemoryLimiter::new(self.limits.max_memory_bytes);
+        let state = InstanceState::new(self.kv.clone(), self.vars.clone(), limiter);
+        let mut store = Store::new(self.pre.engine(), state);
+        store.limiter(|s| &mut s.limiter);
+        store.epoch_deadline_callback(|ctx| {
+            ctx.data().check_deadline()?;
+            Ok(UpdateDeadline::Yield(1))
+        });
+        // Instantiation runs guest code (start functions): it has a deadline too.
+        store
+            .data_mut()
+            .start_request(Instant::now() + self.limits.deadline, self.limits.deadline);
+        store.set_epoch_deadline(1);
+        let proxy = self.pre.instantiate_async(&mut store).await?;
+        Ok(Warm {
+            store,
+            proxy,
+            served: 0,
+            idle_since: Instant::now(),
+            memory_exceeded,
+        })
+    }
+
+    /// Keeps `warm` for a later request unless it has served its share or too many wait.
+    fn checkin(&self, mut warm: Warm) {
+        warm.served += 1;
+        if warm.served >= self.limits.instance_reuse {
+            return;
+        }
+        warm.idle_since = Instant::now();
+        let mut idle = self.lock_idle();
+        if idle.len() < self.limits.max_concurrency {
+            idle.push(warm);
+        }
+    }
+
+    /// Serves one request on a warm or new instance. `Ok` is the guest's response head (its
+    /// body still streaming from the guest); the instance goes back to the pool afterwards
+    /// only if it is healthy.
+    pub async fn serve(
+        self: &Arc<Self>,
+        req: hyper::Request<Full<Bytes>>,
+        deadline: Instant,
+    ) -> Result<HostResponse, Failure> {
+        let fault = |error: anyhow::Error| Failure::Fault {
+            error,
+            memory_exceeded: false,
+        };
+        let mut warm = self.checkout().await.map_err(fault)?;
+        warm.store
+            .data_mut()
+            .start_request(deadline, self.limits.deadline);
+        warm.store.set_epoch_deadline(1);
+
+        let (sender, receiver) = oneshot::channel();
+        let mut http = warm.store.data_mut().http();
+        let prepared = http
+            .new_incoming_request(Scheme::Http, req)
+            .and_then(|req| Ok((req, http.new_response_outparam(sender)?)));
+        let (req, out) = prepared.map_err(|e| {
+            fault(anyhow::Error::from(e).context("could not hand the request to the component"))
+        })?;
+
+        let (to_caller, answer) = oneshot::channel();
+        let pool = self.clone();
+        let task = tokio::spawn(async move {
+            let memory_exceeded = warm.memory_exceeded.clone();
+            let call =
+                warm.proxy
+                    .wasi_http_incoming_handler()
+                    .call_handle(&mut warm.store, req, out);
+            // Hand the response head on the moment the guest sets it (its body may be larger
+            // than a pipe holds), and note whether it was a healthy one.
+            let forward = async move {
+                let answer = receiver.await.ok()?;
+                let healthy = matches!(&answer, Ok(r) if r.status().as_u16() < 500);
+                let _ = to_caller.send(answer);
+                Some(healthy)
+            };
+            let run = async {
+                tokio::pin!(call, forward);
+                let mut healthy = None;
+                let called = loop {
+                    tokio::select! {
+                        r = &mut call => break r,
+                        h = &mut forward, if healthy.is_none() => healthy = Some(h),
+                    }
+                };
+                let healthy = match healthy {
+                    Some(h) => h,
+                    // The guest returned: its outparam was set or dropped, so this is quick.
+                    None if called.is_ok() => forward.await,
+                    None => None,
+                };
+                (called, healthy == Some(true))
+            };
+            match tokio::time::timeout_at(deadline.into(), run).await {
+                Ok((Ok(()), healthy)) => {
+                    if healthy && !memory_exceeded.load(Ordering::Relaxed) {
+                        pool.checkin(warm);
+                    }
+                    Ok(())
+                }
+                Ok((Err(error), _)) => Err(Failure::Fault {
+                    error: error.into(),
+                    memory_exceeded: memory_exceeded.load(Ordering::Relaxed),
+                }),
+                Err(_) => Err(Failure::Timeout),
+            }
+        });
+
+        match tokio::time::timeout_at(deadline.into(), answer).await {
+            Ok(Ok(Ok(resp))) => Ok(resp),
+            Ok(Ok(Err(code))) => Err(Failure::Guest(code)),
+            // The guest finished or trapped without answering: its task says why.
+            Ok(Err(_)) => Err(match task.await {
+                Ok(Ok(())) => fault(anyhow::anyhow!(
+                    "the component returned without sending a response"
+                )),
+                Ok(Err(failure)) => failure,
+                Err(join) => fault(anyhow::anyhow!("the request task failed: {join}")),
+            }),
+            Err(_) => {
+                // Dropping the task drops the instance: it is never reused.
+                task.abort();
+                Err(Failure::Timeout)
+            }
+        }
+    }
+}
+
+/// Drops instances idle longer than `--instance-idle`, so a quiet service gives its memory
+/// and pool slots back. Ends when the pool is gone.
+async fn sweep_idle(pool: Weak<InstancePool>) {
+    let period = match pool.upgrade() {
+        Some(p) => (p.limits.instance_idle / 2).max(Duration::from_millis(50)),
+        None => return,
+    };
+    let mut ticker = tokio::time::interval(period);
+    loop {
+        ticker.tick().await;
+        let Some(pool) = pool.upgrade() else { return };
+        let stale: Vec<Warm> = {
+            let mut idle = pool.lock_idle();
+            let keep_from = idle
+                .iter()
+                .position(|w| w.idle_since.elapsed() < pool.limits.instance_idle)
+                .unwrap_or(idle.len());
+            // Oldest first: everything before the first fresh one has timed out.
+            idle.drain(..keep_from).collect()
+        };
+        drop(stale);
+    }
+}
