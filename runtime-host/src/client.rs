@@ -1,5 +1,5 @@
-//! A small HTTP/1.1 client for the host's own calls to services (chat import/export; later
-//! the registry).
+//! A small HTTP/1.1 client for the host's own calls to services: the registry (register,
+//! heartbeat, process reports), chat import/export, `check`.
 
 use anyhow::{Context, Result};
 use bytes::Bytes;
@@ -8,6 +8,10 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::time::Duration;
+
+/// `User-Agent` of every request the host itself sends. A `runtime-host` serving such a
+/// request logs it at DEBUG: heartbeats and process checks are not news for the console.
+pub const USER_AGENT: &str = concat!("runtime-host/", env!("CARGO_PKG_VERSION"));
 
 pub struct HttpClient {
     inner: Client<HttpConnector, Full<Bytes>>,
@@ -54,7 +58,10 @@ impl HttpClient {
         body: Option<Vec<u8>>,
         bearer: Option<&str>,
     ) -> Result<Reply> {
-        let mut req = hyper::Request::builder().method(method.clone()).uri(url);
+        let mut req = hyper::Request::builder()
+            .method(method.clone())
+            .uri(url)
+            .header(hyper::header::USER_AGENT, USER_AGENT);
         if body.is_some() {
             req = req.header(hyper::header::CONTENT_TYPE, "application/json");
         }

@@ -127,20 +127,22 @@ impl ComponentServer {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
+        let from_host = is_host_traffic(&req);
         let resp = match &self.shutdown {
             Some(route) if path == "/shutdown" && method == hyper::Method::POST => {
                 self.host_shutdown(route, peer)
             }
             _ => self.answer(req).await,
         };
-        tracing::info!(
-            target: "request",
-            %method,
-            path,
-            status = resp.status().as_u16(),
-            latency_ms = format!("{:.2}", started.elapsed().as_secs_f64() * 1e3),
-            peer = %peer,
-        );
+        let status = resp.status().as_u16();
+        let latency_ms = format!("{:.2}", started.elapsed().as_secs_f64() * 1e3);
+        // The host's own traffic (heartbeats, process checks) is DEBUG unless it failed;
+        // requests from outside are what a person watching the console wants to see.
+        if from_host && status < 500 {
+            tracing::debug!(target: "request", %method, path, status, latency_ms, peer = %peer);
+        } else {
+            tracing::info!(target: "request", %method, path, status, latency_ms, peer = %peer);
+        }
         resp
     }
 
@@ -248,6 +250,14 @@ impl ComponentServer {
             }) => classify_failure(error, memory_exceeded, budget),
         }
     }
+}
+
+/// Whether a request comes from a `runtime-host` (its client's `User-Agent`).
+fn is_host_traffic<B>(req: &hyper::Request<B>) -> bool {
+    req.headers()
+        .get(hyper::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ua| ua.starts_with("runtime-host/"))
 }
 
 fn human(d: Duration) -> String {

@@ -5,11 +5,23 @@
 //! `deployment_started_at_ms` variable the native host sets at start-up or, where no host sets
 //! it (Spin), the time the model first answered. A restarted deployment starts fresh
 //! counters, so `requests_served` and `uptime_s` always describe the same run.
+//!
+//! On a host that reuses instances (`runtime-host`), an instance opens this state once and
+//! keeps it: the deployment's key prefix and start time are the same for every request, and
+//! so is a passed self-test. Counters themselves are always read from the store, which other
+//! instances update too.
 
 use edge_api::model::Metrics;
 use guest_kit::kv::{Change, Store};
 use guest_kit::{ApiError, config};
+use std::cell::Cell;
+use std::rc::Rc;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+thread_local! {
+    /// This instance's deployment state, opened by its first request.
+    static OPENED: std::cell::RefCell<Option<Rc<DeploymentState>>> = const { std::cell::RefCell::new(None) };
+}
 
 pub fn now_ms() -> u64 {
     SystemTime::now()
@@ -20,12 +32,27 @@ pub fn now_ms() -> u64 {
 
 pub struct DeploymentState {
     store: Store,
+    model: String,
     prefix: String,
     started_ms: u64,
+    /// Set once the self-test has passed: it stays passed for this deployment.
+    self_test_passed: Cell<bool>,
 }
 
 impl DeploymentState {
-    pub fn open(model: &str) -> Result<Self, ApiError> {
+    /// The state of `model`'s deployment, opened once per instance.
+    pub fn current(model: &str) -> Result<Rc<Self>, ApiError> {
+        if let Some(state) = OPENED.with_borrow(|o| o.clone())
+            && state.model == model
+        {
+            return Ok(state);
+        }
+        let state = Rc::new(Self::open(model)?);
+        OPENED.set(Some(state.clone()));
+        Ok(state)
+    }
+
+    fn open(model: &str) -> Result<Self, ApiError> {
         let store = Store::open_default()?;
         // An undefined variable is an error on some hosts and `None` on others: both mean
         // "not set" here.
@@ -50,8 +77,10 @@ impl DeploymentState {
         };
         Ok(Self {
             store,
+            model: model.to_owned(),
             prefix: format!("model/{model}/{started_ms}/"),
             started_ms,
+            self_test_passed: Cell::new(false),
         })
     }
 
@@ -94,10 +123,15 @@ impl DeploymentState {
     }
 
     pub fn self_test_passed(&self) -> Result<bool, ApiError> {
-        self.store.exists(&self.key("self_test_passed"))
+        if !self.self_test_passed.get() && self.store.exists(&self.key("self_test_passed"))? {
+            self.self_test_passed.set(true);
+        }
+        Ok(self.self_test_passed.get())
     }
 
     pub fn mark_self_test_passed(&self) -> Result<(), ApiError> {
-        self.store.set_json(&self.key("self_test_passed"), &true)
+        self.store.set_json(&self.key("self_test_passed"), &true)?;
+        self.self_test_passed.set(true);
+        Ok(())
     }
 }

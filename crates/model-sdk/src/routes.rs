@@ -27,7 +27,7 @@ fn route<M: Model>(model: &M, req: ApiRequest) -> Result<Response, ApiError> {
         "/info" => Ok(http::json(200, &model.info())),
         "/metrics" => Ok(http::json(
             200,
-            &DeploymentState::open(model.name())?.snapshot()?,
+            &DeploymentState::current(model.name())?.snapshot()?,
         )),
         "/citation" => Ok(http::json(200, &model.citation())),
         "/test_examples" => Ok(http::json(200, &model.test_examples())),
@@ -41,7 +41,7 @@ fn route<M: Model>(model: &M, req: ApiRequest) -> Result<Response, ApiError> {
 
 /// 200 once the model has passed its own test examples in this deployment, else 503.
 fn health<M: Model>(model: &M) -> Result<Response, ApiError> {
-    let state = DeploymentState::open(model.name())?;
+    let state = DeploymentState::current(model.name())?;
     if !state.self_test_passed()? {
         if let Err(why) = predict::self_test(model) {
             return Err(ApiError::new(
@@ -64,7 +64,7 @@ fn health<M: Model>(model: &M) -> Result<Response, ApiError> {
 fn predict<M: Model>(model: &M, req: &ApiRequest) -> Result<Response, ApiError> {
     let prediction = predict::run(model, &req.body)?;
     // Metrics must never cost the caller their answer.
-    match DeploymentState::open(model.name()) {
+    match DeploymentState::current(model.name()) {
         Ok(state) => {
             let micros = prediction.elapsed.as_micros() as u64;
             if let Err(e) = state.record(micros, prediction.error.as_deref()) {

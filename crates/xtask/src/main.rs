@@ -75,8 +75,17 @@ fn cargo() -> Command {
     cmd
 }
 
+/// `program arg arg ...`, without the environment changes `Debug` would list.
+fn shown(cmd: &Command) -> String {
+    std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn run(mut cmd: Command) -> Result<(), String> {
-    let shown = format!("{cmd:?}");
+    let shown = shown(&cmd);
     eprintln!("xtask: running {shown}");
     let status = cmd
         .status()
@@ -143,7 +152,7 @@ fn test(extra: &[String]) -> Result<(), String> {
         .args(extra)
         .args(["--", "--show-output"])
         .stdout(Stdio::piped());
-    eprintln!("xtask: running {cmd:?}");
+    eprintln!("xtask: running {}", shown(&cmd));
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("could not start cargo test: {e}"))?;
