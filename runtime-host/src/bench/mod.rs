@@ -1,9 +1,10 @@
 //! `runtime-host bench`: measures the product beside its alternatives on this machine and
-//! prints one table with the targets of issue 7. Every side of a comparison runs in the same
+//! prints one table with the targets (issues 7 and 11). Every side of a comparison runs in the same
 //! invocation, alternating round by round, so ratios hold on a noisy machine.
 //!
 //! 1. `/predict` (molprop, the reference molecules, `logp` and `all`) at 1, 16 and 64
-//!    connections: `runtime-host model` vs `molprop-native` vs the Python peer.
+//!    connections: `runtime-host model` (warm instances, and `--instance-reuse 1`) vs
+//!    `molprop-native` vs the Python peer.
 //! 2. `/health` at 64 connections. 3. Registry throughput with 32 clients, duplicate ports.
 //! 4. Start-up cold and warm. 5. Resident memory of `up` with 1 and 25 models. 6. Registry
 //!    latency at 10 and 2,000 active registrations.
@@ -154,11 +155,22 @@ async fn predict_and_health(
 ) -> Result<()> {
     let (reg, reg_addr) = peers::registry(paths, "predict-registry", "22000-22099").await?;
     let data = procs::fresh_dir(&paths.work, "host-model")?;
-    let (host, host_addr, _) = peers::host_model(paths, "host-model", reg_addr, &data).await?;
+    let (host, host_addr, _) = peers::host_model(paths, "host-model", reg_addr, &data, &[]).await?;
+    // The same host with a fresh instance for every request, as Spin does.
+    let data = procs::fresh_dir(&paths.work, "host-model-reuse1")?;
+    let (fresh, fresh_addr, _) = peers::host_model(
+        paths,
+        "host-model-reuse1",
+        reg_addr,
+        &data,
+        &["--instance-reuse", "1"],
+    )
+    .await?;
     let (native, native_addr) = peers::native(paths).await?;
-    let mut procs: Vec<Proc> = vec![host, native];
+    let mut procs: Vec<Proc> = vec![host, fresh, native];
     let mut sides = vec![
         ("host".to_owned(), host_addr),
+        ("host-reuse1".to_owned(), fresh_addr),
         ("native".to_owned(), native_addr),
     ];
     if args.no_python {
@@ -198,6 +210,7 @@ async fn predict_and_health(
         if let Some(mib) = p.rss_mib() {
             let what = match name.as_str() {
                 "host" => "runtime-host model (1 molprop), after load",
+                "host-reuse1" => "runtime-host model --instance-reuse 1, after load",
                 "native" => "molprop-native, after load",
                 _ => "Python peer (uvicorn + RDKit), after load",
             };
@@ -219,7 +232,8 @@ async fn startup(paths: &Paths, report: &mut Report) -> Result<()> {
     let data = procs::fresh_dir(&paths.work, "startup-model")?;
     let mut times = Vec::new();
     for _ in 0..6 {
-        let (model, _, took) = peers::host_model(paths, "startup-model", reg_addr, &data).await?;
+        let (model, _, took) =
+            peers::host_model(paths, "startup-model", reg_addr, &data, &[]).await?;
         times.push(took.as_secs_f64() * 1000.0);
         model.stop().await;
     }

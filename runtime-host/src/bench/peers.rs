@@ -65,9 +65,10 @@ pub async fn host_model(
     name: &str,
     registry: SocketAddr,
     data_dir: &Path,
+    extra: &[&str],
 ) -> Result<(Proc, SocketAddr, Duration)> {
     let started = Instant::now();
-    let args = [
+    let mut args = vec![
         "model".into(),
         crate::serve::default_component("molprop")?
             .display()
@@ -77,6 +78,7 @@ pub async fn host_model(
         "--data-dir".into(),
         data_dir.display().to_string(),
     ];
+    args.extend(extra.iter().map(|a| a.to_string()));
     let mut proc = Proc::spawn(name, &p.host, &args, &p.log(name))?;
     let client = HttpClient::new(Duration::from_secs(2));
     let port = loop {

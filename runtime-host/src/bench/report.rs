@@ -59,8 +59,15 @@ impl Report {
         println!("\n{}\n{}\n", self.machine, self.settings);
         println!("/predict on molprop (requests/s, p50 / p99 ms)");
         println!(
-            "  {:<6} {:>5}  {:>24} {:>24} {:>24}  {:>11} {:>11}",
-            "prop", "conns", "runtime-host", "native", "python", "host/native", "host/python"
+            "  {:<6} {:>5}  {:>24} {:>24} {:>24} {:>24}  {:>11} {:>11}",
+            "prop",
+            "conns",
+            "runtime-host",
+            "host --instance-reuse 1",
+            "native",
+            "python",
+            "host/native",
+            "host/python"
         );
         for row in &self.predict {
             let cell = |side: &str| {
@@ -73,10 +80,11 @@ impl Report {
                 _ => "-".into(),
             };
             println!(
-                "  {:<6} {:>5}  {:>24} {:>24} {:>24}  {:>11} {:>11}",
+                "  {:<6} {:>5}  {:>24} {:>24} {:>24} {:>24}  {:>11} {:>11}",
                 row.property,
                 row.connections,
                 cell("host"),
+                cell("host-reuse1"),
                 cell("native"),
                 cell("python"),
                 ratio("native"),
@@ -86,7 +94,7 @@ impl Report {
         println!("\n/health at 64 connections (requests/s, p50 / p99 ms)");
         for (side, f) in &self.health {
             println!(
-                "  {side:<8} {:>8.0} {:>6.2} / {:.2}",
+                "  {side:<12} {:>8.0} {:>6.2} / {:.2}",
                 f.rps, f.p50_ms, f.p99_ms
             );
         }

@@ -4,11 +4,11 @@
 //! the same `DIR/sqlite_key_value.db`.
 //!
 //! Writes and reads take different paths, because they cost different things:
-//! - every write goes to one writer thread ([`writer`]), which applies all the writes waiting
+//! - every write goes through one writer ([`writer`]), which applies all the writes waiting
 //!   at that moment in a single transaction and commits once (group commit). A write is
-//!   acknowledged only after its commit, so it is as durable as before (it survives
-//!   `kill -9`); and since one thread applies every write in order, increment and
-//!   compare-and-swap stay atomic across all instances without a lock around the database;
+//!   acknowledged only after its commit, so it survives `kill -9`; and since one connection
+//!   applies every write in order, increment and compare-and-swap stay atomic across all
+//!   instances;
 //! - reads run at once on a small pool of reader connections; write-ahead logging (WAL) lets
 //!   them proceed while the writer commits, and each sees every write acknowledged before it.
 
@@ -18,7 +18,7 @@ use anyhow::{Context, Result, anyhow};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use writer::{Done, Write, WriterHandle};
+use writer::{Done, Write, Writer};
 
 /// File name Spin uses inside its state directory.
 pub const DB_FILE: &str = "sqlite_key_value.db";
@@ -32,7 +32,7 @@ const IDLE_READERS: usize = 4;
 pub struct KvDatabase {
     path: PathBuf,
     readers: Mutex<Vec<Connection>>,
-    writer: WriterHandle,
+    writer: Writer,
 }
 
 /// Opens a connection with the settings every connection to the file shares.
@@ -71,7 +71,7 @@ impl KvDatabase {
         Ok(Self {
             path: path.to_path_buf(),
             readers: Mutex::new(Vec::new()),
-            writer: writer::spawn(conn, path)?,
+            writer: Writer::new(conn, path),
         })
     }
 
