@@ -30,7 +30,7 @@ use http_body_util::Full;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
-use tokio::sync::oneshot;
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode as HttpErrorCode, Scheme};
@@ -152,11 +152,12 @@ impl InstancePool {
 
     /// Serves one request on a warm or new instance. `Ok` is the guest's response head (its
     /// body still streaming from the guest); the instance goes back to the pool afterwards
-    /// only if it is healthy.
+    /// only if it is healthy. `slot` is released when the instance is done with the request.
     pub async fn serve(
         self: &Arc<Self>,
         req: hyper::Request<Full<Bytes>>,
         deadline: Instant,
+        slot: Option<OwnedSemaphorePermit>,
     ) -> Result<HostResponse, Failure> {
         let fault = |error: anyhow::Error| Failure::Fault {
             error,
@@ -180,6 +181,7 @@ impl InstancePool {
         let (to_caller, answer) = oneshot::channel();
         let pool = self.clone();
         let task = tokio::spawn(async move {
+            let _slot = slot;
             let memory_exceeded = warm.memory_exceeded.clone();
             let call =
                 warm.proxy

@@ -88,7 +88,7 @@ impl ComponentServer {
         }
         let req = req.body(Full::new(Bytes::from(body)))?;
         let resp = self
-            .run_guest(req, Instant::now() + self.limits.deadline)
+            .run_guest(req, Instant::now() + self.limits.deadline, None)
             .await;
         let status = resp.status().as_u16();
         let body = resp
@@ -147,7 +147,7 @@ impl ComponentServer {
     }
 
     async fn answer(&self, req: hyper::Request<Incoming>) -> HostResponse {
-        let Ok(_slot) = self.slots.clone().try_acquire_owned() else {
+        let Ok(slot) = self.slots.clone().try_acquire_owned() else {
             return responses::error(
                 ErrorCode::Overloaded,
                 format!(
@@ -161,7 +161,7 @@ impl ComponentServer {
             Ok(r) => r,
             Err(resp) => return *resp,
         };
-        self.run_guest(req, deadline).await
+        self.run_guest(req, deadline, Some(slot)).await
     }
 
     /// Reads the whole body (bounded by the cap and the deadline) so that an oversized
@@ -236,9 +236,16 @@ impl ComponentServer {
         }
     }
 
-    async fn run_guest(&self, req: hyper::Request<Full<Bytes>>, deadline: Instant) -> HostResponse {
+    /// Runs `req` on an instance. `slot` (a place under `--max-concurrency`) is held until
+    /// the instance is done with the request, body included, not just until it answers.
+    async fn run_guest(
+        &self,
+        req: hyper::Request<Full<Bytes>>,
+        deadline: Instant,
+        slot: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) -> HostResponse {
         let budget = self.limits.deadline;
-        match self.pool.serve(req, deadline).await {
+        match self.pool.serve(req, deadline, slot).await {
             Ok(resp) => resp,
             Err(Failure::Guest(code)) => {
                 internal(format!("the component failed the request: {code:?}"))
