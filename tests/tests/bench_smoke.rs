@@ -39,7 +39,26 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
             assert!(f["p99_ms"].as_f64().unwrap() >= f["p50_ms"].as_f64().unwrap());
         }
     }
-    assert_eq!(r["health"].as_array().unwrap().len(), 2, "host and native");
+    let health: Vec<&str> = r["health"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s[0].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        health,
+        ["host", "host-reuse1", "native"],
+        "both instance modes of the host, and native"
+    );
+    for row in rows {
+        let names: Vec<&str> = row["sides"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s[0].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["host", "host-reuse1", "native"], "{row}");
+    }
     assert_eq!(r["registry"]["duplicate_ports"], 0);
     assert_eq!(r["registry"]["errors"], 0);
     assert!(r["registry"]["registrations_per_s"].as_f64().unwrap() > 0.0);
