@@ -198,6 +198,10 @@ pub struct RuntimeArgs {
     /// from SPIN_VARIABLE_<NAME> in the environment (the flag wins).
     #[arg(long = "variable", value_name = "NAME=VALUE")]
     pub variables: Vec<String>,
+    /// A host directory the component may read at a guest path (read-only), as Spin's
+    /// `files = [{ source, destination }]`; repeatable. E.g. `models/solubility:/model`.
+    #[arg(long = "dir", value_name = "HOST_PATH:GUEST_PATH")]
+    pub dirs: Vec<String>,
     /// Longest a request may run, e.g. `30s`, `500ms`.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub deadline: Duration,

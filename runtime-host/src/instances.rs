@@ -19,11 +19,9 @@
 //! module's own notes, wasmtime issues #11869/#11870). The loop below is the same idea for
 //! serial reuse, with the status and the failure in hand when the decision is made.
 
-use crate::keyvalue::KeyValue;
 use crate::limits::{Limits, MemoryLimiter};
 use crate::responses::HostResponse;
-use crate::state::InstanceState;
-use crate::variables::Variables;
+use crate::state::{Grants, InstanceState};
 use anyhow::Result;
 use bytes::Bytes;
 use http_body_util::Full;
@@ -61,23 +59,16 @@ pub enum Failure {
 /// The idle instances of one component, and how to make new ones.
 pub struct InstancePool {
     pre: ProxyPre<InstanceState>,
-    kv: KeyValue,
-    vars: Variables,
+    grants: Grants,
     limits: Limits,
     idle: Mutex<Vec<Warm>>,
 }
 
 impl InstancePool {
-    pub fn new(
-        pre: ProxyPre<InstanceState>,
-        kv: KeyValue,
-        vars: Variables,
-        limits: Limits,
-    ) -> Arc<Self> {
+    pub fn new(pre: ProxyPre<InstanceState>, grants: Grants, limits: Limits) -> Arc<Self> {
         let pool = Arc::new(Self {
             pre,
-            kv,
-            vars,
+            grants,
             limits,
             idle: Mutex::new(Vec::new()),
         });
@@ -115,7 +106,7 @@ impl InstancePool {
 
     async fn instantiate(&self) -> Result<Warm> {
         let (limiter, memory_exceeded) = MemoryLimiter::new(self.limits.max_memory_bytes);
-        let state = InstanceState::new(self.kv.clone(), self.vars.clone(), limiter);
+        let state = InstanceState::new(&self.grants, limiter)?;
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_callback(|ctx| {

@@ -8,6 +8,7 @@ mod check;
 mod cli;
 mod client;
 mod engine;
+mod files;
 mod instances;
 mod keyvalue;
 mod limits;

@@ -2,9 +2,11 @@
 //! service command uses.
 
 use crate::cli::{RuntimeArgs, ServeArgs};
+use crate::files::Mounts;
 use crate::keyvalue::{KeyValue, sqlite::KvDatabase};
 use crate::limits::Limits;
 use crate::server::{ComponentServer, ShutdownRoute, serve};
+use crate::state::Grants;
 use crate::variables::Variables;
 use anyhow::{Context, Result};
 use edge_api::model::{ATTRIBUTION, REGISTRATION_NOTICE};
@@ -72,18 +74,20 @@ impl Loaded {
         shutdown: Option<ShutdownRoute>,
     ) -> Result<Self> {
         let limits = runtime.limits();
-        let vars = runtime.variables(&with_start_time(extra_vars))?;
-        let db = Arc::new(KvDatabase::open_in(&runtime.data_dir)?);
+        let grants = Grants {
+            vars: runtime.variables(&with_start_time(extra_vars))?,
+            files: Mounts::parse(&runtime.dirs)?,
+            kv: KeyValue::new(Arc::new(KvDatabase::open_in(&runtime.data_dir)?)),
+        };
         let engine = crate::engine::build_engine(&limits, Some(&runtime.data_dir.join("cache")))?;
-        Self::load_in(&engine, db, component, vars, limits, shutdown)
+        Self::load_in(&engine, component, grants, limits, shutdown)
     }
 
     /// Loads one component into a shared engine (compiled code and instance pool shared).
     pub fn load_in(
         engine: &wasmtime::Engine,
-        db: Arc<KvDatabase>,
         component: &Path,
-        vars: Variables,
+        grants: Grants,
         limits: Limits,
         shutdown: Option<ShutdownRoute>,
     ) -> Result<Self> {
@@ -92,10 +96,11 @@ impl Loaded {
         tracing::info!(
             component = %component.display(),
             load_ms = started.elapsed().as_millis() as u64,
-            variables = ?vars.names(),
+            variables = ?grants.vars.names(),
+            mounts = ?grants.files.guest_paths(),
             "component ready"
         );
-        let mut server = ComponentServer::new(pre, KeyValue::new(db), vars, limits.clone());
+        let mut server = ComponentServer::new(pre, grants, limits.clone());
         if let Some(route) = shutdown {
             server = server.with_shutdown_route(route);
         }

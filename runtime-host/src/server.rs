@@ -2,11 +2,9 @@
 //! with the request's limits enforced and every failure answered with the JSON error body.
 
 use crate::instances::{Failure, InstancePool};
-use crate::keyvalue::KeyValue;
 use crate::limits::{DeadlineExceeded, Limits};
 use crate::responses::{self, HostResponse};
-use crate::state::InstanceState;
-use crate::variables::Variables;
+use crate::state::{Grants, InstanceState};
 use anyhow::Result;
 use bytes::Bytes;
 use edge_api::error::ErrorCode;
@@ -44,15 +42,10 @@ pub struct ComponentServer {
 }
 
 impl ComponentServer {
-    pub fn new(
-        pre: ProxyPre<InstanceState>,
-        kv: KeyValue,
-        vars: Variables,
-        limits: Limits,
-    ) -> Self {
+    pub fn new(pre: ProxyPre<InstanceState>, grants: Grants, limits: Limits) -> Self {
         let slots = Arc::new(Semaphore::new(limits.max_concurrency));
         Self {
-            pool: InstancePool::new(pre, kv, vars, limits.clone()),
+            pool: InstancePool::new(pre, grants, limits.clone()),
             limits,
             slots,
             shutdown: None,

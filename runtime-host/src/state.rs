@@ -2,6 +2,7 @@
 //! memory limiter, and the deadline of the request it is serving. An instance serves one
 //! request at a time, possibly several in a row (see [`crate::instances`]).
 
+use crate::files::Mounts;
 use crate::keyvalue::{KeyValue, KvCtx};
 use crate::limits::{DeadlineExceeded, MemoryLimiter};
 use crate::variables::{ConfigCtx, Variables};
@@ -9,6 +10,15 @@ use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+/// What the host grants one component, as a Spin manifest would: its key-value store, its
+/// variables and its read-only file mounts. Every instance of the component gets the same.
+#[derive(Clone)]
+pub struct Grants {
+    pub kv: KeyValue,
+    pub vars: Variables,
+    pub files: Mounts,
+}
 
 pub struct InstanceState {
     table: ResourceTable,
@@ -23,20 +33,23 @@ pub struct InstanceState {
 }
 
 impl InstanceState {
-    pub fn new(kv: KeyValue, vars: Variables, limiter: MemoryLimiter) -> Self {
-        // Guests get no environment, arguments, files or sockets; their stdout and stderr
-        // go to the host's, so a component's logs appear beside the request log.
-        let wasi = WasiCtx::builder().inherit_stdout().inherit_stderr().build();
-        Self {
+    pub fn new(grants: &Grants, limiter: MemoryLimiter) -> anyhow::Result<Self> {
+        // Guests get no environment, arguments or sockets, and no files beyond their
+        // read-only mounts; their stdout and stderr go to the host's, so a component's logs
+        // appear beside the request log.
+        let mut wasi = WasiCtx::builder();
+        wasi.inherit_stdout().inherit_stderr();
+        grants.files.grant(&mut wasi)?;
+        Ok(Self {
             table: ResourceTable::new(),
-            wasi,
+            wasi: wasi.build(),
             http: WasiHttpCtx::new(),
-            kv,
-            vars,
+            kv: grants.kv.clone(),
+            vars: grants.vars.clone(),
             limiter,
             deadline: Instant::now(),
             budget: Duration::ZERO,
-        }
+        })
     }
 
     /// Starts the clock of the next request this instance serves.

@@ -7,11 +7,13 @@
 //! Ctrl-C stops the models first (each unregisters), then the registry and chat.
 
 use crate::cli::UpArgs;
-use crate::keyvalue::sqlite::KvDatabase;
+use crate::files::Mounts;
+use crate::keyvalue::{KeyValue, sqlite::KvDatabase};
 use crate::model::{DeployOptions, deploy};
 use crate::serve::{
     Loaded, default_component, print_attribution, shutdown_signal, with_start_time,
 };
+use crate::state::Grants;
 use anyhow::{Context, Result, bail};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -71,6 +73,8 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let data_dir = args.runtime.data_dir.clone();
     std::fs::create_dir_all(&data_dir)?;
     let limits = args.runtime.limits();
+    // `--dir` mounts go to every model (the registry and chat read no files).
+    let model_mounts = Mounts::parse(&args.runtime.dirs)?;
     let engine =
         crate::engine::build_shared_engine(&limits, SHARED_SLOTS, Some(&data_dir.join("cache")))?;
     let db = Arc::new(KvDatabase::open_in(&data_dir)?);
@@ -85,11 +89,15 @@ pub async fn run(args: UpArgs) -> Result<()> {
         ("registry_ports", args.ports.clone()),
         ("registry_maintenance_token", secret.clone()),
     ])?;
+    let service_grants = |vars| Grants {
+        kv: KeyValue::new(db.clone()),
+        vars,
+        files: Mounts::default(),
+    };
     let registry = Loaded::load_in(
         &engine,
-        db.clone(),
         &default_component("registry")?,
-        reg_vars,
+        service_grants(reg_vars),
         limits.clone(),
         None,
     )?
@@ -110,9 +118,8 @@ pub async fn run(args: UpArgs) -> Result<()> {
         .variables(&[("chat_admin_token", token.clone())])?;
     let chat = Loaded::load_in(
         &engine,
-        db.clone(),
         &default_component("chat")?,
-        chat_vars,
+        service_grants(chat_vars),
         limits.clone(),
         None,
     )?
@@ -163,9 +170,13 @@ pub async fn run(args: UpArgs) -> Result<()> {
                 stem
             };
             let own_db = Arc::new(KvDatabase::open_in(&data_dir.join("models").join(&name))?);
-            let vars = args.runtime.variables(&with_start_time(&[]))?;
+            let grants = Grants {
+                kv: KeyValue::new(own_db),
+                vars: args.runtime.variables(&with_start_time(&[]))?,
+                files: model_mounts.clone(),
+            };
             let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
-            let loaded = Loaded::load_in(&engine, own_db, &file, vars, limits.clone(), None)
+            let loaded = Loaded::load_in(&engine, &file, grants, limits.clone(), None)
                 .with_context(|| format!("loading model {}", file.display()))?;
             let opts = DeployOptions {
                 app_name: format!("runtime-host/{name}"),

@@ -145,3 +145,51 @@ async fn acknowledged_writes_survive_kill_9() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn directories_are_mounted_read_only_at_their_guest_path() {
+    let (dir, files) = (temp_dir(), temp_dir());
+    std::fs::write(files.path().join("weights.txt"), "0.25 0.75").unwrap();
+    let h = HostBuilder::new(component("testbed"), dir.path())
+        .arg("--dir")
+        .arg(format!("{}:/model", files.path().display()))
+        .start();
+    let c = Client::new();
+    let r = c.get(&h.url("/file?path=/model/weights.txt")).await;
+    assert_eq!(r.value()["text"], "0.25 0.75", "{}", r.text());
+    // Writing is refused, and the host file is untouched.
+    let r = c
+        .post_raw(&h.url("/file?path=/model/weights.txt"), vec![], None)
+        .await;
+    assert_eq!(r.value()["refused"], true, "{}", r.text());
+    let r = c
+        .post_raw(&h.url("/file?path=/model/new.txt"), vec![], None)
+        .await;
+    assert_eq!(r.value()["refused"], true, "{}", r.text());
+    assert_eq!(
+        std::fs::read_to_string(files.path().join("weights.txt")).unwrap(),
+        "0.25 0.75"
+    );
+    assert!(!files.path().join("new.txt").exists());
+    // Nothing outside the mount is visible.
+    for outside in ["/etc/hostname", "/model/../etc/hostname"] {
+        let r = c.get(&h.url(&format!("/file?path={outside}"))).await;
+        assert!(r.value()["error"].is_string(), "{outside}: {}", r.text());
+    }
+}
+
+#[test]
+fn a_missing_mount_directory_stops_the_start_with_its_name() {
+    let dir = temp_dir();
+    let out = std::process::Command::new(e2e_tests::host_binary())
+        .arg("serve")
+        .arg(component("testbed"))
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .args(["--dir", "/no/such/models:/model"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/no/such/models"), "{err}");
+}

@@ -16,6 +16,8 @@
 //! | `GET /instance`          | how many requests this instance has served, this one included |
 //! | `GET /fail`              | answers 500 without trapping                      |
 //! | `GET /grow?mib=N`        | keeps N MiB allocated in this instance (a global) and answers |
+//! | `GET /file?path=P`       | reads file P (from a read-only mount) and answers its text |
+//! | `POST /file?path=P`      | tries to write file P; answers whether that was refused |
 //!
 //! `/instance` counts in a global on purpose: it shows the host reusing an instance.
 
@@ -91,6 +93,21 @@ async fn route(req: ApiRequest) -> Result<Response, ApiError> {
             Ok(http::json(200, &json!({"slept_ms": ms})))
         }
         "/echo" => Ok(http::json(200, &json!({"length": req.body.len()}))),
+        "/file" if req.method == "GET" => {
+            let path = req.required_query("path", "file path")?;
+            Ok(match std::fs::read_to_string(&path) {
+                Ok(text) => http::json(200, &json!({"text": text})),
+                Err(e) => http::json(200, &json!({"error": e.to_string()})),
+            })
+        }
+        "/file" => {
+            let path = req.required_query("path", "file path")?;
+            let written = std::fs::write(&path, b"overwritten by the guest");
+            Ok(http::json(
+                200,
+                &json!({"refused": written.is_err(), "error": written.err().map(|e| e.to_string())}),
+            ))
+        }
         "/kv/incr" => {
             let key = req.required_query("key", "key")?;
             let value = Store::open_default()?.increment(&key, 1)?;
