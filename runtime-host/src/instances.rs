@@ -24,15 +24,20 @@ use crate::responses::HostResponse;
 use crate::state::{Grants, InstanceState};
 use anyhow::Result;
 use bytes::Bytes;
+use http_body_util::BodyExt;
 use http_body_util::Full;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode as HttpErrorCode, Scheme};
 use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
+use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 /// An instance with its store, between requests or serving one.
 struct Warm {
@@ -170,8 +175,11 @@ impl InstancePool {
         })?;
 
         let (to_caller, answer) = oneshot::channel();
+        // Dropped by the task once the instance is back in the pool (or gone).
+        let (released, on_release) = oneshot::channel::<()>();
         let pool = self.clone();
         let task = tokio::spawn(async move {
+            let _released = released;
             let _slot = slot;
             let memory_exceeded = warm.memory_exceeded.clone();
             let call =
@@ -219,7 +227,7 @@ impl InstancePool {
         });
 
         match tokio::time::timeout_at(deadline.into(), answer).await {
-            Ok(Ok(Ok(resp))) => Ok(resp),
+            Ok(Ok(Ok(resp))) => Ok(resp.map(|body| EndsAfterRelease::wrap(body, on_release))),
             Ok(Ok(Err(code))) => Err(Failure::Guest(code)),
             // The guest finished or trapped without answering: its task says why.
             Ok(Err(_)) => Err(match task.await {
@@ -259,5 +267,56 @@ async fn sweep_idle(pool: Weak<InstancePool>) {
             idle.drain(..keep_from).collect()
         };
         drop(stale);
+    }
+}
+
+/// A response body that ends only once the instance that wrote it has been released.
+///
+/// The guest finishes its body a moment before its handler returns and the instance goes
+/// back to the pool. Without this, a client could read the whole answer and send its next
+/// request on the same connection before that: the next request would then find no idle
+/// instance and make a new one. HTTP/1.1 reads the next request only after the body ends.
+struct EndsAfterRelease {
+    inner: HyperOutgoingBody,
+    released: Option<oneshot::Receiver<()>>,
+}
+
+impl EndsAfterRelease {
+    fn wrap(inner: HyperOutgoingBody, released: oneshot::Receiver<()>) -> HyperOutgoingBody {
+        Self {
+            inner,
+            released: Some(released),
+        }
+        .boxed_unsync()
+    }
+}
+
+impl hyper::body::Body for EndsAfterRelease {
+    type Data = Bytes;
+    type Error = wasmtime_wasi_http::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(None) => {}
+            other => return other,
+        }
+        if let Some(released) = &mut this.released {
+            // Sent or dropped: either way the instance is settled.
+            std::task::ready!(Pin::new(released).poll(cx)).ok();
+            this.released = None;
+        }
+        Poll::Ready(None)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.released.is_none() && self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
     }
 }

@@ -39,25 +39,11 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
             assert!(f["p99_ms"].as_f64().unwrap() >= f["p50_ms"].as_f64().unwrap());
         }
     }
-    let health: Vec<&str> = r["health"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s[0].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        health,
-        ["host", "host-reuse1", "native"],
-        "both instance modes of the host, and native"
-    );
+    // Both instance modes of the host, and native, in every comparison.
+    let sides = ["host", "host-reuse1", "native"];
+    assert_eq!(side_names(&r["health"]), sides);
     for row in rows {
-        let names: Vec<&str> = row["sides"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s[0].as_str().unwrap())
-            .collect();
-        assert_eq!(names, ["host", "host-reuse1", "native"], "{row}");
+        assert_eq!(side_names(&row["sides"]), sides, "{row}");
     }
     assert_eq!(r["registry"]["duplicate_ports"], 0);
     assert_eq!(r["registry"]["errors"], 0);
@@ -77,4 +63,14 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
     );
     assert!(r["targets"].as_array().unwrap().len() >= 5);
     assert!(stdout.contains("targets"), "the table is printed");
+}
+
+/// The names of a comparison's sides (`[[name, figures], ...]`).
+fn side_names(sides: &Value) -> Vec<&str> {
+    sides
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s[0].as_str().unwrap())
+        .collect()
 }

@@ -65,19 +65,26 @@ async fn variables_come_from_flags_and_environment_flags_winning() {
     assert!(c.get(&h.url("/var?name=unset")).await.value()["value"].is_null());
 }
 
-#[test]
-fn invalid_variable_flag_is_refused_with_a_clear_message() {
+/// Starts `runtime-host serve testbed` with `extra` flags, expects it to refuse to start,
+/// and returns what it said on stderr.
+fn refused_start(extra: &[&str]) -> String {
     let dir = temp_dir();
     let out = std::process::Command::new(e2e_tests::host_binary())
         .arg("serve")
         .arg(component("testbed"))
         .args(["--listen", "127.0.0.1:0", "--data-dir"])
         .arg(dir.path())
-        .args(["--variable", "Not-Valid=1"])
+        .args(extra)
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid variable name"));
+    assert!(!out.status.success(), "started with {extra:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn invalid_variable_flag_is_refused_with_a_clear_message() {
+    let err = refused_start(&["--variable", "Not-Valid=1"]);
+    assert!(err.contains("invalid variable name"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -180,16 +187,6 @@ async fn directories_are_mounted_read_only_at_their_guest_path() {
 
 #[test]
 fn a_missing_mount_directory_stops_the_start_with_its_name() {
-    let dir = temp_dir();
-    let out = std::process::Command::new(e2e_tests::host_binary())
-        .arg("serve")
-        .arg(component("testbed"))
-        .args(["--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path())
-        .args(["--dir", "/no/such/models:/model"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused_start(&["--dir", "/no/such/models:/model"]);
     assert!(err.contains("/no/such/models"), "{err}");
 }
