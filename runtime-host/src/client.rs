@@ -13,6 +13,11 @@ use std::time::Duration;
 /// request logs it at DEBUG: heartbeats and process checks are not news for the console.
 pub const USER_AGENT: &str = concat!("runtime-host/", env!("CARGO_PKG_VERSION"));
 
+/// Whether `user_agent` is a `runtime-host`'s ([`USER_AGENT`], of any version).
+pub fn is_host_user_agent(user_agent: &str) -> bool {
+    user_agent.starts_with("runtime-host/")
+}
+
 pub struct HttpClient {
     inner: Client<HttpConnector, Full<Bytes>>,
     timeout: Duration,

@@ -92,21 +92,24 @@ impl InstancePool {
     async fn checkout(&self) -> Result<Warm> {
         let (warm, stale) = {
             let mut idle = self.lock_idle();
-            match idle.pop() {
-                // The newest idle instance has timed out, so all have: drop them together.
-                Some(w) if w.idle_since.elapsed() >= self.limits.instance_idle => {
-                    let mut stale = std::mem::take(&mut *idle);
-                    stale.push(w);
-                    (None, stale)
-                }
-                found => (found, Vec::new()),
-            }
+            let stale = self.take_timed_out(&mut idle);
+            (idle.pop(), stale)
         };
         drop(stale); // outside the lock: freeing an instance resets its memory
         match warm {
             Some(w) => Ok(w),
             None => self.instantiate().await,
         }
+    }
+
+    /// Removes the instances idle longer than `--instance-idle`. The list is oldest first,
+    /// so they are the ones before the first that is still fresh.
+    fn take_timed_out(&self, idle: &mut Vec<Warm>) -> Vec<Warm> {
+        let fresh_from = idle
+            .iter()
+            .position(|w| w.idle_since.elapsed() < self.limits.instance_idle)
+            .unwrap_or(idle.len());
+        idle.drain(..fresh_from).collect()
     }
 
     async fn instantiate(&self) -> Result<Warm> {
@@ -257,16 +260,8 @@ async fn sweep_idle(pool: Weak<InstancePool>) {
     loop {
         ticker.tick().await;
         let Some(pool) = pool.upgrade() else { return };
-        let stale: Vec<Warm> = {
-            let mut idle = pool.lock_idle();
-            let keep_from = idle
-                .iter()
-                .position(|w| w.idle_since.elapsed() < pool.limits.instance_idle)
-                .unwrap_or(idle.len());
-            // Oldest first: everything before the first fresh one has timed out.
-            idle.drain(..keep_from).collect()
-        };
-        drop(stale);
+        let stale = pool.take_timed_out(&mut pool.lock_idle());
+        drop(stale); // outside the lock, as in `checkout`
     }
 }
 
