@@ -22,41 +22,14 @@ async fn handle(req: spin_sdk::http::IncomingRequest) -> model_sdk::Response {
     model_sdk::serve(&MolProp, req).await
 }
 
-fn string_field<'a>(data: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, ApiError> {
-    match data.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ApiError::invalid(
-            &format!("data.{key}"),
-            "must be a string",
-        )),
-    }
-}
-
 /// The SMILES and the property code from `data`, or a 400.
 fn read_request(data: &Map<String, Value>) -> Result<(String, String), ApiError> {
-    if let Some(key) = data
-        .keys()
-        .find(|k| !matches!(k.as_str(), "text" | "smiles" | "property"))
-    {
-        return Err(ApiError::invalid(
-            &format!("data.{key}"),
-            "is not a field of this model (use text or smiles, and property)",
-        ));
-    }
-    let smiles = match (string_field(data, "text")?, string_field(data, "smiles")?) {
-        (Some(a), Some(b)) if a != b => {
-            return Err(ApiError::invalid(
-                "data.smiles",
-                "differs from data.text; send one of them",
-            ));
-        }
-        (Some(s), _) | (None, Some(s)) => s.trim().to_owned(),
-        (None, None) => return Err(ApiError::missing("data.text")),
-    };
-    if smiles.is_empty() {
-        return Err(ApiError::invalid("data.text", "must not be empty"));
-    }
+    model_sdk::input::only_fields(
+        data,
+        &["text", "smiles", "property"],
+        "use text or smiles, and property",
+    )?;
+    let smiles = model_sdk::input::smiles(data)?;
     let tokens = chem::smiles::token_count(&smiles);
     if tokens > MAX_TOKENS {
         return Err(ApiError::new(
@@ -64,7 +37,9 @@ fn read_request(data: &Map<String, Value>) -> Result<(String, String), ApiError>
             format!("the SMILES has {tokens} tokens; at most {MAX_TOKENS} are accepted"),
         ));
     }
-    let property = string_field(data, "property")?.unwrap_or("all").to_owned();
+    let property = model_sdk::input::string_field(data, "property")?
+        .unwrap_or("all")
+        .to_owned();
     if property != "all" && properties::find(&property).is_none() {
         return Err(ApiError::invalid(
             "data.property",

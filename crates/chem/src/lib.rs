@@ -6,6 +6,8 @@
 //!   aromatic systems kekulized and implicit hydrogens assigned ([`kekule`]), then aromaticity
 //!   perceived afresh in RDKit's model ([`aromaticity`]), so both SMILES forms agree;
 //! - [`rings`] finds the ring count and the smallest set of smallest rings;
+//! - [`fingerprint`] folds Morgan (ECFP-style) circular fingerprints and compares them;
+//!   [`features`] builds model input vectors (fingerprint bits, then named descriptors);
 //! - [`descriptors`] computes formula, masses, atom, donor/acceptor and ring counts;
 //!   [`rotatable`] counts rotatable bonds; [`tpsa`] sums Ertl's polar surface contributions;
 //!   [`crippen`] types atoms ([`smarts`]) for Wildman-Crippen logP and molar refractivity.
@@ -17,6 +19,8 @@ pub mod aromaticity;
 pub mod crippen;
 pub mod descriptors;
 pub mod element;
+pub mod features;
+pub mod fingerprint;
 pub mod kekule;
 pub mod molecule;
 pub mod rings;

@@ -18,13 +18,14 @@
 //! }
 //! ```
 
+pub mod input;
 mod metrics;
 pub mod predict;
 mod routes;
 
 pub use edge_api::model::*;
 pub use guest_kit::{ApiError, ErrorCode, Response};
-pub use routes::serve;
+pub use routes::{serve, serve_unavailable};
 use serde_json::{Map, Value};
 
 /// Why a prediction produced no result.

@@ -13,6 +13,23 @@ pub async fn serve<M: Model>(model: &M, req: IncomingRequest) -> Response {
     guest_kit::serve(req, DEFAULT_MAX_BODY, async |r| route(model, r)).await
 }
 
+/// Serves a model that could not be loaded (a bad model directory, say): every endpoint of
+/// interface B answers 503 `not_ready` with `reason`, so `/health` tells the operator what to
+/// fix; unknown paths still get 404 and wrong methods 405.
+pub async fn serve_unavailable(reason: &str, req: IncomingRequest) -> Response {
+    guest_kit::serve(req, DEFAULT_MAX_BODY, async |r| {
+        let path = r.path_info().trim_end_matches('/').to_owned();
+        match http::route_for(&edge_api::model::ROUTES, &r.method, &path) {
+            Ok(_) => Err(ApiError::new(
+                ErrorCode::NotReady,
+                format!("model not ready: {reason}"),
+            )),
+            Err(answer) => answer,
+        }
+    })
+    .await
+}
+
 fn route<M: Model>(model: &M, req: ApiRequest) -> Result<Response, ApiError> {
     let path = req.path_info().trim_end_matches('/').to_owned();
     let template = match http::route_for(&edge_api::model::ROUTES, &req.method, &path) {

@@ -1,0 +1,97 @@
+//! The model's self-description records, from the manifest plus what the component knows
+//! (the input type, the output fields, the applicability-domain rule).
+
+use crate::OnnxModel;
+use crate::manifest::Output;
+use model_sdk::{
+    AcceptableRanges, Capabilities, Capability, OutputType, TestExamples, UsageInstructions,
+    input_type_name,
+};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+pub fn capabilities(m: &OnnxModel) -> Capabilities {
+    let text = &m.manifest.capability;
+    let mut schema = BTreeMap::from([
+        ("property_type".to_owned(), OutputType::String),
+        ("unit".to_owned(), OutputType::String),
+        ("applicability_domain".to_owned(), OutputType::Object),
+        ("warning".to_owned(), OutputType::String),
+    ]);
+    match &m.manifest.output {
+        Output::Regression { .. } => {
+            schema.insert("prediction".into(), OutputType::Float);
+            schema.insert("input".into(), OutputType::String);
+        }
+        Output::Classification { .. } => {
+            schema.insert("prediction".into(), OutputType::String);
+            schema.insert("probabilities".into(), OutputType::Object);
+            schema.insert("input".into(), OutputType::Object);
+        }
+    }
+    Capabilities {
+        model: m.manifest.info.name.clone(),
+        capabilities: vec![Capability {
+            name: text.name.clone(),
+            input_types: vec![m.input_type()],
+            output_schema: schema,
+            description: text.description.clone(),
+        }],
+        elements: None,
+    }
+}
+
+pub fn acceptable_ranges(m: &OnnxModel) -> AcceptableRanges {
+    let r = &m.manifest.acceptable_ranges;
+    let mut usage = r.usage_recommendations.clone();
+    usage.extend(m.domain.rule(m.checked()));
+    AcceptableRanges {
+        model: m.manifest.info.name.clone(),
+        version: r.version.clone(),
+        description: r.description.clone(),
+        property_ranges: r.property_ranges.clone(),
+        chemical_scope: r.chemical_scope.clone(),
+        usage_recommendations: usage,
+    }
+}
+
+pub fn test_examples(m: &OnnxModel) -> TestExamples {
+    let t = &m.manifest.test_examples;
+    let input_type = input_type_name(m.input_type());
+    let data = match &m.reader {
+        crate::inputs::Reader::Text { .. } => json!({"text": "<SMILES>"}),
+        crate::inputs::Reader::Tabular { names } => {
+            let features: serde_json::Map<_, _> = names
+                .iter()
+                .map(|n| (n.clone(), json!("<number>")))
+                .collect();
+            json!({ "features": features })
+        }
+    };
+    let expected = match &m.manifest.output {
+        Output::Regression { property, unit } => json!({
+            "prediction": format!("{property} in {unit}"),
+            "property_type": property,
+            "in_domain": "true when the input is inside the applicability domain",
+            "warning": "present when in_domain is false: why",
+        }),
+        Output::Classification {
+            property, labels, ..
+        } => json!({
+            "prediction": format!("one of: {}", labels.join(", ")),
+            "property_type": property,
+            "probabilities": "probability of each label",
+            "in_domain": "true when every feature is inside its training range",
+        }),
+    };
+    TestExamples {
+        examples: t.examples.clone(),
+        usage_instructions: UsageInstructions {
+            endpoint: "/predict".into(),
+            method: "POST".into(),
+            body_format: json!({ "input_type": input_type, "data": data }),
+        },
+        expected_output: expected,
+        notes: t.notes.clone(),
+    }
+}

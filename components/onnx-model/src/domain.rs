@@ -1,0 +1,114 @@
+//! The applicability domain: whether a prediction comes from familiar ground. An input is
+//! inside when its nearest training molecule is similar enough (Tanimoto on the fingerprint)
+//! and every descriptor or feature lies within its training range; otherwise the result says
+//! `in_domain: false` and a `warning` names why.
+
+use crate::manifest::Range;
+use chem::fingerprint::Fingerprint;
+use serde_json::{Value, json};
+
+pub struct Domain {
+    /// Training fingerprints and the similarity threshold, when the model has them.
+    pub neighbours: Option<(Vec<Fingerprint>, f64)>,
+    /// Training range of each checked value, by name, in input order.
+    pub ranges: Vec<(String, Range)>,
+}
+
+/// Reads `bytes` as packed training fingerprints of `bits` bits each.
+pub fn read_fingerprints(bits: usize, bytes: &[u8]) -> Result<Vec<Fingerprint>, String> {
+    let row = bits / 8;
+    if row == 0 || bytes.is_empty() || bytes.len() % row != 0 {
+        return Err(format!(
+            "{} bytes is not a whole number of {bits}-bit fingerprints ({row} bytes each)",
+            bytes.len()
+        ));
+    }
+    Ok(bytes
+        .chunks(row)
+        .filter_map(|c| Fingerprint::from_packed(bits, c))
+        .collect())
+}
+
+impl Domain {
+    /// The rule in words, for `/acceptable_ranges`.
+    pub fn rule(&self, what: &str) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some((train, min)) = &self.neighbours {
+            parts.push(format!(
+                "its most similar training molecule (of {}) has Tanimoto similarity >= {min} \
+                 on the model's Morgan fingerprint",
+                train.len()
+            ));
+        }
+        if !self.ranges.is_empty() {
+            parts.push(format!("every {what} lies within its training range"));
+        }
+        (!parts.is_empty()).then(|| {
+            format!(
+                "Applicability domain: a prediction is in_domain when {}; otherwise the result \
+                 has in_domain false and a warning saying why.",
+                parts.join(" and ")
+            )
+        })
+    }
+
+    /// Judges one input: its fingerprint (if any) and the values checked against ranges, in
+    /// the order of `self.ranges`' names (`value_of` looks each up).
+    pub fn assess(
+        &self,
+        fingerprint: Option<&Fingerprint>,
+        value_of: impl Fn(&str) -> Option<f64>,
+        what: &str,
+    ) -> Assessment {
+        let mut reasons = Vec::new();
+        let mut report = serde_json::Map::new();
+        if let (Some((train, min)), Some(fp)) = (&self.neighbours, fingerprint) {
+            let nearest = train.iter().map(|t| fp.tanimoto(t)).fold(0.0, f64::max);
+            let nearest = (nearest * 1e4).round() / 1e4;
+            report.insert("nearest_training_similarity".into(), json!(nearest));
+            report.insert("min_similarity".into(), json!(min));
+            if nearest < *min {
+                reasons.push(format!(
+                    "the most similar training molecule has Tanimoto similarity {nearest}, \
+                     below {min}"
+                ));
+            }
+        }
+        if !self.ranges.is_empty() {
+            let outside: Vec<Value> = self
+                .ranges
+                .iter()
+                .filter_map(|(name, r)| {
+                    let v = value_of(name)?;
+                    (v < r.min || v > r.max).then(|| {
+                        json!({"name": name, "value": v, "training_min": r.min, "training_max": r.max})
+                    })
+                })
+                .collect();
+            if !outside.is_empty() {
+                let names: Vec<&str> = outside.iter().filter_map(|o| o["name"].as_str()).collect();
+                reasons.push(format!(
+                    "outside the training range: {} {}",
+                    what,
+                    names.join(", ")
+                ));
+            }
+            report.insert(
+                format!("{what}s_outside_training_range"),
+                Value::Array(outside),
+            );
+        }
+        Assessment {
+            in_domain: reasons.is_empty(),
+            warning: (!reasons.is_empty()).then(|| reasons.join("; ")),
+            report: Value::Object(report),
+        }
+    }
+}
+
+pub struct Assessment {
+    pub in_domain: bool,
+    pub warning: Option<String>,
+    /// The evidence: nearest similarity, threshold, values outside their range.
+    pub report: Value,
+}

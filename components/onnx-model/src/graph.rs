@@ -1,0 +1,126 @@
+//! The ONNX graph, loaded with tract, optimized for one input row, and run.
+
+use std::sync::Arc;
+use tract_onnx::prelude::*;
+use tract_onnx::tract_hir::infer::Factoid;
+
+/// What the component reads from the graph's outputs.
+#[derive(Debug, Clone, Copy)]
+pub enum Reading {
+    /// One number: output 0, first value.
+    Value,
+    /// Class probabilities: the floating-point output with this many columns.
+    Probabilities(usize),
+}
+
+pub struct Graph {
+    plan: Arc<TypedSimplePlan>,
+    width: usize,
+    /// The output read, by index.
+    output: usize,
+}
+
+/// The declared width of a rank-2 input (`[batch, width]`), when the graph states it.
+fn declared_width(fact: &InferenceFact) -> Option<usize> {
+    let dims: Vec<_> = fact.shape.dims().collect();
+    if dims.len() != 2 {
+        return None;
+    }
+    dims[1]
+        .concretize()?
+        .as_i64()
+        .and_then(|w| usize::try_from(w).ok())
+}
+
+impl Graph {
+    /// Loads `bytes` for inputs of `width` numbers. `describe_width` says where the width comes
+    /// from, for the message when the graph wants another.
+    pub fn load(
+        bytes: &[u8],
+        width: usize,
+        describe_width: &str,
+        reading: Reading,
+    ) -> Result<Self, String> {
+        let mut onnx = tract_onnx::onnx();
+        crate::tree_regressor::register(&mut onnx.op_register);
+        let model = onnx
+            .model_for_read(&mut std::io::Cursor::new(bytes))
+            .map_err(|e| format!("not a model tract can read: {e:#}"))?;
+        if model.inputs.len() != 1 {
+            return Err(format!(
+                "the graph has {} inputs; this component feeds exactly one",
+                model.inputs.len()
+            ));
+        }
+        let fact = model.input_fact(0).map_err(|e| e.to_string())?;
+        if let Some(declared) = declared_width(fact)
+            && declared != width
+        {
+            return Err(format!(
+                "the graph's input takes {declared} values per row, but {describe_width} \
+                 gives {width}"
+            ));
+        }
+        let plan = model
+            .with_input_fact(0, f32::fact([1, width]).into())
+            .and_then(|m| m.into_optimized())
+            .and_then(|m| m.into_runnable())
+            .map_err(|e| format!("tract could not prepare the graph: {e:#}"))?;
+        let output = Self::find_output(&plan, reading)?;
+        Ok(Self {
+            plan,
+            width,
+            output,
+        })
+    }
+
+    fn find_output(plan: &TypedSimplePlan, reading: Reading) -> Result<usize, String> {
+        let model = plan.model();
+        let facts: Vec<TypedFact> = (0..model.outputs.len())
+            .map(|i| model.output_fact(i).cloned().map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?;
+        let columns = |f: &TypedFact| f.shape.as_concrete().map(|s| s.iter().product::<usize>());
+        match reading {
+            Reading::Value => match facts.first() {
+                Some(f) if f.datum_type.is_float() && columns(f) == Some(1) => Ok(0),
+                Some(f) => Err(format!(
+                    "a regression reads one number per row from the graph's first output, \
+                     which is {f:?}"
+                )),
+                None => Err("the graph has no outputs".into()),
+            },
+            Reading::Probabilities(n) => facts
+                .iter()
+                .position(|f| f.datum_type == f32::datum_type() && columns(f) == Some(n))
+                .ok_or_else(|| {
+                    format!(
+                        "a classifier with {n} labels needs a float output of {n} columns \
+                         (export with zipmap off); the graph's outputs are {facts:?}"
+                    )
+                }),
+        }
+    }
+
+    /// Runs one row; the read output's values.
+    pub fn run(&self, row: Vec<f32>) -> Result<Vec<f32>, String> {
+        if row.len() != self.width {
+            return Err(format!(
+                "{} values for a graph of {}",
+                row.len(),
+                self.width
+            ));
+        }
+        let input = Tensor::from_shape(&[1, self.width], &row).map_err(|e| e.to_string())?;
+        let outputs = self
+            .plan
+            .run(tvec!(input.into()))
+            .map_err(|e| format!("inference failed: {e:#}"))?;
+        let out = outputs[self.output]
+            .cast_to::<f32>()
+            .map_err(|e| e.to_string())?;
+        let values = out
+            .to_plain_array_view::<f32>()
+            .map_err(|e| e.to_string())?;
+        Ok(values.iter().copied().collect())
+    }
+}

@@ -1,0 +1,250 @@
+//! onnx-model: serves any ONNX model as a Lightweight AI Model Runtime Interface 1.2 deployment,
+//! described by the files in the directory mounted at `/model` (Spin: `files = [{ source =
+//! "models/solubility", destination = "/model" }]`; runtime-host: `--dir
+//! models/solubility:/model`):
+//!
+//! - `model.toml`, the manifest ([`manifest`]): the model's self-description and how its input
+//!   is built (a SMILES featurized by `chem`, or named tabular features);
+//! - `model.onnx`, run by tract ([`graph`]), with scikit-learn's tree ensembles supported
+//!   ([`tree_regressor`] adds the regressor tract lacks);
+//! - optionally packed training fingerprints for the applicability domain ([`domain`]).
+//!
+//! The directory is read once per instance, on its first request, and kept while the host
+//! reuses the instance. A directory that cannot be served makes every endpoint answer 503
+//! with the file and field at fault, so `runtime-host model` refuses to start with that
+//! message and a Spin deployment's `/health` says what to fix.
+
+mod describe;
+mod domain;
+mod graph;
+mod inputs;
+mod manifest;
+mod tree_regressor;
+
+use domain::Domain;
+use graph::{Graph, Reading};
+use inputs::Reader;
+use manifest::{Input, Manifest, Output};
+use model_sdk::{InputType, Model, PredictError};
+use serde_json::{Map, Value, json};
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// Where the model directory is mounted.
+pub const MODEL_DIR: &str = "/model";
+
+pub struct OnnxModel {
+    manifest: Manifest,
+    reader: Reader,
+    graph: Graph,
+    domain: Domain,
+}
+
+#[cfg(target_arch = "wasm32")]
+#[spin_sdk::http_component]
+async fn handle(req: spin_sdk::http::IncomingRequest) -> model_sdk::Response {
+    static MODEL: OnceLock<Result<OnnxModel, String>> = OnceLock::new();
+    match MODEL.get_or_init(|| OnnxModel::load(Path::new(MODEL_DIR))) {
+        Ok(model) => model_sdk::serve(model, req).await,
+        Err(reason) => model_sdk::serve_unavailable(reason, req).await,
+    }
+}
+
+fn read(dir: &Path, file: &str) -> Result<Vec<u8>, String> {
+    let path = dir.join(file);
+    std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+impl OnnxModel {
+    /// Loads a model directory; errors start with the file at fault.
+    pub fn load(dir: &Path) -> Result<Self, String> {
+        let toml_path = dir.join("model.toml");
+        let text = String::from_utf8(read(dir, "model.toml")?)
+            .map_err(|_| format!("{}: not UTF-8 text", toml_path.display()))?;
+        let manifest =
+            Manifest::parse(&text).map_err(|e| format!("{}: {e}", toml_path.display()))?;
+        let in_toml = |e: String| format!("{}: {e}", toml_path.display());
+        let d = &manifest.applicability_domain;
+        let (reader, domain) = match &manifest.input {
+            Input::Text {
+                featurizer,
+                max_tokens,
+            } => {
+                let morgan = (featurizer.morgan_bits > 0).then_some(chem::fingerprint::Morgan {
+                    radius: featurizer.morgan_radius,
+                    bits: featurizer.morgan_bits,
+                });
+                let f = chem::features::Featurizer::new(morgan, &featurizer.descriptors)
+                    .map_err(|e| in_toml(format!("input.featurizer.descriptors: {e}")))?;
+                let neighbours = match (&d.fingerprints, d.min_similarity) {
+                    (Some(file), Some(min)) => {
+                        let bytes = read(dir, file)?;
+                        let fps = domain::read_fingerprints(featurizer.morgan_bits, &bytes)
+                            .map_err(|e| format!("{}: {e}", dir.join(file).display()))?;
+                        Some((fps, min))
+                    }
+                    _ => None,
+                };
+                let ranges = ordered_ranges(&featurizer.descriptors, &d.descriptor_ranges);
+                let reader = Reader::Text {
+                    featurizer: f,
+                    max_tokens: *max_tokens,
+                };
+                (reader, Domain { neighbours, ranges })
+            }
+            Input::Tabular { features } => {
+                let ranges = ordered_ranges(features, &d.feature_ranges);
+                let reader = Reader::Tabular {
+                    names: features.clone(),
+                };
+                let domain = Domain {
+                    neighbours: None,
+                    ranges,
+                };
+                (reader, domain)
+            }
+        };
+        let reading = match &manifest.output {
+            Output::Regression { .. } => Reading::Value,
+            Output::Classification { labels, .. } => Reading::Probabilities(labels.len()),
+        };
+        let describe_width = match &manifest.input {
+            Input::Text { featurizer, .. } => format!(
+                "model.toml's featurizer ({} fingerprint bits + {} descriptors)",
+                featurizer.morgan_bits,
+                featurizer.descriptors.len()
+            ),
+            Input::Tabular { features } => {
+                format!("model.toml's input.features ({} names)", features.len())
+            }
+        };
+        let onnx_path = dir.join(&manifest.onnx.file);
+        let graph = Graph::load(
+            &read(dir, &manifest.onnx.file)?,
+            reader.width(),
+            &describe_width,
+            reading,
+        )
+        .map_err(|e| format!("{}: {e}", onnx_path.display()))?;
+        Ok(Self {
+            manifest,
+            reader,
+            graph,
+            domain,
+        })
+    }
+
+    fn input_type(&self) -> InputType {
+        match self.manifest.input {
+            Input::Text { .. } => InputType::Text,
+            Input::Tabular { .. } => InputType::Tabular,
+        }
+    }
+
+    /// What the domain check calls each checked value.
+    fn checked(&self) -> &'static str {
+        match self.manifest.input {
+            Input::Text { .. } => "descriptor",
+            Input::Tabular { .. } => "feature",
+        }
+    }
+}
+
+/// The ranges named in `order`, in that order.
+fn ordered_ranges(
+    order: &[String],
+    ranges: &std::collections::BTreeMap<String, manifest::Range>,
+) -> Vec<(String, manifest::Range)> {
+    order
+        .iter()
+        .filter_map(|n| ranges.get(n).map(|r| (n.clone(), *r)))
+        .collect()
+}
+
+fn round4(x: f32) -> f64 {
+    (f64::from(x) * 1e4).round() / 1e4
+}
+
+impl Model for OnnxModel {
+    fn name(&self) -> &str {
+        &self.manifest.info.name
+    }
+    fn info(&self) -> model_sdk::ModelInfo {
+        self.manifest.info.clone()
+    }
+    fn capabilities(&self) -> model_sdk::Capabilities {
+        describe::capabilities(self)
+    }
+    fn acceptable_ranges(&self) -> model_sdk::AcceptableRanges {
+        describe::acceptable_ranges(self)
+    }
+    fn citation(&self) -> model_sdk::Citation {
+        self.manifest.citation.clone()
+    }
+    fn test_examples(&self) -> model_sdk::TestExamples {
+        describe::test_examples(self)
+    }
+
+    fn predict(&self, _t: InputType, data: &Map<String, Value>) -> Result<Value, PredictError> {
+        let prepared = self.reader.read(data)?;
+        let values_by_name = |name: &str| -> Option<f64> {
+            match (&self.reader, &prepared.features) {
+                (Reader::Text { featurizer, .. }, Some(f)) => featurizer
+                    .descriptors
+                    .iter()
+                    .position(|d| d.code == name)
+                    .map(|i| f.descriptors[i]),
+                (Reader::Tabular { names }, _) => names
+                    .iter()
+                    .position(|n| n == name)
+                    .map(|i| f64::from(prepared.vector[i])),
+                _ => None,
+            }
+        };
+        let fingerprint = prepared
+            .features
+            .as_ref()
+            .and_then(|f| f.fingerprint.as_ref());
+        let assessment = self
+            .domain
+            .assess(fingerprint, values_by_name, self.checked());
+        let output = self
+            .graph
+            .run(prepared.vector)
+            .map_err(PredictError::Fault)?;
+        let mut result = match &self.manifest.output {
+            Output::Regression { property, unit } => json!({
+                "prediction": round4(output[0]),
+                "property_type": property,
+                "unit": unit,
+            }),
+            Output::Classification {
+                property,
+                unit,
+                labels,
+            } => {
+                let best = (0..labels.len())
+                    .max_by(|&a, &b| output[a].total_cmp(&output[b]))
+                    .unwrap_or(0);
+                let probabilities: Map<String, Value> = labels
+                    .iter()
+                    .zip(&output)
+                    .map(|(l, p)| (l.clone(), json!(round4(*p))))
+                    .collect();
+                json!({
+                    "prediction": labels[best],
+                    "property_type": property,
+                    "unit": unit,
+                    "probabilities": probabilities,
+                })
+            }
+        };
+        result["input"] = prepared.echo;
+        result["in_domain"] = json!(assessment.in_domain);
+        result["applicability_domain"] = assessment.report;
+        if let Some(w) = assessment.warning {
+            result["warning"] = json!(w);
+        }
+        Ok(result)
+    }
+}

@@ -1,0 +1,238 @@
+//! `model.toml`: everything the specification asks a model to say about itself, plus how its
+//! ONNX graph is fed and read. Sections named after an endpoint hold that endpoint's record as
+//! the specification spells it (`[info]`, `[citation]`, `[acceptable_ranges]`,
+//! `[test_examples]`); the rest says how to build the input (`[input]`), what the output means
+//! (`[output]`) and when a prediction is trusted (`[applicability_domain]`).
+//!
+//! Parsing is strict: a missing field, a field of the wrong type or an unknown field is an
+//! error naming the field and its line, so a model directory fails before it serves.
+
+use model_sdk::{ChemicalScope, Citation, Example, ModelInfo, PropertyRange};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub info: ModelInfo,
+    pub citation: Citation,
+    pub capability: CapabilityText,
+    pub input: Input,
+    pub output: Output,
+    #[serde(default)]
+    pub onnx: OnnxFile,
+    pub acceptable_ranges: RangesText,
+    #[serde(default)]
+    pub applicability_domain: Domain,
+    pub test_examples: ExamplesText,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilityText {
+    pub name: String,
+    pub description: String,
+}
+
+/// What a request's `data` holds and how it becomes the graph's input vector.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Input {
+    /// `data.text` (or `data.smiles`): a SMILES, featurized by `chem`.
+    Text {
+        featurizer: FeaturizerSpec,
+        #[serde(default = "default_max_tokens")]
+        max_tokens: usize,
+    },
+    /// `data.features`: an object of the named features, or an array in this order.
+    Tabular { features: Vec<String> },
+}
+
+fn default_max_tokens() -> usize {
+    1024
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeaturizerSpec {
+    #[serde(default = "default_radius")]
+    pub morgan_radius: u32,
+    /// 0 leaves the fingerprint out.
+    #[serde(default)]
+    pub morgan_bits: usize,
+    #[serde(default)]
+    pub descriptors: Vec<String>,
+}
+
+fn default_radius() -> u32 {
+    2
+}
+
+/// What the graph's output means.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Output {
+    /// The graph's first output holds one number per input row.
+    Regression { property: String, unit: String },
+    /// The graph's floating-point output of one column per label holds class probabilities
+    /// (skl2onnx with `zipmap` off), in the order of `labels`.
+    Classification {
+        property: String,
+        #[serde(default)]
+        unit: String,
+        labels: Vec<String>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnnxFile {
+    #[serde(default = "default_onnx_file")]
+    pub file: String,
+}
+
+impl Default for OnnxFile {
+    fn default() -> Self {
+        Self {
+            file: default_onnx_file(),
+        }
+    }
+}
+
+fn default_onnx_file() -> String {
+    "model.onnx".into()
+}
+
+/// `/acceptable_ranges` without the fields the component fills in (`model`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RangesText {
+    pub version: String,
+    pub description: String,
+    pub property_ranges: BTreeMap<String, PropertyRange>,
+    pub chemical_scope: ChemicalScope,
+    pub usage_recommendations: Vec<String>,
+}
+
+/// When a prediction is inside the model's applicability domain.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Domain {
+    /// Packed training fingerprints (`morgan_bits / 8` bytes per molecule, bit `i` in byte
+    /// `i / 8` at position `i % 8`), for the nearest-neighbour similarity.
+    pub fingerprints: Option<String>,
+    /// Nearest training molecule below this Tanimoto similarity: outside the domain.
+    pub min_similarity: Option<f64>,
+    /// Training ranges of descriptors (text input); a value outside: outside the domain.
+    #[serde(default)]
+    pub descriptor_ranges: BTreeMap<String, Range>,
+    /// Training ranges of features (tabular input).
+    #[serde(default)]
+    pub feature_ranges: BTreeMap<String, Range>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Range {
+    pub min: f64,
+    pub max: f64,
+    /// Documents the training data; the domain rule uses min and max only.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub mean: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExamplesText {
+    pub examples: Vec<Example>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+impl Manifest {
+    /// Parses `text`, then checks what types alone cannot say; errors name the field.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let m: Manifest = toml::from_str(text).map_err(|e| e.to_string())?;
+        m.check()?;
+        Ok(m)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.info.name.trim().is_empty() {
+            return Err("info.name must not be empty".into());
+        }
+        if self.test_examples.examples.is_empty() {
+            return Err(
+                "test_examples.examples must hold at least one example: /health runs \
+                        them before the model is ready"
+                    .into(),
+            );
+        }
+        if let Output::Classification { labels, .. } = &self.output
+            && labels.len() < 2
+        {
+            return Err("output.labels must name at least two classes".into());
+        }
+        let d = &self.applicability_domain;
+        match &self.input {
+            Input::Text { featurizer, .. } => {
+                if featurizer.morgan_bits % 8 != 0 {
+                    return Err("input.featurizer.morgan_bits must be a multiple of 8".into());
+                }
+                if d.fingerprints.is_some() != d.min_similarity.is_some() {
+                    return Err("applicability_domain: give both fingerprints and \
+                                min_similarity, or neither"
+                        .into());
+                }
+                if d.fingerprints.is_some() && featurizer.morgan_bits == 0 {
+                    return Err("applicability_domain.fingerprints needs \
+                                input.featurizer.morgan_bits"
+                        .into());
+                }
+                if let Some(s) = d.min_similarity
+                    && !(0.0..=1.0).contains(&s)
+                {
+                    return Err("applicability_domain.min_similarity must be within 0..1".into());
+                }
+                if let Some(k) = d
+                    .descriptor_ranges
+                    .keys()
+                    .find(|k| !featurizer.descriptors.contains(k))
+                {
+                    return Err(format!(
+                        "applicability_domain.descriptor_ranges.{k}: not one of \
+                         input.featurizer.descriptors"
+                    ));
+                }
+                for (i, e) in self.test_examples.examples.iter().enumerate() {
+                    if !e.input.contains_key("smiles") && !e.input.contains_key("text") {
+                        return Err(format!(
+                            "test_examples.examples[{i}] (`{}`) needs a smiles field",
+                            e.name
+                        ));
+                    }
+                }
+            }
+            Input::Tabular { features } => {
+                if features.is_empty() {
+                    return Err("input.features must name at least one feature".into());
+                }
+                if let Some(k) = d.feature_ranges.keys().find(|k| !features.contains(k)) {
+                    return Err(format!(
+                        "applicability_domain.feature_ranges.{k}: not one of input.features"
+                    ));
+                }
+                for (i, e) in self.test_examples.examples.iter().enumerate() {
+                    if !e.input.contains_key("features") {
+                        return Err(format!(
+                            "test_examples.examples[{i}] (`{}`) needs a features field",
+                            e.name
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,54 @@
+//! Reading a `/predict` request's `data`: the checks every model repeats, each failing with a
+//! 400 that names the field.
+
+use edge_api::ApiError;
+use serde_json::{Map, Value};
+
+/// Rejects any key of `data` not in `allowed`; `hint` says what to send instead.
+pub fn only_fields(
+    data: &Map<String, Value>,
+    allowed: &[&str],
+    hint: &str,
+) -> Result<(), ApiError> {
+    match data.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(key) => Err(ApiError::invalid(
+            &format!("data.{key}"),
+            format!("is not a field of this model ({hint})"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `data.<key>` as a string; absent or null is `None`.
+pub fn string_field<'a>(
+    data: &'a Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a str>, ApiError> {
+    match data.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ApiError::invalid(
+            &format!("data.{key}"),
+            "must be a string",
+        )),
+    }
+}
+
+/// The SMILES of a text request: `data.text`, or its alias `data.smiles` (both may be given if
+/// they agree), trimmed and not empty.
+pub fn smiles(data: &Map<String, Value>) -> Result<String, ApiError> {
+    let smiles = match (string_field(data, "text")?, string_field(data, "smiles")?) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(ApiError::invalid(
+                "data.smiles",
+                "differs from data.text; send one of them",
+            ));
+        }
+        (Some(s), _) | (None, Some(s)) => s.trim().to_owned(),
+        (None, None) => return Err(ApiError::missing("data.text")),
+    };
+    if smiles.is_empty() {
+        return Err(ApiError::invalid("data.text", "must not be empty"));
+    }
+    Ok(smiles)
+}

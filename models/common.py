@@ -1,0 +1,68 @@
+"""Shared by the training scripts: our own featurizer, regression metrics, the manifest writer.
+
+Features come from the Rust `featurize` CLI (crates/chem), the same code the ONNX model
+component runs when serving, so training and serving never disagree on a feature.
+"""
+
+import math
+import pathlib
+import subprocess
+
+import numpy as np
+import tomli_w
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+def featurizer_binary():
+    """Builds and returns the `featurize` CLI (release profile, shared with everything else)."""
+    subprocess.run(
+        ["cargo", "build", "--release", "-q", "-p", "chem", "--bin", "featurize"],
+        cwd=REPO,
+        check=True,
+    )
+    return REPO / "target" / "release" / "featurize"
+
+
+def featurize(smiles, radius, bits, descriptors):
+    """Returns (X, fingerprints, descriptor matrix) for a list of SMILES; fails on any error."""
+    out = subprocess.run(
+        [str(featurizer_binary()), "--radius", str(radius), "--bits", str(bits),
+         "--descriptors", ",".join(descriptors)],
+        input="\n".join(smiles) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert len(out) == len(smiles), "featurize answered a different number of lines"
+    fps = np.zeros((len(smiles), bits), dtype=np.uint8)
+    desc = np.zeros((len(smiles), len(descriptors)), dtype=np.float64)
+    for i, (line, smi) in enumerate(zip(out, smiles)):
+        fields = line.split("\t")
+        if fields[0] != "ok":
+            raise SystemExit(f"featurize could not read {smi!r}: {fields[1]}")
+        if fields[1]:
+            fps[i, [int(b) for b in fields[1].split(",")]] = 1
+        desc[i] = [float(x) for x in fields[2:]]
+    X = np.hstack([fps.astype(np.float32), desc.astype(np.float32)])
+    return X, fps, desc
+
+
+def regression_metrics(y_true, y_pred):
+    y_true, y_pred = np.asarray(y_true, float), np.asarray(y_pred, float)
+    err = y_pred - y_true
+    rmse = math.sqrt(float(np.mean(err**2)))
+    mae = float(np.mean(np.abs(err)))
+    r2 = 1.0 - float(np.sum(err**2)) / float(np.sum((y_true - y_true.mean()) ** 2))
+    return {"rmse": round(rmse, 4), "mae": round(mae, 4), "r2": round(r2, 4)}
+
+
+def stats(values):
+    v = np.asarray(values, float)
+    return {"min": round(float(v.min()), 4), "max": round(float(v.max()), 4),
+            "mean": round(float(v.mean()), 4)}
+
+
+def write_manifest(path, manifest, header):
+    text = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
+    path.write_text(text + "\n" + tomli_w.dumps(manifest, multiline_strings=True))
