@@ -8,7 +8,7 @@ our featurizer.
 
 Writes, beside this script: model.onnx, training_fingerprints.bin (one packed fingerprint per
 training molecule, for the applicability domain), the test file (solubility.test.sdf, copied)
-and test_set.csv (its records as name, RDKit SMILES, logS), REPORT.md and model.toml.
+and test_set.tsv (its records as name, RDKit SMILES, logS), REPORT.md and model.toml.
 
     python3 -m pip install -r models/requirements.txt
     python3 models/solubility/train.py
@@ -92,8 +92,8 @@ def main():
 
     np.packbits(fps, axis=1, bitorder="little").tofile(HERE / "training_fingerprints.bin")
     shutil.copyfile(DATA / "solubility.test.sdf", HERE / "solubility.test.sdf")
-    with open(HERE / "test_set.csv", "w", newline="") as f:
-        w = csv.writer(f)
+    with open(HERE / "test_set.tsv", "w", newline="") as f:
+        w = csv.writer(f, delimiter="\t", lineterminator="\n")
         w.writerow(["name", "smiles", "logS"])
         w.writerows(test)
 

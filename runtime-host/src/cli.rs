@@ -108,7 +108,9 @@ pub struct UpArgs {
     /// Port of the chat service.
     #[arg(long, default_value_t = 8050)]
     pub chat_port: u16,
-    /// Directory of model components (every .wasm in it); default: molprop from this build.
+    /// Directory of models: every `.wasm` in it is deployed as a model component, and every
+    /// subdirectory holding a `model.toml` with the ONNX model component, mounted at /model.
+    /// Default: molprop from this build and the model directories in `models/`.
     #[arg(long)]
     pub models: Option<PathBuf>,
     /// Deployments of each model (for scale and load tests).
@@ -191,9 +193,13 @@ pub struct BenchArgs {
 #[derive(Args, Debug, Clone)]
 pub struct RuntimeArgs {
     /// Directory for persistent state: `sqlite_key_value.db` (readable by
-    /// `spin up --state-dir` too) and the compilation cache.
+    /// `spin up --state-dir` too) and, unless --cache-dir says otherwise, the compilation cache.
     #[arg(long, default_value = ".data")]
     pub data_dir: PathBuf,
+    /// Where compiled components are cached (default: `cache/` in the data directory).
+    /// Several hosts may share one: a large component (an ONNX model) then compiles once.
+    #[arg(long, env = "RUNTIME_HOST_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
     /// Application variable given to the component, `name=value`; repeatable. Also read
     /// from SPIN_VARIABLE_<NAME> in the environment (the flag wins).
     #[arg(long = "variable", value_name = "NAME=VALUE")]

@@ -6,7 +6,7 @@ use crate::files::Mounts;
 use crate::keyvalue::{KeyValue, sqlite::KvDatabase};
 use crate::limits::Limits;
 use crate::server::{ComponentServer, ShutdownRoute, serve};
-use crate::state::Grants;
+use crate::state::{Grants, InstanceState};
 use crate::variables::Variables;
 use anyhow::{Context, Result};
 use edge_api::model::{ATTRIBUTION, REGISTRATION_NOTICE};
@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 /// Extra time in-flight requests get to finish after a shutdown signal, beyond the deadline.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
@@ -29,6 +30,13 @@ impl RuntimeArgs {
             instance_reuse: self.instance_reuse as usize,
             instance_idle: self.instance_idle,
         }
+    }
+
+    /// The compilation cache: --cache-dir, else `cache/` in the data directory.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.cache_dir
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("cache"))
     }
 
     /// Variables from the environment and `--variable`, then `extra` (set by the command
@@ -79,7 +87,7 @@ impl Loaded {
             files: Mounts::parse(&runtime.dirs)?,
             kv: KeyValue::new(Arc::new(KvDatabase::open_in(&runtime.data_dir)?)),
         };
-        let engine = crate::engine::build_engine(&limits, Some(&runtime.data_dir.join("cache")))?;
+        let engine = crate::engine::build_engine(&limits, Some(&runtime.cache_dir()))?;
         Self::load_in(&engine, component, grants, limits, shutdown)
     }
 
@@ -96,6 +104,20 @@ impl Loaded {
         tracing::info!(
             component = %component.display(),
             load_ms = started.elapsed().as_millis() as u64,
+            "component compiled"
+        );
+        Ok(Self::from_pre(pre, grants, limits, shutdown))
+    }
+
+    /// A service of an already compiled component: deployments of one component (copies of a
+    /// model, or ONNX models sharing the generic component) share its compiled code.
+    pub fn from_pre(
+        pre: ProxyPre<InstanceState>,
+        grants: Grants,
+        limits: Limits,
+        shutdown: Option<ShutdownRoute>,
+    ) -> Self {
+        tracing::info!(
             variables = ?grants.vars.names(),
             mounts = ?grants.files.guest_paths(),
             "component ready"
@@ -104,10 +126,10 @@ impl Loaded {
         if let Some(route) = shutdown {
             server = server.with_shutdown_route(route);
         }
-        Ok(Self {
+        Self {
             server: Arc::new(server),
             limits,
-        })
+        }
     }
 
     pub async fn bind(&self, listen: SocketAddr) -> Result<Service> {

@@ -50,22 +50,83 @@ fn admin_token(data_dir: &Path) -> Result<String> {
     Ok(token)
 }
 
-/// Model components to deploy: every `.wasm` in `--models`, else molprop from this build.
-fn model_files(dir: Option<&Path>) -> Result<Vec<PathBuf>> {
-    let Some(dir) = dir else {
-        return Ok(vec![default_component("molprop")?]);
-    };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+/// One model `up` deploys: a component, and the directories it mounts.
+struct ModelSpec {
+    name: String,
+    component: PathBuf,
+    mounts: Vec<String>,
+}
+
+/// The repository's `models/` directory, beside the `target/` this binary was built in, or in
+/// the working directory.
+fn default_models_dir() -> Option<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(root) = exe.ancestors().nth(3)
+    {
+        candidates.push(root.join("models"));
+    }
+    candidates.push(PathBuf::from("models"));
+    candidates.into_iter().find(|p| p.is_dir())
+}
+
+/// The models in `dir`: each `.wasm` as a component of its own, each subdirectory with a
+/// `model.toml` as the ONNX model component with that directory mounted at /model.
+fn models_in(dir: &Path) -> Result<Vec<ModelSpec>> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading --models {}", dir.display()))?
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
         .collect();
-    files.sort();
-    if files.is_empty() {
-        bail!("no .wasm model components in {}", dir.display());
+    entries.sort();
+    let mut specs = Vec::new();
+    for path in entries {
+        let name = path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        if path.extension().is_some_and(|x| x == "wasm") {
+            specs.push(ModelSpec {
+                name,
+                component: path,
+                mounts: vec![],
+            });
+        } else if path.join("model.toml").is_file() {
+            specs.push(ModelSpec {
+                name,
+                component: default_component("onnx_model")?,
+                mounts: vec![format!("{}:/model", path.display())],
+            });
+        }
     }
-    Ok(files)
+    Ok(specs)
+}
+
+/// Models to deploy: those in `--models`, else molprop and the repository's model directories.
+fn model_specs(dir: Option<&Path>) -> Result<Vec<ModelSpec>> {
+    let specs = match dir {
+        Some(dir) => models_in(dir)?,
+        None => {
+            let mut specs = vec![ModelSpec {
+                name: "molprop".into(),
+                component: default_component("molprop")?,
+                mounts: vec![],
+            }];
+            if let Some(dir) = default_models_dir() {
+                specs.extend(models_in(&dir)?);
+            }
+            specs
+        }
+    };
+    if specs.is_empty() {
+        bail!(
+            "no models in {}: put model components (.wasm) or ONNX model directories \
+             (with a model.toml) there",
+            dir.map(|d| d.display().to_string()).unwrap_or_default()
+        );
+    }
+    Ok(specs)
 }
 
 pub async fn run(args: UpArgs) -> Result<()> {
@@ -73,10 +134,8 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let data_dir = args.runtime.data_dir.clone();
     std::fs::create_dir_all(&data_dir)?;
     let limits = args.runtime.limits();
-    // `--dir` mounts go to every model (the registry and chat read no files).
-    let model_mounts = Mounts::parse(&args.runtime.dirs)?;
     let engine =
-        crate::engine::build_shared_engine(&limits, SHARED_SLOTS, Some(&data_dir.join("cache")))?;
+        crate::engine::build_shared_engine(&limits, SHARED_SLOTS, Some(&args.runtime.cache_dir()))?;
     let db = Arc::new(KvDatabase::open_in(&data_dir)?);
     let host = args.host;
     let (stop_models, models_rx) = watch::channel(false);
@@ -157,39 +216,49 @@ pub async fn run(args: UpArgs) -> Result<()> {
         registry_wait: Duration::from_secs(10),
     };
     let mut deployments = Vec::new();
-    for file in model_files(args.models.as_deref())? {
+    // Each component is compiled once, however many deployments use it.
+    let mut compiled = std::collections::HashMap::new();
+    for spec in model_specs(args.models.as_deref())? {
+        let pre = match compiled.get(&spec.component) {
+            Some(pre) => Clone::clone(pre),
+            None => {
+                let pre = crate::engine::load_proxy(&engine, &spec.component)
+                    .with_context(|| format!("loading model {}", spec.name))?;
+                compiled.insert(spec.component.clone(), pre.clone());
+                pre
+            }
+        };
+        // `--dir` mounts go to every model, beside its own (the registry and chat read none).
+        let mut mounts = spec.mounts.clone();
+        mounts.extend(args.runtime.dirs.iter().cloned());
+        let mounts = Mounts::parse(&mounts).with_context(|| format!("model {}", spec.name))?;
         for copy in 0..args.copies {
-            let stem = file
-                .file_stem()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
             let name = if args.copies > 1 {
-                format!("{stem}-{copy}")
+                format!("{}-{copy}", spec.name)
             } else {
-                stem
+                spec.name.clone()
             };
             let own_db = Arc::new(KvDatabase::open_in(&data_dir.join("models").join(&name))?);
             let grants = Grants {
                 kv: KeyValue::new(own_db),
                 vars: args.runtime.variables(&with_start_time(&[]))?,
-                files: model_mounts.clone(),
+                files: mounts.clone(),
             };
             let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
-            let loaded = Loaded::load_in(&engine, &file, grants, limits.clone(), None)
-                .with_context(|| format!("loading model {}", file.display()))?;
+            let file = spec.component.clone();
+            let loaded = Loaded::from_pre(pre.clone(), grants, limits.clone(), None);
             let opts = DeployOptions {
                 app_name: format!("runtime-host/{name}"),
                 ..opts.clone()
             };
-            let (file, stop) = (file.clone(), stopper(&models_rx));
+            let (model, stop) = (name.clone(), stopper(&models_rx));
             let task = tokio::spawn(async move {
                 let outcome = deploy(loaded, &file, opts, stop, |addr| {
                     let _ = addr_tx.send(addr);
                 })
                 .await;
                 if let Err(e) = &outcome {
-                    tracing::error!(model = %file.display(), error = %format!("{e:#}"), "model deployment failed");
+                    tracing::error!(%model, error = %format!("{e:#}"), "model deployment failed");
                 }
                 outcome
             });

@@ -78,6 +78,17 @@ impl HostBuilder {
         self.arg("--variable").arg(format!("{name}={value}"))
     }
 
+    /// Compiles into (and reuses) the cache all tests share; see [`crate::shared_cache_dir`].
+    pub fn shared_compile_cache(self) -> Self {
+        let dir = crate::shared_cache_dir().display().to_string();
+        self.env("RUNTIME_HOST_CACHE_DIR", &dir)
+    }
+
+    /// Mounts a host directory read-only at a guest path (`--dir HOST:GUEST`).
+    pub fn mount(self, host: &Path, guest: &str) -> Self {
+        self.arg("--dir").arg(format!("{}:{guest}", host.display()))
+    }
+
     pub fn env(mut self, k: &str, v: &str) -> Self {
         self.envs.push((k.into(), v.into()));
         self

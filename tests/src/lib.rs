@@ -57,6 +57,18 @@ pub fn component(name: &str) -> PathBuf {
     )
 }
 
+/// A compilation cache every test host may share (`RUNTIME_HOST_CACHE_DIR`), so a large
+/// component (the ONNX model, 20 MB of WebAssembly) is compiled once per test run, not once
+/// per test.
+pub fn shared_cache_dir() -> PathBuf {
+    target_dir().join("e2e-compile-cache")
+}
+
+/// A model directory of this repository (`models/<name>`).
+pub fn model_dir(name: &str) -> PathBuf {
+    must_exist(workspace_root().join("models").join(name))
+}
+
 /// A fresh temporary directory, removed when dropped.
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new()

@@ -2,7 +2,8 @@
 //! named tabular features put in the manifest's order. Malformed data is a 400 naming the field;
 //! a SMILES that is not a molecule is a failed prediction (200, `success: false`).
 
-use chem::features::{Features, Featurizer};
+use chem::features::Featurizer;
+use chem::fingerprint::Fingerprint;
 use model_sdk::{ApiError, ErrorCode, PredictError, input};
 use serde_json::{Map, Value};
 
@@ -18,12 +19,20 @@ pub enum Reader {
 }
 
 /// One input, ready for the graph.
-pub struct Prepared {
+pub struct Prepared<'a> {
     pub vector: Vec<f32>,
     /// What the result echoes as `input`.
     pub echo: Value,
-    /// The molecule's features (text input), for the applicability domain.
-    pub features: Option<Features>,
+    /// The molecule's fingerprint (text input), for the applicability domain.
+    pub fingerprint: Option<Fingerprint>,
+    /// Named values the applicability domain checks: descriptors, or tabular features.
+    pub named: Vec<(&'a str, f64)>,
+}
+
+impl Prepared<'_> {
+    pub fn value(&self, name: &str) -> Option<f64> {
+        self.named.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
 }
 
 impl Reader {
@@ -34,7 +43,7 @@ impl Reader {
         }
     }
 
-    pub fn read(&self, data: &Map<String, Value>) -> Result<Prepared, PredictError> {
+    pub fn read<'a>(&'a self, data: &Map<String, Value>) -> Result<Prepared<'a>, PredictError> {
         match self {
             Reader::Text {
                 featurizer,
@@ -55,39 +64,47 @@ impl Reader {
                 let mol = chem::smiles::parse(&smiles)
                     .map_err(|e| PredictError::Failed(format!("invalid SMILES: {e}")))?;
                 let features = featurizer.features(&mol);
+                let named = featurizer
+                    .descriptors
+                    .iter()
+                    .map(|d| d.code)
+                    .zip(features.descriptors.iter().copied())
+                    .collect();
                 Ok(Prepared {
                     vector: features.vector(),
                     echo: Value::String(smiles),
-                    features: Some(features),
+                    fingerprint: features.fingerprint,
+                    named,
                 })
             }
             Reader::Tabular { names } => {
                 input::only_fields(data, &["features"], "send data.features")?;
-                let vector = tabular(names, data.get("features"))?;
+                let values = tabular(names, data.get("features"))?;
                 let echo = names
                     .iter()
-                    .zip(&vector)
+                    .zip(&values)
                     .map(|(n, v)| (n.clone(), serde_json::json!(v)))
                     .collect();
                 Ok(Prepared {
-                    vector,
+                    vector: values.iter().map(|&v| v as f32).collect(),
                     echo: Value::Object(echo),
-                    features: None,
+                    fingerprint: None,
+                    named: names.iter().map(|n| n.as_str()).zip(values).collect(),
                 })
             }
         }
     }
 }
 
-fn number(field: &str, value: &Value) -> Result<f32, ApiError> {
+fn number(field: &str, value: &Value) -> Result<f64, ApiError> {
     match value.as_f64() {
-        Some(x) if x.is_finite() && x.abs() <= f64::from(f32::MAX) => Ok(x as f32),
+        Some(x) if x.is_finite() && x.abs() <= f64::from(f32::MAX) => Ok(x),
         _ => Err(ApiError::invalid(field, "must be a finite number")),
     }
 }
 
 /// `data.features` as an object of every named feature, or an array in their order.
-fn tabular(names: &[String], features: Option<&Value>) -> Result<Vec<f32>, ApiError> {
+fn tabular(names: &[String], features: Option<&Value>) -> Result<Vec<f64>, ApiError> {
     match features {
         None | Some(Value::Null) => Err(ApiError::missing("data.features")),
         Some(Value::Object(map)) => {

@@ -187,27 +187,11 @@ impl Model for OnnxModel {
 
     fn predict(&self, _t: InputType, data: &Map<String, Value>) -> Result<Value, PredictError> {
         let prepared = self.reader.read(data)?;
-        let values_by_name = |name: &str| -> Option<f64> {
-            match (&self.reader, &prepared.features) {
-                (Reader::Text { featurizer, .. }, Some(f)) => featurizer
-                    .descriptors
-                    .iter()
-                    .position(|d| d.code == name)
-                    .map(|i| f.descriptors[i]),
-                (Reader::Tabular { names }, _) => names
-                    .iter()
-                    .position(|n| n == name)
-                    .map(|i| f64::from(prepared.vector[i])),
-                _ => None,
-            }
-        };
-        let fingerprint = prepared
-            .features
-            .as_ref()
-            .and_then(|f| f.fingerprint.as_ref());
-        let assessment = self
-            .domain
-            .assess(fingerprint, values_by_name, self.checked());
+        let assessment = self.domain.assess(
+            prepared.fingerprint.as_ref(),
+            |name| prepared.value(name),
+            self.checked(),
+        );
         let output = self
             .graph
             .run(prepared.vector)

@@ -84,10 +84,12 @@ pub async fn deploy(
     // The self-test: the model SDK's /health runs every test example through /predict.
     let (status, body) = loaded.server.call("GET", "/health").await?;
     if status != 200 {
-        bail!(
-            "the model failed its self-test (/health answered {status}): {}",
-            String::from_utf8_lossy(&body)
-        );
+        // The error body's message (a bad model directory names the file and field there).
+        let why = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned());
+        bail!("the model failed its self-test (/health answered {status}):\n{why}");
     }
     let info: ModelInfo = json_of(&loaded, "/info").await?;
     let caps: Capabilities = json_of(&loaded, "/capabilities").await?;

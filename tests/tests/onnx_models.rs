@@ -1,0 +1,358 @@
+//! The ONNX model component serving the repository's trained models from mounted directories:
+//! the solubility model reproduces its recorded test-set metrics over HTTP and judges its
+//! applicability domain; the tabular iris model reads named and ordered features; bad model
+//! directories stop `runtime-host model` with the file and field at fault; `check` passes.
+
+use e2e_tests::{Client, Host, HostBuilder, component, model_dir, temp_dir};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// `runtime-host serve onnx-model` with `dir` mounted at /model.
+fn serve(dir: &Path, data: &Path) -> Host {
+    HostBuilder::new(component("onnx-model"), data)
+        .shared_compile_cache()
+        .mount(dir, "/model")
+        .start()
+}
+
+async fn predict(c: &Client, host: &Host, input_type: &str, data: Value) -> e2e_tests::Reply {
+    c.post_json(
+        &host.url("/predict"),
+        &json!({"input_type": input_type, "data": data}),
+        None,
+    )
+    .await
+}
+
+/// (name, SMILES, measured logS) of the committed test file.
+fn solubility_test_set() -> Vec<(String, String, f64)> {
+    let text = std::fs::read_to_string(model_dir("solubility").join("test_set.tsv")).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[0].into(), f[1].into(), f[2].parse().unwrap())
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn solubility_model_reproduces_its_recorded_test_set_metrics() {
+    let data = temp_dir();
+    let host = serve(&model_dir("solubility"), data.path());
+    let c = Client::new();
+    let ranges = c.get(&host.url("/acceptable_ranges")).await.value();
+    let recorded = &ranges["property_ranges"]["logS"]["validation_metrics"];
+    let test_set = solubility_test_set();
+    assert_eq!(recorded["test_samples"], json!(test_set.len()));
+
+    let (mut sq, mut abs, mut sum) = (0.0, 0.0, 0.0);
+    for (name, smiles, measured) in &test_set {
+        let r = predict(&c, &host, "text", json!({"text": smiles})).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        let v = r.value();
+        assert_eq!(v["success"], true, "{name}: {v}");
+        let predicted = v["results"]["prediction"].as_f64().unwrap();
+        sq += (predicted - measured).powi(2);
+        abs += (predicted - measured).abs();
+        sum += measured;
+    }
+    let n = test_set.len() as f64;
+    let mean = sum / n;
+    let total: f64 = test_set.iter().map(|(_, _, y)| (y - mean).powi(2)).sum();
+    let (rmse, mae, r2) = ((sq / n).sqrt(), abs / n, 1.0 - sq / total);
+    println!("served model on {n} test molecules: RMSE {rmse:.4}, MAE {mae:.4}, R2 {r2:.4}");
+    let close = |served: f64, key: &str| {
+        let want = recorded[key]
+            .as_f64()
+            .or_else(|| recorded[key].as_str().and_then(|s| s.parse().ok()))
+            .unwrap_or_else(|| panic!("{key} recorded: {recorded}"));
+        assert!(
+            (served - want).abs() < 2e-3,
+            "{key}: served {served:.4}, recorded {want}"
+        );
+    };
+    close(rmse, "RMSE");
+    close(mae, "MAE");
+    close(r2, "R2");
+    // The accuracy bar, and better than the ESOL equation on the same molecules.
+    assert!(rmse <= 0.70 && r2 >= 0.88, "RMSE {rmse}, R2 {r2}");
+    assert!(rmse < recorded["ESOL_RMSE"].as_f64().unwrap());
+    let size = std::fs::metadata(model_dir("solubility").join("model.onnx"))
+        .unwrap()
+        .len();
+    assert!(size < 5 << 20, "model.onnx is {size} bytes");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn solubility_predictions_carry_their_applicability_domain() {
+    let data = temp_dir();
+    let host = serve(&model_dir("solubility"), data.path());
+    let c = Client::new();
+
+    // A training molecule: its nearest neighbour is itself.
+    let r = predict(&c, &host, "text", json!({"smiles": "c1ccc2ccccc2c1"})).await;
+    let v = r.value();
+    let res = &v["results"];
+    assert_eq!(res["in_domain"], true, "{v}");
+    assert_eq!(
+        res["applicability_domain"]["nearest_training_similarity"],
+        1.0
+    );
+    assert!(res.get("warning").is_none(), "{v}");
+    assert_eq!(res["unit"], "log10(mol/L)");
+    assert_eq!(res["input"], "c1ccc2ccccc2c1");
+
+    // An inorganic salt: unlike anything in training, descriptors outside their ranges.
+    let r = predict(
+        &c,
+        &host,
+        "text",
+        json!({"text": "[Fe+3].[Cl-].[Cl-].[Cl-]"}),
+    )
+    .await;
+    let v = r.value();
+    let res = &v["results"];
+    assert_eq!(res["in_domain"], false, "{v}");
+    let warning = res["warning"].as_str().unwrap();
+    assert!(
+        warning.contains("Tanimoto") && warning.contains("below 0.3"),
+        "{warning}"
+    );
+    let outside = res["applicability_domain"]["descriptors_outside_training_range"]
+        .as_array()
+        .unwrap();
+    assert!(outside.iter().any(|o| o["name"] == "logp"), "{v}");
+
+    // /acceptable_ranges states the rule with its threshold.
+    let ranges = c.get(&host.url("/acceptable_ranges")).await.value();
+    let usage = ranges["usage_recommendations"].to_string();
+    assert!(usage.contains("Tanimoto similarity >= 0.3"), "{usage}");
+
+    // Bad requests: 400 naming the field; an unreadable SMILES is a failed prediction.
+    predict(&c, &host, "text", json!({"text": 42}))
+        .await
+        .assert_error(400, "invalid_field");
+    predict(&c, &host, "text", json!({"molecule": "CCO"}))
+        .await
+        .assert_error(400, "invalid_field");
+    predict(&c, &host, "tabular", json!({"features": [1]}))
+        .await
+        .assert_error(400, "unsupported_input_type");
+    let r = predict(&c, &host, "text", json!({"text": "C1CC"})).await;
+    assert_eq!(r.status, 200);
+    let v = r.value();
+    assert_eq!(v["success"], false);
+    assert!(
+        v["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("invalid SMILES")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tabular_model_reads_named_or_ordered_features() {
+    let data = temp_dir();
+    let host = serve(&model_dir("iris"), data.path());
+    let c = Client::new();
+    let caps = c.get(&host.url("/capabilities")).await.value();
+    assert_eq!(caps["capabilities"][0]["input_types"], json!(["tabular"]));
+
+    let named = json!({"features": {"sepal_length_cm": 6.3, "sepal_width_cm": 3.3,
+                                    "petal_length_cm": 6.0, "petal_width_cm": 2.5}});
+    let by_name = predict(&c, &host, "tabular", named).await.value();
+    let ordered = predict(
+        &c,
+        &host,
+        "tabular",
+        json!({"features": [6.3, 3.3, 6.0, 2.5]}),
+    )
+    .await
+    .value();
+    let res = &by_name["results"];
+    assert_eq!(res["prediction"], "virginica", "{by_name}");
+    assert_eq!(ordered["results"]["probabilities"], res["probabilities"]);
+    let p: f64 = ["setosa", "versicolor", "virginica"]
+        .iter()
+        .map(|l| res["probabilities"][l].as_f64().unwrap())
+        .sum();
+    assert!((p - 1.0).abs() < 1e-3, "probabilities sum to {p}");
+    assert_eq!(res["in_domain"], true);
+    assert_eq!(res["input"]["sepal_length_cm"], 6.3);
+
+    let setosa = predict(
+        &c,
+        &host,
+        "tabular",
+        json!({"features": [5.1, 3.5, 1.4, 0.2]}),
+    )
+    .await;
+    assert_eq!(setosa.value()["results"]["prediction"], "setosa");
+
+    // A flower ten times too large is answered, and flagged.
+    let huge = predict(
+        &c,
+        &host,
+        "tabular",
+        json!({"features": [51, 3.5, 1.4, 0.2]}),
+    )
+    .await;
+    let v = huge.value();
+    assert_eq!(v["results"]["in_domain"], false);
+    assert!(
+        v["results"]["warning"]
+            .as_str()
+            .unwrap()
+            .contains("sepal_length_cm")
+    );
+
+    let missing = json!({"features": {"sepal_length_cm": 6.3, "sepal_width_cm": 3.3,
+                                      "petal_length_cm": 6.0}});
+    let e = predict(&c, &host, "tabular", missing)
+        .await
+        .assert_error(400, "missing_field");
+    assert!(
+        e.error.contains("data.features.petal_width_cm"),
+        "{}",
+        e.error
+    );
+    let wrong_type = json!({"features": {"sepal_length_cm": "6.3", "sepal_width_cm": 3.3,
+                                         "petal_length_cm": 6.0, "petal_width_cm": 2.5}});
+    let e = predict(&c, &host, "tabular", wrong_type)
+        .await
+        .assert_error(400, "invalid_field");
+    assert!(
+        e.error.contains("data.features.sepal_length_cm"),
+        "{}",
+        e.error
+    );
+    let e = predict(&c, &host, "tabular", json!({"features": [1, 2, 3]}))
+        .await
+        .assert_error(400, "invalid_field");
+    assert!(e.error.contains("has 3 values"), "{}", e.error);
+    let e = predict(&c, &host, "tabular", json!({"features": {"colour": 1}}))
+        .await
+        .assert_error(400, "invalid_field");
+    assert!(e.error.contains("data.features.colour"), "{}", e.error);
+    predict(&c, &host, "tabular", json!({}))
+        .await
+        .assert_error(400, "missing_field");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_passes_on_both_onnx_models() {
+    for name in ["solubility", "iris"] {
+        let data = temp_dir();
+        let host = serve(&model_dir(name), data.path());
+        let url = host.base_url();
+        let out = tokio::task::spawn_blocking(move || {
+            std::process::Command::new(e2e_tests::host_binary())
+                .args(["check", &url, "--keep-running"])
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
+/// A copy of a model directory with `edit` applied to it.
+fn broken(model: &str, edit: impl FnOnce(&Path)) -> tempfile::TempDir {
+    let dir = temp_dir();
+    for entry in std::fs::read_dir(model_dir(model)).unwrap().flatten() {
+        std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+    }
+    edit(dir.path());
+    dir
+}
+
+fn broken_iris(edit: impl FnOnce(&Path)) -> tempfile::TempDir {
+    broken("iris", edit)
+}
+
+fn edit_manifest(dir: &Path, from: &str, to: &str) {
+    let path = dir.join("model.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "the manifest holds `{from}`");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+/// `runtime-host model` on `dir` must refuse to start; returns what it said.
+fn refused_model(dir: &Path) -> String {
+    let data = temp_dir();
+    let out = std::process::Command::new(e2e_tests::host_binary())
+        .arg("model")
+        .arg(component("onnx-model"))
+        .args(["--registry", "http://127.0.0.1:9", "--data-dir"])
+        .arg(data.path())
+        .arg("--dir")
+        .arg(format!("{}:/model", dir.display()))
+        .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success(),
+        "started on a broken model directory:\n{said}"
+    );
+    said
+}
+
+#[test]
+fn bad_model_directories_are_refused_naming_the_file_and_field() {
+    let no_onnx = broken_iris(|d| std::fs::remove_file(d.join("model.onnx")).unwrap());
+    let said = refused_model(no_onnx.path());
+    assert!(said.contains("/model/model.onnx"), "{said}");
+
+    let no_license = broken_iris(|d| edit_manifest(d, "license = \"MIT\"\n", ""));
+    let said = refused_model(no_license.path());
+    assert!(
+        said.contains("/model/model.toml") && said.contains("`license`"),
+        "{said}"
+    );
+
+    let wrong_type =
+        broken_iris(|d| edit_manifest(d, "training_samples = 112", "training_samples = \"many\""));
+    let said = refused_model(wrong_type.path());
+    assert!(
+        said.contains("model.toml") && said.contains("invalid type"),
+        "{said}"
+    );
+    assert!(said.contains("training_samples"), "{said}");
+
+    // A featurizer of 1024 bits for a graph trained on 2048.
+    let shape = broken("solubility", |d| {
+        edit_manifest(d, "morgan_bits = 2048", "morgan_bits = 1024")
+    });
+    let said = refused_model(shape.path());
+    assert!(
+        said.contains("model.onnx") && said.contains("takes 2060 values per row"),
+        "{said}"
+    );
+    assert!(said.contains("gives 1036"), "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn under_serve_a_bad_model_directory_answers_503_with_the_reason() {
+    let no_onnx = broken_iris(|d| std::fs::remove_file(d.join("model.onnx")).unwrap());
+    let data = temp_dir();
+    let host = serve(no_onnx.path(), data.path());
+    let c = Client::new();
+    let e = c
+        .get(&host.url("/health"))
+        .await
+        .assert_error(503, "not_ready");
+    assert!(e.error.contains("/model/model.onnx"), "{}", e.error);
+    c.get(&host.url("/info"))
+        .await
+        .assert_error(503, "not_ready");
+    c.get(&host.url("/nowhere"))
+        .await
+        .assert_error(404, "not_found");
+}
