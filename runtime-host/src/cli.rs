@@ -180,8 +180,8 @@ pub struct BenchArgs {
     /// Skip the Python peer.
     #[arg(long)]
     pub no_python: bool,
-    /// Run only these sections (comma-separated): predict (with /health), startup,
-    /// registry, memory. Default: all.
+    /// Run only these sections (comma-separated): predict (with /health), solubility,
+    /// startup, registry, memory. Default: all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Scratch directory: data directories, logs of every process started, the virtualenv.

@@ -73,6 +73,9 @@ pub fn build_shared_engine(
     if let Some(dir) = cache_dir {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("creating compilation cache {}", dir.display()))?;
+        // wasmtime wants an absolute path; --cache-dir may be relative.
+        let dir = std::fs::canonicalize(dir)
+            .with_context(|| format!("resolving compilation cache {}", dir.display()))?;
         let mut cache = CacheConfig::new();
         cache.with_directory(dir);
         config.cache(Some(

@@ -152,8 +152,19 @@ fn comparison(mode: &str) -> TractResult<Option<Cmp>> {
     }))
 }
 
-/// An integer attribute list of the node count, as indices.
-fn indices(node: &NodeProto, name: &str, len: usize) -> TractResult<Vec<usize>> {
+/// An integer attribute of ids or indices, borrowed from the node (a forest's attributes run
+/// to megabytes; copies of them would stay in the instance's memory for good).
+#[derive(Clone, Copy)]
+struct Indices<'a>(&'a [i64]);
+
+impl Indices<'_> {
+    fn at(&self, i: usize) -> usize {
+        self.0[i] as usize
+    }
+}
+
+/// The attribute `name`, checked to hold `len` values from 0 to `u32::MAX`.
+fn indices<'a>(node: &'a NodeProto, name: &str, len: usize) -> TractResult<Indices<'a>> {
     let values = node.get_attr_slice::<i64>(name)?;
     if values.len() != len {
         bail!(
@@ -161,10 +172,23 @@ fn indices(node: &NodeProto, name: &str, len: usize) -> TractResult<Vec<usize>> 
             values.len()
         );
     }
-    values
+    if let Some(v) = values
         .iter()
-        .map(|&v| usize::try_from(v).map_err(|_| format_err!("{name}: negative value {v}")))
-        .collect()
+        .find(|&&v| !(0..=i64::from(u32::MAX)).contains(&v))
+    {
+        bail!("TreeEnsembleRegressor: {name} holds {v}, not an id");
+    }
+    Ok(Indices(values))
+}
+
+/// Positions 0..len in the order of `key`, or `None` when they already are.
+fn ordered(len: usize, key: impl Fn(usize) -> (usize, usize)) -> Option<Vec<usize>> {
+    if (1..len).all(|i| key(i - 1) <= key(i)) {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..len).collect();
+    order.sort_by_key(|&i| key(i));
+    Some(order)
 }
 
 fn parse(
@@ -208,49 +232,48 @@ fn parse(
     let leaf_node = indices(node, "target_nodeids", leaf_ids)?;
     let leaf_target = indices(node, "target_ids", leaf_ids)?;
     let leaf_weight = node.get_attr_slice::<f32>("target_weights")?;
-    if leaf_weight.len() != leaf_ids || leaf_target.iter().any(|&t| t >= n_targets) {
+    if leaf_weight.len() != leaf_ids || (0..leaf_ids).any(|l| leaf_target.at(l) >= n_targets) {
         bail!("TreeEnsembleRegressor: target attributes are inconsistent");
     }
 
     // Nodes in (tree, id) order; a tree's node ids must run 0, 1, 2, ... so that a child id
     // plus the tree's first row is the child's row.
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| (tree_of[i], id_of[i]));
-    let mut by_leaf: Vec<usize> = (0..leaf_ids).collect();
-    by_leaf.sort_by_key(|&i| (leaf_tree[i], leaf_node[i]));
+    let order = ordered(n, |i| (tree_of.at(i), id_of.at(i)));
+    let by_leaf = ordered(leaf_ids, |l| (leaf_tree.at(l), leaf_node.at(l)));
+    let leaf_at = |k: usize| by_leaf.as_ref().map_or(k, |o| o[k]);
     let (mut roots, mut nodes, mut weights) = (Vec::<u32>::new(), Vec::new(), Vec::new());
     let mut next = 0;
-    for &i in &order {
-        if roots.len() != tree_of[i] + 1 {
-            if tree_of[i] != roots.len() {
+    for i in (0..n).map(|k| order.as_ref().map_or(k, |o| o[k])) {
+        if roots.len() != tree_of.at(i) + 1 {
+            if tree_of.at(i) != roots.len() {
                 bail!("TreeEnsembleRegressor: tree ids must run 0, 1, 2, ...");
             }
             roots.push(nodes.len() as u32);
         }
         let root = *roots.last().unwrap() as usize;
-        if id_of[i] != nodes.len() - root {
+        if id_of.at(i) != nodes.len() - root {
             bail!(
                 "TreeEnsembleRegressor: node ids of tree {} must run 0, 1, 2, ...",
-                tree_of[i]
+                tree_of.at(i)
             );
         }
         nodes.push(match comparison(modes[i])? {
             Some(cmp) => Node::Branch {
-                feature: feature_of[i] as u32,
+                feature: feature_of.at(i) as u32,
                 threshold: threshold_of[i],
                 cmp,
                 nan_goes_true: nan_true[i],
-                if_true: (true_of[i] + root) as u32,
-                if_false: (false_of[i] + root) as u32,
+                if_true: (true_of.at(i) + root) as u32,
+                if_false: (false_of.at(i) + root) as u32,
             },
             None => {
                 let start = weights.len() as u32;
                 while next < leaf_ids
-                    && (leaf_tree[by_leaf[next]], leaf_node[by_leaf[next]])
-                        == (tree_of[i], id_of[i])
+                    && (leaf_tree.at(leaf_at(next)), leaf_node.at(leaf_at(next)))
+                        == (tree_of.at(i), id_of.at(i))
                 {
-                    let l = by_leaf[next];
-                    weights.push((leaf_target[l] as u32, leaf_weight[l]));
+                    let l = leaf_at(next);
+                    weights.push((leaf_target.at(l) as u32, leaf_weight[l]));
                     next += 1;
                 }
                 Node::Leaf {
@@ -285,7 +308,7 @@ fn parse(
         nodes,
         weights,
         n_targets,
-        n_features: feature_of.iter().copied().max().map_or(0, |m| m + 1),
+        n_features: (0..n).map(|i| feature_of.at(i) + 1).max().unwrap_or(0),
         aggregate,
         base_values,
     };

@@ -5,11 +5,14 @@
 //! 1. `/predict` (molprop, the reference molecules, `logp` and `all`) at 1, 16 and 64
 //!    connections: `runtime-host model` (warm instances, and `--instance-reuse 1`) vs
 //!    `molprop-native` vs the Python peer.
-//! 2. `/health` at 64 connections. 3. Registry throughput with 32 clients, duplicate ports.
-//! 4. Start-up cold and warm. 5. Resident memory of `up` with 1 and 25 models. 6. Registry
-//!    latency at 10 and 2,000 active registrations.
+//! 2. `/health` at 64 connections. 3. `/predict` on the solubility ONNX model (same
+//!    molecules, same connection counts) vs its Python peer (FastAPI + RDKit + onnxruntime).
+//! 4. Registry throughput with 32 clients, duplicate ports. 5. Start-up cold and warm.
+//! 6. Resident memory of `up` with 1 and 25 molprop, and 25 mixed (13 molprop, 12
+//!    solubility). 7. Registry latency at 10 and 2,000 active registrations.
 
 mod load;
+mod onnx;
 mod peers;
 mod procs;
 mod registry;
@@ -19,11 +22,12 @@ mod targets;
 use crate::cli::BenchArgs;
 use anyhow::{Context, Result};
 use load::{Call, Measured};
-use peers::Paths;
+use peers::{ModelUnderTest, Paths};
 use procs::Proc;
 use report::{PredictRow, Report};
 use serde_json::json;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,6 +64,9 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     if wanted("predict") {
         predict_and_health(&paths, &args, &molecules, duration, rounds, &mut report).await?;
     }
+    if wanted("solubility") {
+        onnx::solubility(&paths, &args, &molecules, duration, rounds, &mut report).await?;
+    }
     if wanted("startup") {
         startup(&paths, &mut report).await?;
     }
@@ -80,13 +87,26 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     Ok(())
 }
 
-/// `/predict` of `property` for each molecule.
+/// `/predict` of `property` for each molecule (molprop).
 fn predict_calls(molecules: &[String], property: &str) -> Arc<[Call]> {
     molecules
         .iter()
         .map(|s| {
             let body = json!({"input_type": "text", "data": {"text": s, "property": property}});
             Call::post_json("/predict", &body)
+        })
+        .collect()
+}
+
+/// `/predict` of each molecule, for a model that takes only the SMILES (solubility).
+fn smiles_calls(molecules: &[String]) -> Arc<[Call]> {
+    molecules
+        .iter()
+        .map(|s| {
+            Call::post_json(
+                "/predict",
+                &json!({"input_type": "text", "data": {"text": s}}),
+            )
         })
         .collect()
 }
@@ -154,13 +174,16 @@ async fn predict_and_health(
     report: &mut Report,
 ) -> Result<()> {
     let (reg, reg_addr) = peers::registry(paths, "predict-registry", "22000-22099").await?;
+    let molprop = ModelUnderTest::molprop()?;
     let data = procs::fresh_dir(&paths.work, "host-model")?;
-    let (host, host_addr, _) = peers::host_model(paths, "host-model", reg_addr, &data, &[]).await?;
+    let (host, host_addr, _) =
+        peers::host_model(paths, "host-model", &molprop, reg_addr, &data, &[]).await?;
     // The same host with a fresh instance for every request, as Spin does.
     let data = procs::fresh_dir(&paths.work, "host-model-reuse1")?;
     let (fresh, fresh_addr, _) = peers::host_model(
         paths,
         "host-model-reuse1",
+        &molprop,
         reg_addr,
         &data,
         &["--instance-reuse", "1"],
@@ -178,7 +201,7 @@ async fn predict_and_health(
             .notes
             .push("Python peer skipped (--no-python)".into());
     } else {
-        match peers::python(paths).await {
+        match peers::python(paths, "app").await {
             Ok((py, addr)) => {
                 procs.push(py);
                 sides.push(("python".into(), addr));
@@ -230,10 +253,11 @@ async fn startup(paths: &Paths, report: &mut Report) -> Result<()> {
     eprintln!("start-up, cold and warm ...");
     let (reg, reg_addr) = peers::registry(paths, "startup-registry", "22100-22199").await?;
     let data = procs::fresh_dir(&paths.work, "startup-model")?;
+    let molprop = ModelUnderTest::molprop()?;
     let mut times = Vec::new();
     for _ in 0..6 {
         let (model, _, took) =
-            peers::host_model(paths, "startup-model", reg_addr, &data, &[]).await?;
+            peers::host_model(paths, "startup-model", &molprop, reg_addr, &data, &[]).await?;
         times.push(took.as_secs_f64() * 1000.0);
         model.stop().await;
     }
@@ -264,25 +288,56 @@ async fn registry_figures(paths: &Paths, duration: Duration, report: &mut Report
     Ok(())
 }
 
-/// `runtime-host up` with 1 and with 25 models, each model serving predictions first.
+/// A `--models` directory for `up`: `molprop` copies of molprop and `solubility` copies of
+/// the solubility model directory, as symbolic links.
+fn models_dir(paths: &Paths, name: &str, molprop: usize, solubility: usize) -> Result<PathBuf> {
+    let dir = procs::fresh_dir(&paths.work, name)?;
+    let wasm = crate::serve::default_component("molprop")?;
+    let model = std::fs::canonicalize("models/solubility")
+        .context("models/solubility (run the bench from the repository root)")?;
+    for i in 0..molprop {
+        std::os::unix::fs::symlink(&wasm, dir.join(format!("molprop-{i}.wasm")))?;
+    }
+    for i in 0..solubility {
+        std::os::unix::fs::symlink(&model, dir.join(format!("solubility-{i}")))?;
+    }
+    Ok(dir)
+}
+
+/// `runtime-host up` with 1 and 25 molprop, and 25 mixed models, each model serving
+/// predictions first.
 async fn memory_of_up(paths: &Paths, molecules: &[String], report: &mut Report) -> Result<()> {
-    for copies in [1u32, 25] {
-        eprintln!("memory of `up` with {copies} model(s) ...");
-        let (up, models) = peers::up(paths, copies).await?;
+    let sample = &molecules[..molecules.len().min(20)];
+    let (molprop_calls, smiles_calls) = (predict_calls(sample, "all"), smiles_calls(sample));
+    for (molprop, solubility) in [(1, 0), (25, 0), (13, 12)] {
+        let total = molprop + solubility;
+        let label = if solubility == 0 {
+            format!("{molprop} molprop")
+        } else {
+            format!("{molprop} molprop + {solubility} solubility")
+        };
+        eprintln!("memory of `up` with {label} ...");
+        let name = format!("up-{molprop}-{solubility}");
+        let dir = models_dir(paths, &format!("{name}-models"), molprop, solubility)?;
+        let (up, models) = peers::up(paths, &name, &dir).await?;
         anyhow::ensure!(
-            models.len() == copies as usize,
-            "`up --copies {copies}` has {} model(s) serving (see {})",
+            models.len() == total,
+            "`up` with {label} has {} model(s) serving (see {})",
             models.len(),
-            paths.work.join(format!("up-{copies}.log")).display()
+            paths.work.join(format!("{name}.log")).display()
         );
-        let calls = predict_calls(&molecules[..molecules.len().min(20)], "all");
-        for addr in &models {
+        for (model, addr) in &models {
+            let calls = if model.starts_with("molprop") {
+                &molprop_calls
+            } else {
+                &smiles_calls
+            };
             load::run(*addr, 4, Duration::from_millis(200), calls.clone()).await?;
         }
         if let Some(mib) = up.rss_mib() {
-            let what = format!("runtime-host up: registry, chat, {copies} molprop");
+            let what = format!("runtime-host up: registry, chat, {label}");
             report.memory_mib.push((what, mib));
-            report.up_rss_mib.push((copies, mib));
+            report.up_rss_mib.push((label, total, mib));
         }
         up.stop().await;
     }

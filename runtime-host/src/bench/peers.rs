@@ -1,6 +1,7 @@
-//! Starting what a benchmark measures: a registry and molprop deployments in
-//! `runtime-host` (the product), molprop compiled natively (`molprop-native`), the Python
-//! peer (FastAPI + uvicorn + RDKit in a local virtualenv), and whole `up` stacks.
+//! Starting what a benchmark measures: a registry and model deployments in `runtime-host`
+//! (the product), molprop compiled natively (`molprop-native`), the Python peers (FastAPI +
+//! uvicorn + RDKit, and onnxruntime for the solubility model, in a local virtualenv), and
+//! whole `up` stacks.
 
 use super::procs::{Proc, addr_in, free_port, wait_ok};
 use crate::client::HttpClient;
@@ -58,11 +59,42 @@ pub async fn registry(p: &Paths, name: &str, ports: &str) -> Result<(Proc, Socke
     Ok((proc, addr))
 }
 
-/// `runtime-host model` (molprop) registering with `registry`; returns it, its address and
-/// the time from exec to registered and healthy.
+/// A model `runtime-host model` deploys: a component, and the flags it needs (mounts).
+pub struct ModelUnderTest {
+    pub component: PathBuf,
+    pub flags: Vec<String>,
+}
+
+impl ModelUnderTest {
+    pub fn molprop() -> Result<Self> {
+        Ok(Self {
+            component: crate::serve::default_component("molprop")?,
+            flags: vec![],
+        })
+    }
+
+    /// The ONNX model component serving `models/<name>` of this repository.
+    pub fn onnx(name: &str) -> Result<Self> {
+        let dir = Path::new("models").join(name);
+        if !dir.join("model.toml").is_file() {
+            bail!(
+                "{} has no model.toml (run the bench from the repository root)",
+                dir.display()
+            );
+        }
+        Ok(Self {
+            component: crate::serve::default_component("onnx_model")?,
+            flags: vec!["--dir".into(), format!("{}:/model", dir.display())],
+        })
+    }
+}
+
+/// `runtime-host model` registering with `registry`; returns it, its address and the time
+/// from exec to registered and healthy.
 pub async fn host_model(
     p: &Paths,
     name: &str,
+    model: &ModelUnderTest,
     registry: SocketAddr,
     data_dir: &Path,
     extra: &[&str],
@@ -70,14 +102,13 @@ pub async fn host_model(
     let started = Instant::now();
     let mut args = vec![
         "model".into(),
-        crate::serve::default_component("molprop")?
-            .display()
-            .to_string(),
+        model.component.display().to_string(),
         "--registry".into(),
         format!("http://{registry}"),
         "--data-dir".into(),
         data_dir.display().to_string(),
     ];
+    args.extend(model.flags.iter().cloned());
     args.extend(extra.iter().map(|a| a.to_string()));
     let mut proc = Proc::spawn(name, &p.host, &args, &p.log(name))?;
     let client = HttpClient::new(Duration::from_secs(2));
@@ -137,9 +168,9 @@ pub async fn native(p: &Paths) -> Result<(Proc, SocketAddr)> {
     Ok((proc, addr_in(lines.last().expect("the line found"))?))
 }
 
-/// The Python peer, installing its virtualenv first if needed; `None` (with the reason)
-/// when Python or the packages are not available.
-pub async fn python(p: &Paths) -> Result<(Proc, SocketAddr), String> {
+/// A Python peer (`app` for molprop, `solubility_app`), installing the virtualenv first if
+/// needed; `Err` (with the reason) when Python or the packages are not available.
+pub async fn python(p: &Paths, app: &str) -> Result<(Proc, SocketAddr), String> {
     let venv = p.work.join("venv");
     let py = venv.join("bin/python");
     let requirements = p.python_app.join("requirements.txt");
@@ -148,7 +179,7 @@ pub async fn python(p: &Paths) -> Result<(Proc, SocketAddr), String> {
     let stamp = venv.join("installed-requirements.txt");
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
         eprintln!(
-            "installing the Python peer (FastAPI, uvicorn, RDKit) into {} ...",
+            "installing the Python peers (FastAPI, uvicorn, RDKit, onnxruntime) into {} ...",
             venv.display()
         );
         run_quiet(&p.python, &["-m", "venv", &venv.display().to_string()])
@@ -167,7 +198,7 @@ pub async fn python(p: &Paths) -> Result<(Proc, SocketAddr), String> {
     let args = [
         "-m".into(),
         "uvicorn".into(),
-        "app:app".into(),
+        format!("{app}:app"),
         "--app-dir".into(),
         p.python_app.display().to_string(),
         "--host".into(),
@@ -179,7 +210,8 @@ pub async fn python(p: &Paths) -> Result<(Proc, SocketAddr), String> {
         "--log-level".into(),
         "warning".into(),
     ];
-    let proc = Proc::spawn("python", &py, &args, &p.log("python")).map_err(|e| e.to_string())?;
+    let name = format!("python-{app}");
+    let proc = Proc::spawn(&name, &py, &args, &p.log(&name)).map_err(|e| e.to_string())?;
     let client = HttpClient::new(Duration::from_secs(2));
     wait_ok(
         &client,
@@ -187,7 +219,7 @@ pub async fn python(p: &Paths) -> Result<(Proc, SocketAddr), String> {
         Duration::from_secs(60),
     )
     .await
-    .map_err(|e| format!("{e} (see {})", p.log("python").display()))?;
+    .map_err(|e| format!("{e} (see {})", p.log(&name).display()))?;
     Ok((proc, addr))
 }
 
@@ -207,10 +239,10 @@ async fn run_quiet(program: &str, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-/// `runtime-host up --copies N` on free ports; returns it and its models' addresses.
-pub async fn up(p: &Paths, copies: u32) -> Result<(Proc, Vec<SocketAddr>)> {
-    let name = format!("up-{copies}");
-    let data = super::procs::fresh_dir(&p.work, &name)?;
+/// `runtime-host up --models DIR` on free ports; returns it and its models' names and
+/// addresses.
+pub async fn up(p: &Paths, name: &str, models: &Path) -> Result<(Proc, Vec<(String, SocketAddr)>)> {
+    let data = super::procs::fresh_dir(&p.work, name)?;
     let registry = loopback(free_port()?);
     // Below Linux's ephemeral range, so client sockets rarely hold one of these.
     let first = 21_000u16;
@@ -220,14 +252,14 @@ pub async fn up(p: &Paths, copies: u32) -> Result<(Proc, Vec<SocketAddr>)> {
         registry.port().to_string(),
         "--chat-port".into(),
         free_port()?.to_string(),
-        "--copies".into(),
-        copies.to_string(),
+        "--models".into(),
+        models.display().to_string(),
         "--ports".into(),
         format!("{first}-{}", first + 499),
         "--data-dir".into(),
         data.display().to_string(),
     ];
-    let mut proc = Proc::spawn(&name, &p.host, &args, &p.log(&name))?;
+    let mut proc = Proc::spawn(name, &p.host, &args, &p.log(name))?;
     let lines = proc
         .lines_until("stack ready", Duration::from_secs(300))
         .await?;
@@ -235,7 +267,10 @@ pub async fn up(p: &Paths, copies: u32) -> Result<(Proc, Vec<SocketAddr>)> {
     let models = lines
         .iter()
         .filter(|l| l.trim_end().ends_with("registered"))
-        .map(|l| addr_in(l))
+        .map(|l| {
+            let model = l.split_whitespace().next().unwrap_or_default().to_owned();
+            Ok((model, addr_in(l)?))
+        })
         .collect::<Result<Vec<_>>>()?;
     Ok((proc, models))
 }

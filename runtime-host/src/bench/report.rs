@@ -17,8 +17,8 @@ pub struct Report {
     pub startup_warm_ms: Option<f64>,
     /// Resident memory, MiB, by what was measured.
     pub memory_mib: Vec<(String, f64)>,
-    /// Resident memory of `runtime-host up`, MiB, by number of models serving.
-    pub up_rss_mib: Vec<(u32, f64)>,
+    /// Resident memory of `runtime-host up`, MiB: (which models, how many, MiB).
+    pub up_rss_mib: Vec<(String, usize, f64)>,
     pub targets: Vec<Target>,
     pub notes: Vec<String>,
 }
@@ -57,7 +57,7 @@ impl Report {
 
     pub fn print(&self) {
         println!("\n{}\n{}\n", self.machine, self.settings);
-        println!("/predict on molprop (requests/s, p50 / p99 ms)");
+        println!("/predict (requests/s, p50 / p99 ms): molprop logp and all; solubility logS");
         println!(
             "  {:<6} {:>5}  {:>24} {:>24} {:>24} {:>24}  {:>11} {:>11}",
             "prop",

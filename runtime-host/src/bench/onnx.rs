@@ -1,0 +1,76 @@
+//! `/predict` on the solubility ONNX model: `runtime-host model` serving the generic ONNX
+//! component (warm instances, and a fresh instance per request, which reloads the model each
+//! time as a Spin deployment does) beside the Python peer serving the same `model.onnx` with
+//! FastAPI, RDKit and onnxruntime.
+
+use super::peers::{self, ModelUnderTest, Paths};
+use super::report::{PredictRow, Report};
+use super::{CONNECTIONS, alternate, procs, smiles_calls};
+use crate::cli::BenchArgs;
+use anyhow::Result;
+use std::time::Duration;
+
+pub async fn solubility(
+    paths: &Paths,
+    args: &BenchArgs,
+    molecules: &[String],
+    duration: Duration,
+    rounds: usize,
+    report: &mut Report,
+) -> Result<()> {
+    let (reg, reg_addr) = peers::registry(paths, "onnx-registry", "22200-22299").await?;
+    let model = ModelUnderTest::onnx("solubility")?;
+    let mut procs = Vec::new();
+    let mut sides = Vec::new();
+    for (side, extra) in [
+        ("host", &[][..]),
+        ("host-reuse1", &["--instance-reuse", "1"][..]),
+    ] {
+        let name = format!("solubility-{side}");
+        let data = procs::fresh_dir(&paths.work, &name)?;
+        let (proc, addr, _) =
+            peers::host_model(paths, &name, &model, reg_addr, &data, extra).await?;
+        procs.push(proc);
+        sides.push((side.to_owned(), addr));
+    }
+    if !args.no_python {
+        match peers::python(paths, "solubility_app").await {
+            Ok((py, addr)) => {
+                procs.push(py);
+                sides.push(("python".into(), addr));
+            }
+            Err(why) => {
+                eprintln!("skipping the Python solubility peer: {why}");
+                report
+                    .notes
+                    .push(format!("Python solubility peer skipped: {why}"));
+            }
+        }
+    }
+    let calls = smiles_calls(molecules);
+    alternate(&sides, 16, duration / 2, 1, &calls).await?;
+    for conns in CONNECTIONS {
+        eprintln!("/predict solubility at {conns} connection(s) ...");
+        let figures = alternate(&sides, conns, duration, rounds, &calls).await?;
+        report.predict.push(PredictRow {
+            property: "logS".into(),
+            connections: conns,
+            sides: figures,
+        });
+    }
+    for (p, (name, _)) in procs.iter().zip(&sides) {
+        if let Some(mib) = p.rss_mib() {
+            let what = match name.as_str() {
+                "host" => "runtime-host model (solubility), after load",
+                "host-reuse1" => "runtime-host model (solubility) --instance-reuse 1",
+                _ => "Python solubility peer (RDKit + onnxruntime)",
+            };
+            report.memory_mib.push((what.into(), mib));
+        }
+    }
+    for p in procs {
+        p.stop().await;
+    }
+    reg.stop().await;
+    Ok(())
+}
