@@ -229,6 +229,11 @@ pub struct RuntimeArgs {
     /// How long an idle instance is kept for the next request, e.g. `5s`, `200ms`.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub instance_idle: Duration,
+    /// Instances of one component alive at once (serving or idle); further requests wait
+    /// for a free one within their deadline. Bounds memory for components that load a model
+    /// into every instance. Default: 4 per CPU core; 0: one per request in flight.
+    #[arg(long)]
+    pub max_instances: Option<u32>,
 }
 
 #[derive(Subcommand, Debug)]

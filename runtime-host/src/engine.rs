@@ -115,6 +115,18 @@ pub fn build_linker(engine: &Engine) -> Result<Linker<InstanceState>> {
     Ok(linker)
 }
 
+/// Returns the heap the compiler freed to the operating system. Compiling a large component
+/// (the 20 MB ONNX model component) spreads cranelift's working memory over one malloc arena
+/// per compiler thread; glibc keeps it after it is freed, and a model deployment stayed at
+/// 500 MiB resident before serving anything. After a trim it holds what it uses.
+fn release_freed_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator's own arenas.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Compiles (or loads from the cache) a component and pre-instantiates it against the
 /// linker, so each request only has to instantiate.
 pub fn load_proxy(engine: &Engine, path: &Path) -> Result<ProxyPre<InstanceState>> {
@@ -128,6 +140,7 @@ pub fn load_proxy(engine: &Engine, path: &Path) -> Result<ProxyPre<InstanceState
                 path.display()
             )
         })?;
+    release_freed_heap();
     let linker = build_linker(engine)?;
     let pre = linker
         .instantiate_pre(&component)

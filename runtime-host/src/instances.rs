@@ -9,7 +9,9 @@
 //! - an instance that trapped, ran past its deadline, hit its memory cap, or answered 5xx is
 //!   never reused: whatever state it was left in dies with it;
 //! - the deadline is per request (set afresh when an instance starts a request), the memory
-//!   cap is per instance.
+//!   cap is per instance;
+//! - with `--max-instances N`, at most N instances of the component exist at once; a
+//!   request finding all N busy waits (within its deadline) for one to come back.
 //!
 //! Why not `wasmtime_wasi_http::handler::ProxyHandler`: its reuse decision
 //! (`WorkerState::should_accept_request`) sees only request counts, not the status the guest
@@ -32,7 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tokio::sync::{OwnedSemaphorePermit, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode as HttpErrorCode, Scheme};
@@ -67,15 +69,21 @@ pub struct InstancePool {
     grants: Grants,
     limits: Limits,
     idle: Mutex<Vec<Warm>>,
+    /// One permit per instance in use, when `--max-instances` caps them. An instance is
+    /// made only when none is idle, so instances in use plus idle never exceed the cap.
+    in_use: Option<Arc<Semaphore>>,
 }
 
 impl InstancePool {
     pub fn new(pre: ProxyPre<InstanceState>, grants: Grants, limits: Limits) -> Arc<Self> {
+        let in_use =
+            (limits.max_instances > 0).then(|| Arc::new(Semaphore::new(limits.max_instances)));
         let pool = Arc::new(Self {
             pre,
             grants,
             limits,
             idle: Mutex::new(Vec::new()),
+            in_use,
         });
         if pool.limits.instance_reuse > 1 && tokio::runtime::Handle::try_current().is_ok() {
             tokio::spawn(sweep_idle(Arc::downgrade(&pool)));
@@ -162,6 +170,19 @@ impl InstancePool {
             error,
             memory_exceeded: false,
         };
+        let turn = match &self.in_use {
+            Some(cap) => {
+                let wait = cap.clone().acquire_owned();
+                match tokio::time::timeout_at(deadline.into(), wait).await {
+                    Ok(Ok(permit)) => Some(permit),
+                    Ok(Err(_)) => {
+                        return Err(fault(anyhow::anyhow!("the instance pool is closed")));
+                    }
+                    Err(_) => return Err(Failure::Timeout),
+                }
+            }
+            None => None,
+        };
         let mut warm = self.checkout().await.map_err(fault)?;
         warm.store
             .data_mut()
@@ -184,6 +205,8 @@ impl InstancePool {
         let task = tokio::spawn(async move {
             let _released = released;
             let _slot = slot;
+            // Released after the instance is back in the pool (or gone), as `released`.
+            let _turn = turn;
             let memory_exceeded = warm.memory_exceeded.clone();
             let call =
                 warm.proxy

@@ -20,12 +20,22 @@ pub struct Limits {
     pub instance_reuse: usize,
     /// How long an instance may wait for its next request before it is dropped.
     pub instance_idle: Duration,
+    /// Instances of one component alive at once; further requests wait (within their
+    /// deadline) for one to be free. 0: one per request in flight.
+    pub max_instances: usize,
 }
 
-/// Default of `--instance-reuse` (see docs/BENCHMARKS.md for the measurement behind it).
-pub const DEFAULT_INSTANCE_REUSE: usize = 128;
+/// Default of `--instance-reuse` (see docs/BENCHMARKS.md for the measurements behind it: a
+/// model component reloads its model on every new instance).
+pub const DEFAULT_INSTANCE_REUSE: usize = 4096;
 /// Default of `--instance-idle`.
 pub const DEFAULT_INSTANCE_IDLE: Duration = Duration::from_secs(5);
+
+/// Default of `--max-instances`: 4 per core. More instances than cores add no throughput to
+/// CPU-bound guests, and the headroom covers guests waiting on the store.
+pub fn default_max_instances() -> usize {
+    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
 
 impl Default for Limits {
     fn default() -> Self {
@@ -36,6 +46,7 @@ impl Default for Limits {
             max_concurrency: 256,
             instance_reuse: DEFAULT_INSTANCE_REUSE,
             instance_idle: DEFAULT_INSTANCE_IDLE,
+            max_instances: default_max_instances(),
         }
     }
 }

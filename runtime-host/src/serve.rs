@@ -29,6 +29,9 @@ impl RuntimeArgs {
             max_concurrency: self.max_concurrency as usize,
             instance_reuse: self.instance_reuse as usize,
             instance_idle: self.instance_idle,
+            max_instances: self
+                .max_instances
+                .map_or_else(crate::limits::default_max_instances, |n| n as usize),
         }
     }
 

@@ -143,6 +143,25 @@ async fn more_clients_than_slots_get_503_overloaded_never_a_failure() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn max_instances_makes_concurrent_requests_wait_for_a_free_instance() {
+    let dir = temp_dir();
+    let h = testbed(dir.path(), &["--max-instances", "1"]);
+    let c = Client::new();
+    let clients: Vec<_> = (0..8)
+        .map(|_| {
+            let (c, url) = (c.clone(), h.url("/sleep?ms=50"));
+            tokio::spawn(async move { c.get(&url).await })
+        })
+        .collect();
+    for t in clients {
+        let r = t.await.unwrap();
+        assert_eq!(r.status, 200, "queued, never refused: {}", r.text());
+    }
+    // One instance served all eight, one after another, and serves the next one too.
+    assert_eq!(served(&c, &h).await, 9);
+}
+
 /// `n` requests to `/instance`, one after another.
 async fn serial_counts(c: &Client, h: &Host, n: usize) -> Vec<u64> {
     let mut seen = Vec::with_capacity(n);
