@@ -272,6 +272,17 @@ async fn chat_answers_validate_against_chat_json() {
     r.finish();
 }
 
+/// Every GET of interface B.
+const MODEL_GETS: [&str; 7] = [
+    "/health",
+    "/capabilities",
+    "/acceptable_ranges",
+    "/info",
+    "/citation",
+    "/test_examples",
+    "/metrics",
+];
+
 #[tokio::test(flavor = "multi_thread")]
 async fn registry_and_model_answers_validate_against_their_documents() {
     let (rdir, mdir, sdir) = (temp_dir(), temp_dir(), temp_dir());
@@ -287,15 +298,7 @@ async fn registry_and_model_answers_validate_against_their_documents() {
         .arg("--allow-shutdown")
         .start();
     let mut m = Recorder::new("model", model.base_url());
-    for path in [
-        "/health",
-        "/capabilities",
-        "/acceptable_ranges",
-        "/info",
-        "/citation",
-        "/test_examples",
-        "/metrics",
-    ] {
+    for path in MODEL_GETS {
         assert_eq!(m.get(path).await.status, 200, "{path}");
     }
     let predict = |text: &str, property: &str| json!({"input_type": "text", "data": {"text": text, "property": property}});
@@ -551,15 +554,7 @@ async fn onnx_model_answers_validate_against_model_json() {
             .mount(&e2e_tests::model_dir(name), "/model")
             .start();
         let mut m = Recorder::new("model", host.base_url());
-        for path in [
-            "/health",
-            "/capabilities",
-            "/acceptable_ranges",
-            "/info",
-            "/citation",
-            "/test_examples",
-            "/metrics",
-        ] {
+        for path in MODEL_GETS {
             assert_eq!(m.get(path).await.status, 200, "{name} {path}");
         }
         let mut statuses = Vec::new();

@@ -7,8 +7,7 @@ identical. Run: uvicorn app:app --port PORT --workers 1
 import time
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from peer import PredictionRequest, error, smiles_or_error
 from rdkit import Chem, RDLogger
 from rdkit.Chem import Crippen, Descriptors, rdMolDescriptors
 
@@ -35,16 +34,6 @@ PROPERTIES = {
 app = FastAPI()
 
 
-class PredictionRequest(BaseModel):
-    input_type: str
-    data: dict
-
-
-def error(status, message, code):
-    body = {"success": False, "error": message, "error_code": code}
-    return JSONResponse(status_code=status, content=body)
-
-
 @app.get("/health")
 async def health():
     return {"status": "ok", "model": "molprop", "version": "1.2.0"}
@@ -52,16 +41,14 @@ async def health():
 
 @app.post("/predict")
 async def predict(req: PredictionRequest):
-    if req.input_type != "text":
-        return error(400, f"input_type `{req.input_type}` is not supported", "unsupported_input_type")
-    smiles = req.data.get("text") or req.data.get("smiles")
-    if not isinstance(smiles, str) or not smiles.strip():
-        return error(400, "missing field `data.text`", "missing_field")
+    smiles, refused = smiles_or_error(req)
+    if refused:
+        return refused
     prop = req.data.get("property", "all")
     if prop != "all" and prop not in PROPERTIES:
         return error(400, f"unknown property `{prop}`", "invalid_field")
     started = time.perf_counter()
-    mol = Chem.MolFromSmiles(smiles.strip())
+    mol = Chem.MolFromSmiles(smiles)
     if mol is None:
         results, message = {}, "invalid SMILES"
     elif prop == "all":

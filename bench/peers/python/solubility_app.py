@@ -15,8 +15,7 @@ import time
 import numpy as np
 import onnxruntime
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from peer import PredictionRequest, smiles_or_error
 from rdkit import Chem, RDLogger
 from rdkit.Chem import Crippen, Descriptors, rdFingerprintGenerator, rdMolDescriptors
 
@@ -44,16 +43,6 @@ def descriptors(m):
 app = FastAPI()
 
 
-class PredictionRequest(BaseModel):
-    input_type: str
-    data: dict
-
-
-def error(status, message, code):
-    body = {"success": False, "error": message, "error_code": code}
-    return JSONResponse(status_code=status, content=body)
-
-
 @app.get("/health")
 async def health():
     return {"status": "ok", "model": "solubility", "version": "1.2.0"}
@@ -61,13 +50,11 @@ async def health():
 
 @app.post("/predict")
 async def predict(req: PredictionRequest):
-    if req.input_type != "text":
-        return error(400, f"input_type `{req.input_type}` is not supported", "unsupported_input_type")
-    smiles = req.data.get("text") or req.data.get("smiles")
-    if not isinstance(smiles, str) or not smiles.strip():
-        return error(400, "missing field `data.text`", "missing_field")
+    smiles, refused = smiles_or_error(req)
+    if refused:
+        return refused
     started = time.perf_counter()
-    mol = Chem.MolFromSmiles(smiles.strip())
+    mol = Chem.MolFromSmiles(smiles)
     if mol is None:
         results, message = {}, "invalid SMILES"
     else:

@@ -17,7 +17,7 @@ pub struct Domain {
 /// Reads `bytes` as packed training fingerprints of `bits` bits each.
 pub fn read_fingerprints(bits: usize, bytes: &[u8]) -> Result<Vec<Fingerprint>, String> {
     let row = bits / 8;
-    if row == 0 || bytes.is_empty() || bytes.len() % row != 0 {
+    if row == 0 || bytes.is_empty() || !bytes.len().is_multiple_of(row) {
         return Err(format!(
             "{} bytes is not a whole number of {bits}-bit fingerprints ({row} bytes each)",
             bytes.len()

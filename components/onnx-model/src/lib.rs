@@ -28,7 +28,6 @@ use manifest::{Input, Manifest, Output};
 use model_sdk::{InputType, Model, PredictError};
 use serde_json::{Map, Value, json};
 use std::path::Path;
-use std::sync::OnceLock;
 
 /// Where the model directory is mounted.
 pub const MODEL_DIR: &str = "/model";
@@ -43,7 +42,7 @@ pub struct OnnxModel {
 #[cfg(target_arch = "wasm32")]
 #[spin_sdk::http_component]
 async fn handle(req: spin_sdk::http::IncomingRequest) -> model_sdk::Response {
-    static MODEL: OnceLock<Result<OnnxModel, String>> = OnceLock::new();
+    static MODEL: std::sync::OnceLock<Result<OnnxModel, String>> = std::sync::OnceLock::new();
     match MODEL.get_or_init(|| OnnxModel::load(Path::new(MODEL_DIR))) {
         Ok(model) => model_sdk::serve(model, req).await,
         Err(reason) => model_sdk::serve_unavailable(reason, req).await,

@@ -177,7 +177,7 @@ impl Manifest {
         let d = &self.applicability_domain;
         match &self.input {
             Input::Text { featurizer, .. } => {
-                if featurizer.morgan_bits % 8 != 0 {
+                if !featurizer.morgan_bits.is_multiple_of(8) {
                     return Err("input.featurizer.morgan_bits must be a multiple of 8".into());
                 }
                 if d.fingerprints.is_some() != d.min_similarity.is_some() {

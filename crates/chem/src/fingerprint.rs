@@ -52,7 +52,7 @@ impl Fingerprint {
     /// A fingerprint from packed bytes: bit `i` in byte `i / 8` at position `i % 8` (numpy's
     /// `packbits(..., bitorder="little")`). `None` unless there are exactly `bits / 8` bytes.
     pub fn from_packed(bits: usize, bytes: &[u8]) -> Option<Self> {
-        if bits % 8 != 0 || bytes.len() != bits / 8 {
+        if !bits.is_multiple_of(8) || bytes.len() != bits / 8 {
             return None;
         }
         let words = bytes

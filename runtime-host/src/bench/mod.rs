@@ -144,6 +144,61 @@ fn machine() -> String {
     format!("machine: {cores} cores, {cpu}")
 }
 
+/// The servers of one comparison: each side's process and address, by side name.
+#[derive(Default)]
+struct Sides {
+    procs: Vec<Proc>,
+    addrs: Vec<(String, SocketAddr)>,
+}
+
+impl Sides {
+    fn push(&mut self, name: &str, proc: Proc, addr: SocketAddr) {
+        self.procs.push(proc);
+        self.addrs.push((name.to_owned(), addr));
+    }
+
+    /// Adds the Python peer `app` as side `python`, or notes in the report why it is missing.
+    async fn add_python(
+        &mut self,
+        paths: &Paths,
+        args: &BenchArgs,
+        app: &str,
+        report: &mut Report,
+    ) {
+        if args.no_python {
+            report
+                .notes
+                .push(format!("Python peer {app} skipped (--no-python)"));
+            return;
+        }
+        match peers::python(paths, app).await {
+            Ok((py, addr)) => self.push("python", py, addr),
+            Err(why) => {
+                eprintln!("skipping the Python peer {app}: {why}");
+                report
+                    .notes
+                    .push(format!("Python peer {app} skipped: {why}"));
+            }
+        }
+    }
+
+    /// Records each side's resident memory as `label(side)`, then stops every side.
+    async fn record_memory_and_stop(
+        self,
+        report: &mut Report,
+        label: impl Fn(&str) -> &'static str,
+    ) {
+        for (p, (name, _)) in self.procs.iter().zip(&self.addrs) {
+            if let Some(mib) = p.rss_mib() {
+                report.memory_mib.push((label(name).into(), mib));
+            }
+        }
+        for p in self.procs {
+            p.stop().await;
+        }
+    }
+}
+
 /// Runs `calls` on each side in turn, `rounds` times, and adds up each side's runs.
 async fn alternate(
     sides: &[(String, SocketAddr)],
@@ -190,35 +245,18 @@ async fn predict_and_health(
     )
     .await?;
     let (native, native_addr) = peers::native(paths).await?;
-    let mut procs: Vec<Proc> = vec![host, fresh, native];
-    let mut sides = vec![
-        ("host".to_owned(), host_addr),
-        ("host-reuse1".to_owned(), fresh_addr),
-        ("native".to_owned(), native_addr),
-    ];
-    if args.no_python {
-        report
-            .notes
-            .push("Python peer skipped (--no-python)".into());
-    } else {
-        match peers::python(paths, "app").await {
-            Ok((py, addr)) => {
-                procs.push(py);
-                sides.push(("python".into(), addr));
-            }
-            Err(why) => {
-                eprintln!("skipping the Python peer: {why}");
-                report.notes.push(format!("Python peer skipped: {why}"));
-            }
-        }
-    }
+    let mut sides = Sides::default();
+    sides.push("host", host, host_addr);
+    sides.push("host-reuse1", fresh, fresh_addr);
+    sides.push("native", native, native_addr);
+    sides.add_python(paths, args, "app", report).await;
     for property in PROPERTIES {
         let calls = predict_calls(molecules, property);
         // Warm every side up (compilation caches, allocator pools, Python imports).
-        alternate(&sides, 16, duration / 2, 1, &calls).await?;
+        alternate(&sides.addrs, 16, duration / 2, 1, &calls).await?;
         for conns in CONNECTIONS {
             eprintln!("/predict {property} at {conns} connection(s) ...");
-            let sides = alternate(&sides, conns, duration, rounds, &calls).await?;
+            let sides = alternate(&sides.addrs, conns, duration, rounds, &calls).await?;
             report.predict.push(PredictRow {
                 property: property.into(),
                 connections: conns,
@@ -228,21 +266,15 @@ async fn predict_and_health(
     }
     eprintln!("/health at 64 connections ...");
     let health: Arc<[Call]> = Arc::new([Call::get("/health")]);
-    report.health = alternate(&sides, 64, duration, rounds, &health).await?;
-    for (p, (name, _)) in procs.iter().zip(&sides) {
-        if let Some(mib) = p.rss_mib() {
-            let what = match name.as_str() {
-                "host" => "runtime-host model (1 molprop), after load",
-                "host-reuse1" => "runtime-host model --instance-reuse 1, after load",
-                "native" => "molprop-native, after load",
-                _ => "Python peer (uvicorn + RDKit), after load",
-            };
-            report.memory_mib.push((what.into(), mib));
-        }
-    }
-    for p in procs {
-        p.stop().await;
-    }
+    report.health = alternate(&sides.addrs, 64, duration, rounds, &health).await?;
+    sides
+        .record_memory_and_stop(report, |side| match side {
+            "host" => "runtime-host model (1 molprop), after load",
+            "host-reuse1" => "runtime-host model --instance-reuse 1, after load",
+            "native" => "molprop-native, after load",
+            _ => "Python peer (uvicorn + RDKit), after load",
+        })
+        .await;
     reg.stop().await;
     Ok(())
 }

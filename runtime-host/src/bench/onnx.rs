@@ -5,7 +5,7 @@
 
 use super::peers::{self, ModelUnderTest, Paths};
 use super::report::{PredictRow, Report};
-use super::{CONNECTIONS, alternate, procs, smiles_calls};
+use super::{CONNECTIONS, Sides, alternate, procs, smiles_calls};
 use crate::cli::BenchArgs;
 use anyhow::Result;
 use std::time::Duration;
@@ -20,8 +20,7 @@ pub async fn solubility(
 ) -> Result<()> {
     let (reg, reg_addr) = peers::registry(paths, "onnx-registry", "22200-22299").await?;
     let model = ModelUnderTest::onnx("solubility")?;
-    let mut procs = Vec::new();
-    let mut sides = Vec::new();
+    let mut sides = Sides::default();
     for (side, extra) in [
         ("host", &[][..]),
         ("host-reuse1", &["--instance-reuse", "1"][..]),
@@ -30,47 +29,29 @@ pub async fn solubility(
         let data = procs::fresh_dir(&paths.work, &name)?;
         let (proc, addr, _) =
             peers::host_model(paths, &name, &model, reg_addr, &data, extra).await?;
-        procs.push(proc);
-        sides.push((side.to_owned(), addr));
+        sides.push(side, proc, addr);
     }
-    if !args.no_python {
-        match peers::python(paths, "solubility_app").await {
-            Ok((py, addr)) => {
-                procs.push(py);
-                sides.push(("python".into(), addr));
-            }
-            Err(why) => {
-                eprintln!("skipping the Python solubility peer: {why}");
-                report
-                    .notes
-                    .push(format!("Python solubility peer skipped: {why}"));
-            }
-        }
-    }
+    sides
+        .add_python(paths, args, "solubility_app", report)
+        .await;
     let calls = smiles_calls(molecules);
-    alternate(&sides, 16, duration / 2, 1, &calls).await?;
+    alternate(&sides.addrs, 16, duration / 2, 1, &calls).await?;
     for conns in CONNECTIONS {
         eprintln!("/predict solubility at {conns} connection(s) ...");
-        let figures = alternate(&sides, conns, duration, rounds, &calls).await?;
+        let figures = alternate(&sides.addrs, conns, duration, rounds, &calls).await?;
         report.predict.push(PredictRow {
             property: "logS".into(),
             connections: conns,
             sides: figures,
         });
     }
-    for (p, (name, _)) in procs.iter().zip(&sides) {
-        if let Some(mib) = p.rss_mib() {
-            let what = match name.as_str() {
-                "host" => "runtime-host model (solubility), after load",
-                "host-reuse1" => "runtime-host model (solubility) --instance-reuse 1",
-                _ => "Python solubility peer (RDKit + onnxruntime)",
-            };
-            report.memory_mib.push((what.into(), mib));
-        }
-    }
-    for p in procs {
-        p.stop().await;
-    }
+    sides
+        .record_memory_and_stop(report, |side| match side {
+            "host" => "runtime-host model (solubility), after load",
+            "host-reuse1" => "runtime-host model (solubility) --instance-reuse 1",
+            _ => "Python solubility peer (RDKit + onnxruntime)",
+        })
+        .await;
     reg.stop().await;
     Ok(())
 }
