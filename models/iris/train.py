@@ -2,7 +2,8 @@
 component serves any model its manifest describes, chemistry or not.
 
 Data: Fisher's iris measurements as scikit-learn ships them (sklearn.datasets.load_iris;
-Fisher, Annals of Eugenics 1936, 7, 179-188). A stratified quarter is held out for validation.
+Fisher, Annals of Eugenics 1936, 7, 179-188). A stratified quarter is held out for validation;
+heldout.tsv keeps it with onnxruntime's probabilities, which the served model must reproduce.
 
     python3 -m pip install -r models/requirements.txt
     python3 models/iris/train.py
@@ -36,9 +37,15 @@ def main():
                   target_opset={"": 17, "ai.onnx.ml": 3})
     (HERE / "model.onnx").write_bytes(onx.SerializeToString())
     session = onnxruntime.InferenceSession(str(HERE / "model.onnx"))
-    labels = session.run(None, {session.get_inputs()[0].name: X_test})[0]
+    labels, probabilities = session.run(None, {session.get_inputs()[0].name: X_test})
     accuracy = float(np.mean(labels == y_test))
     species = [str(s) for s in iris.target_names]
+    # The held-out flowers with onnxruntime's probabilities: the served model must agree.
+    with open(HERE / "heldout.tsv", "w") as f:
+        f.write("\t".join(FEATURES + ["species"] + [f"onnxruntime_{s}" for s in species]) + "\n")
+        for x, label, p in zip(X_test, y_test, probabilities):
+            row = [f"{v:.1f}" for v in x] + [species[label]] + [f"{q:.6f}" for q in p]
+            f.write("\t".join(row) + "\n")
     print(f"held-out accuracy {accuracy:.4f} on {len(y_test)} flowers")
     write_manifest(HERE / "model.toml", manifest(X_train, species, accuracy, len(y_train), len(y_test)),
                    "Manifest of the iris classifier, read by the ONNX model component.\n"

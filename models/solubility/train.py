@@ -8,7 +8,7 @@ our featurizer.
 
 Writes, beside this script: model.onnx, training_fingerprints.bin (one packed fingerprint per
 training molecule, for the applicability domain), the test file (solubility.test.sdf, copied)
-and test_set.tsv (its records as name, RDKit SMILES, logS), REPORT.md and model.toml.
+and test_set.tsv (its records as name, RDKit SMILES, logS, and onnxruntime's prediction), REPORT.md and model.toml.
 
     python3 -m pip install -r models/requirements.txt
     python3 models/solubility/train.py
@@ -97,8 +97,9 @@ def main():
     shutil.copyfile(DATA / "solubility.test.sdf", HERE / "solubility.test.sdf")
     with open(HERE / "test_set.tsv", "w", newline="") as f:
         w = csv.writer(f, delimiter="\t", lineterminator="\n")
-        w.writerow(["name", "smiles", "logS"])
-        w.writerows(test)
+        # onnxruntime's prediction beside each measured value: the served model must agree.
+        w.writerow(["name", "smiles", "logS", "onnxruntime_logS"])
+        w.writerows((n, s, v, round(float(p), 4)) for (n, s, v), p in zip(test, pred))
 
     report = [
         "# Solubility model: training report", "",

@@ -55,6 +55,8 @@ struct ModelSpec {
     name: String,
     component: PathBuf,
     mounts: Vec<String>,
+    /// What the registration's reason names: the component, or the model directory.
+    source: PathBuf,
 }
 
 /// The repository's `models/` directory, beside the `target/` this binary was built in, or in
@@ -89,14 +91,16 @@ fn models_in(dir: &Path) -> Result<Vec<ModelSpec>> {
         if path.extension().is_some_and(|x| x == "wasm") {
             specs.push(ModelSpec {
                 name,
-                component: path,
+                component: path.clone(),
                 mounts: vec![],
+                source: path,
             });
         } else if path.join("model.toml").is_file() {
             specs.push(ModelSpec {
                 name,
                 component: default_component("onnx_model")?,
                 mounts: vec![format!("{}:/model", path.display())],
+                source: path,
             });
         }
     }
@@ -108,10 +112,12 @@ fn model_specs(dir: Option<&Path>) -> Result<Vec<ModelSpec>> {
     let specs = match dir {
         Some(dir) => models_in(dir)?,
         None => {
+            let molprop = default_component("molprop")?;
             let mut specs = vec![ModelSpec {
                 name: "molprop".into(),
-                component: default_component("molprop")?,
+                component: molprop.clone(),
                 mounts: vec![],
+                source: molprop,
             }];
             if let Some(dir) = default_models_dir() {
                 specs.extend(models_in(&dir)?);
@@ -245,7 +251,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
                 files: mounts.clone(),
             };
             let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
-            let file = spec.component.clone();
+            let source = spec.source.clone();
             let loaded = Loaded::from_pre(pre.clone(), grants, limits.clone(), None);
             let opts = DeployOptions {
                 app_name: format!("runtime-host/{name}"),
@@ -253,7 +259,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
             };
             let (model, stop) = (name.clone(), stopper(&models_rx));
             let task = tokio::spawn(async move {
-                let outcome = deploy(loaded, &file, opts, stop, |addr| {
+                let outcome = deploy(loaded, &source, opts, stop, |addr| {
                     let _ = addr_tx.send(addr);
                 })
                 .await;

@@ -24,14 +24,22 @@ async fn predict(c: &Client, host: &Host, input_type: &str, data: Value) -> e2e_
     .await
 }
 
-/// (name, SMILES, measured logS) of the committed test file.
-fn solubility_test_set() -> Vec<(String, String, f64)> {
-    let text = std::fs::read_to_string(model_dir("solubility").join("test_set.tsv")).unwrap();
+/// Rows of a committed tab-separated file of a model directory, header skipped.
+fn tsv(model: &str, file: &str) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(model_dir(model).join(file)).unwrap();
     text.lines()
         .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            (f[0].into(), f[1].into(), f[2].parse().unwrap())
+        .map(|l| l.split('\t').map(str::to_owned).collect())
+        .collect()
+}
+
+/// (name, SMILES, measured logS, onnxruntime's prediction) of the committed test file.
+fn solubility_test_set() -> Vec<(String, String, f64, f64)> {
+    tsv("solubility", "test_set.tsv")
+        .into_iter()
+        .map(|f| {
+            let num = |i: usize| f[i].parse::<f64>().unwrap();
+            (f[0].clone(), f[1].clone(), num(2), num(3))
         })
         .collect()
 }
@@ -47,19 +55,24 @@ async fn solubility_model_reproduces_its_recorded_test_set_metrics() {
     assert_eq!(recorded["test_samples"], json!(test_set.len()));
 
     let (mut sq, mut abs, mut sum) = (0.0, 0.0, 0.0);
-    for (name, smiles, measured) in &test_set {
+    for (name, smiles, measured, reference) in &test_set {
         let r = predict(&c, &host, "text", json!({"text": smiles})).await;
         assert_eq!(r.status, 200, "{name}: {}", r.text());
         let v = r.value();
         assert_eq!(v["success"], true, "{name}: {v}");
         let predicted = v["results"]["prediction"].as_f64().unwrap();
+        // Our featurizer, tract and our forest kernel give what onnxruntime gave in training.
+        assert!(
+            (predicted - reference).abs() < 5e-4,
+            "{name}: served {predicted}, onnxruntime {reference}"
+        );
         sq += (predicted - measured).powi(2);
         abs += (predicted - measured).abs();
         sum += measured;
     }
     let n = test_set.len() as f64;
     let mean = sum / n;
-    let total: f64 = test_set.iter().map(|(_, _, y)| (y - mean).powi(2)).sum();
+    let total: f64 = test_set.iter().map(|(_, _, y, _)| (y - mean).powi(2)).sum();
     let (rmse, mae, r2) = ((sq / n).sqrt(), abs / n, 1.0 - sq / total);
     println!("served model on {n} test molecules: RMSE {rmse:.4}, MAE {mae:.4}, R2 {r2:.4}");
     let close = |served: f64, key: &str| {
@@ -238,6 +251,44 @@ async fn tabular_model_reads_named_or_ordered_features() {
     predict(&c, &host, "tabular", json!({}))
         .await
         .assert_error(400, "missing_field");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn classifier_reproduces_onnxruntime_on_the_held_out_flowers() {
+    let data = temp_dir();
+    let host = serve(&model_dir("iris"), data.path());
+    let c = Client::new();
+    let labels = ["setosa", "versicolor", "virginica"];
+    let rows = tsv("iris", "heldout.tsv");
+    let mut correct = 0;
+    for row in &rows {
+        let features: Vec<f64> = row[..4].iter().map(|v| v.parse().unwrap()).collect();
+        let v = predict(&c, &host, "tabular", json!({ "features": features }))
+            .await
+            .value();
+        let res = &v["results"];
+        for (i, label) in labels.iter().enumerate() {
+            let served = res["probabilities"][label].as_f64().unwrap();
+            let reference: f64 = row[5 + i].parse().unwrap();
+            assert!(
+                (served - reference).abs() < 1e-4,
+                "{row:?}: {label} served {served}, onnxruntime {reference}"
+            );
+        }
+        if res["prediction"] == row[4].as_str() {
+            correct += 1;
+        }
+    }
+    // The accuracy /acceptable_ranges reports is the one served.
+    let ranges = c.get(&host.url("/acceptable_ranges")).await.value();
+    let recorded = ranges["property_ranges"]["petal_length_cm"]["validation_metrics"]["accuracy"]
+        .as_f64()
+        .unwrap();
+    let served = f64::from(correct) / rows.len() as f64;
+    assert!(
+        (served - recorded).abs() < 1e-3,
+        "served {served}, recorded {recorded}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -42,7 +42,7 @@ impl Graph {
         reading: Reading,
     ) -> Result<Self, String> {
         let mut onnx = tract_onnx::onnx();
-        crate::tree_regressor::register(&mut onnx.op_register);
+        crate::tree_ensemble::register(&mut onnx.op_register);
         let model = onnx
             .model_for_read(&mut std::io::Cursor::new(bytes))
             .map_err(|e| format!("not a model tract can read: {e:#}"))?;

@@ -6,7 +6,7 @@
 //! - `model.toml`, the manifest ([`manifest`]): the model's self-description and how its input
 //!   is built (a SMILES featurized by `chem`, or named tabular features);
 //! - `model.onnx`, run by tract ([`graph`]), with scikit-learn's tree ensembles supported
-//!   ([`tree_regressor`] adds the regressor tract lacks);
+//!   ([`tree_ensemble`]: our own tree-ensemble operators, fast for large forests);
 //! - optionally packed training fingerprints for the applicability domain ([`domain`]).
 //!
 //! The directory is read once per instance, on its first request, and kept while the host
@@ -19,7 +19,7 @@ mod domain;
 mod graph;
 mod inputs;
 mod manifest;
-mod tree_regressor;
+mod tree_ensemble;
 
 use domain::Domain;
 use graph::{Graph, Reading};

@@ -73,10 +73,11 @@ pub async fn run(args: ModelArgs) -> Result<()> {
 }
 
 /// Runs one loaded model through the lifecycle until `stop`: self-test, register, bind,
-/// serve (calling `ready` with the address), heartbeat, then stop and unregister.
+/// serve (calling `ready` with the address), heartbeat, then stop and unregister. `source`
+/// (the component, or an ONNX model's directory) is named in the registration's reason.
 pub async fn deploy(
     loaded: Loaded,
-    component: &std::path::Path,
+    source: &std::path::Path,
     opts: DeployOptions,
     stop: impl std::future::Future<Output = ()>,
     ready: impl FnOnce(SocketAddr),
@@ -102,7 +103,7 @@ pub async fn deploy(
         model_name: info.name.clone(),
         process_id: std::process::id(),
         preferred_port: opts.preferred_port,
-        reason: format!("serving model {} from {}", info.name, component.display()),
+        reason: format!("serving model {} from {}", info.name, source.display()),
         metadata: serde_json::Map::from_iter([
             (
                 "model_type".to_owned(),

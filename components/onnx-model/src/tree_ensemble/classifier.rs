@@ -1,0 +1,216 @@
+//! `TreeEnsembleClassifier`: a score per class (the trees' weights summed, plus `base_values`,
+//! then `post_transform`: `NONE`, `SOFTMAX` or `LOGISTIC`) and the label of the best score.
+//! Outputs as skl2onnx writes them with `zipmap` off: labels `[N]`, scores `[N, classes]`.
+
+use super::{Aggregate, Forest, parse_forest};
+use tract_onnx::model::ParsingContext;
+use tract_onnx::pb::NodeProto;
+use tract_onnx::tract_hir::internal::*;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Labels {
+    Ints(Vec<i64>),
+    Strings(Vec<String>),
+}
+
+impl Labels {
+    fn len(&self) -> usize {
+        match self {
+            Labels::Ints(l) => l.len(),
+            Labels::Strings(l) => l.len(),
+        }
+    }
+
+    fn datum_type(&self) -> DatumType {
+        match self {
+            Labels::Ints(_) => i64::datum_type(),
+            Labels::Strings(_) => String::datum_type(),
+        }
+    }
+
+    /// The labels at `picks`, as a tensor of one label per row.
+    fn pick(&self, picks: &[usize]) -> Tensor {
+        match self {
+            Labels::Ints(l) => tensor1(&picks.iter().map(|&i| l[i]).collect::<Vec<_>>()),
+            Labels::Strings(l) => tensor1(&picks.iter().map(|&i| l[i].clone()).collect::<Vec<_>>()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum PostTransform {
+    None,
+    Softmax,
+    Logistic,
+}
+
+#[derive(Debug)]
+struct Classifier {
+    forest: Forest,
+    labels: Labels,
+    post: PostTransform,
+    /// Two labels scored by one number (scikit-learn's binary boosting): the trees give the
+    /// score of the second label, and the first gets its complement.
+    single_score: bool,
+}
+
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+impl Classifier {
+    /// Final scores of one row from the forest's raw outputs.
+    fn scores(&self, raw: &[f32]) -> Vec<f32> {
+        if self.single_score {
+            let s = match self.post {
+                PostTransform::Logistic => sigmoid(raw[0]),
+                _ => raw[0],
+            };
+            return vec![1.0 - s, s];
+        }
+        match self.post {
+            PostTransform::None => raw.to_vec(),
+            PostTransform::Logistic => raw.iter().map(|&x| sigmoid(x)).collect(),
+            PostTransform::Softmax => {
+                let max = raw.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let exp: Vec<f32> = raw.iter().map(|&x| (x - max).exp()).collect();
+                let sum: f32 = exp.iter().sum();
+                exp.into_iter().map(|e| e / sum).collect()
+            }
+        }
+    }
+}
+
+/// The inference-time operator: shape rules for tract's analysis, then [`ClassifierOp`].
+#[derive(Debug, Clone)]
+struct TreeEnsembleClassifier(Arc<Classifier>);
+
+/// The typed operator tract plans and runs.
+#[derive(Debug, Clone)]
+struct ClassifierOp(Arc<Classifier>);
+
+impl PartialEq for ClassifierOp {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ClassifierOp {}
+
+pub fn parse(
+    _ctx: &ParsingContext,
+    node: &NodeProto,
+) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
+    const OP: &str = "TreeEnsembleClassifier";
+    let ints = node.get_attr_opt_slice::<i64>("classlabels_int64s")?;
+    let strings = node.get_attr_opt_vec::<String>("classlabels_strings")?;
+    let labels = match (ints, strings) {
+        (Some(i), None) => Labels::Ints(i.to_vec()),
+        (None, Some(s)) => Labels::Strings(s),
+        _ => bail!("{OP}: give exactly one of classlabels_int64s and classlabels_strings"),
+    };
+    if labels.len() < 2 {
+        bail!("{OP}: at least two class labels are needed");
+    }
+    let post = match node
+        .get_attr_opt::<&str>("post_transform")?
+        .unwrap_or("NONE")
+    {
+        "NONE" => PostTransform::None,
+        "SOFTMAX" => PostTransform::Softmax,
+        "LOGISTIC" => PostTransform::Logistic,
+        other => bail!("{OP}: post_transform {other} is not supported (NONE, SOFTMAX, LOGISTIC)"),
+    };
+    let class_ids = node.get_attr_slice::<i64>("class_ids")?;
+    let single_score = labels.len() == 2 && class_ids.iter().all(|&c| c == 0);
+    let outputs = if single_score { 1 } else { labels.len() };
+    let forest = parse_forest(node, OP, "class", outputs, Aggregate::Sum)?;
+    let classifier = Classifier {
+        forest,
+        labels,
+        post,
+        single_score,
+    };
+    Ok((expand(TreeEnsembleClassifier(Arc::new(classifier))), vec![]))
+}
+
+impl Expansion for TreeEnsembleClassifier {
+    fn name(&self) -> StaticName {
+        "TreeEnsembleClassifier".into()
+    }
+
+    fn nboutputs(&self) -> TractResult<usize> {
+        Ok(2)
+    }
+
+    fn rules<'r, 'p: 'r, 's: 'r>(
+        &'s self,
+        s: &mut Solver<'r>,
+        inputs: &'p [TensorProxy],
+        outputs: &'p [TensorProxy],
+    ) -> InferenceResult {
+        check_input_arity(inputs, 1)?;
+        check_output_arity(outputs, 2)?;
+        s.equals(&outputs[0].datum_type, self.0.labels.datum_type())?;
+        s.equals(&outputs[0].rank, 1)?;
+        s.equals(&outputs[0].shape[0], &inputs[0].shape[0])?;
+        s.equals(&outputs[1].datum_type, DatumType::F32)?;
+        s.equals(&outputs[1].rank, 2)?;
+        s.equals(&outputs[1].shape[0], &inputs[0].shape[0])?;
+        s.equals(&outputs[1].shape[1], self.0.labels.len().to_dim())?;
+        Ok(())
+    }
+
+    fn wire(
+        &self,
+        prefix: &str,
+        model: &mut TypedModel,
+        inputs: &[OutletId],
+    ) -> TractResult<TVec<OutletId>> {
+        model.wire_node(prefix, ClassifierOp(self.0.clone()), inputs)
+    }
+}
+
+impl Op for ClassifierOp {
+    fn name(&self) -> StaticName {
+        "TreeEnsembleClassifier".into()
+    }
+
+    op_as_typed_op!();
+}
+
+impl EvalOp for ClassifierOp {
+    op_out_of_plan!();
+
+    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let c = &self.0;
+        let (rows, values) = c.forest.rows(args_1!(inputs), "TreeEnsembleClassifier")?;
+        let raw = c.forest.eval(rows, &values);
+        let classes = c.labels.len();
+        let mut scores = Vec::with_capacity(rows * classes);
+        let mut best = Vec::with_capacity(rows);
+        for row in raw.chunks(c.forest.n_outputs.max(1)).take(rows) {
+            let s = c.scores(row);
+            // The first of equal best scores, as ONNX Runtime picks.
+            let top = (0..classes).fold(0, |b, i| if s[i] > s[b] { i } else { b });
+            best.push(top);
+            scores.extend(s);
+        }
+        Ok(tvec!(
+            c.labels.pick(&best).into_tvalue(),
+            Tensor::from_shape(&[rows, classes], &scores)?.into_tvalue()
+        ))
+    }
+}
+
+impl TypedOp for ClassifierOp {
+    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        let rows = inputs[0].shape[0].clone();
+        Ok(tvec!(
+            TypedFact::dt_shape(self.0.labels.datum_type(), [rows.clone()]),
+            f32::fact(&[rows, self.0.labels.len().to_dim()])
+        ))
+    }
+
+    as_op!();
+}
