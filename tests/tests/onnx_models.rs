@@ -377,6 +377,32 @@ fn bad_model_directories_are_refused_naming_the_file_and_field() {
     );
     assert!(said.contains("training_samples"), "{said}");
 
+    // A field the manifest does not define is refused, not ignored (a misspelt optional
+    // field would otherwise silently fall back to its default).
+    let extra = broken_iris(|d| edit_manifest(d, "[output]\n", "[output]\ncolour = \"blue\"\n"));
+    let said = refused_model(extra.path());
+    assert!(said.contains("unknown field `colour`"), "{said}");
+
+    // Not an ONNX graph at all.
+    let garbage = broken_iris(|d| std::fs::write(d.join("model.onnx"), b"not a graph").unwrap());
+    let said = refused_model(garbage.path());
+    assert!(
+        said.contains("/model/model.onnx") && said.contains("not a model tract can read"),
+        "{said}"
+    );
+
+    // Training fingerprints cut short.
+    let short = broken("solubility", |d| {
+        let file = d.join("training_fingerprints.bin");
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &bytes[..bytes.len() - 3]).unwrap();
+    });
+    let said = refused_model(short.path());
+    assert!(
+        said.contains("training_fingerprints.bin") && said.contains("not a whole number"),
+        "{said}"
+    );
+
     // A featurizer of 1024 bits for a graph trained on 2048.
     let shape = broken("solubility", |d| {
         edit_manifest(d, "morgan_bits = 2048", "morgan_bits = 1024")

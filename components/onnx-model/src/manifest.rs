@@ -4,8 +4,10 @@
 //! `[test_examples]`); the rest says how to build the input (`[input]`), what the output means
 //! (`[output]`) and when a prediction is trusted (`[applicability_domain]`).
 //!
-//! Parsing is strict: a missing field, a field of the wrong type or an unknown field is an
-//! error naming the field and its line, so a model directory fails before it serves.
+//! Parsing is strict: a missing field or a field of the wrong type is an error naming the
+//! field and its line, and so is an unknown field in the sections defined here (the endpoint
+//! records keep their wire types, which allow further keys), so a model directory fails before
+//! it serves.
 
 use model_sdk::{ChemicalScope, Citation, Example, ModelInfo, PropertyRange};
 use serde::Deserialize;
