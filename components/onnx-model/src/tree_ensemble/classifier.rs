@@ -2,7 +2,7 @@
 //! then `post_transform`: `NONE`, `SOFTMAX` or `LOGISTIC`) and the label of the best score.
 //! Outputs as skl2onnx writes them with `zipmap` off: labels `[N]`, scores `[N, classes]`.
 
-use super::{Aggregate, Forest, parse_forest};
+use super::{Aggregate, Ensemble, Forest, expanded, parse_forest};
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 use tract_onnx::tract_hir::internal::*;
@@ -81,22 +81,6 @@ impl Classifier {
     }
 }
 
-/// The inference-time operator: shape rules for tract's analysis, then [`ClassifierOp`].
-#[derive(Debug, Clone)]
-struct TreeEnsembleClassifier(Arc<Classifier>);
-
-/// The typed operator tract plans and runs.
-#[derive(Debug, Clone)]
-struct ClassifierOp(Arc<Classifier>);
-
-impl PartialEq for ClassifierOp {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for ClassifierOp {}
-
 pub fn parse(
     _ctx: &ParsingContext,
     node: &NodeProto,
@@ -131,16 +115,16 @@ pub fn parse(
         post,
         single_score,
     };
-    Ok((expand(TreeEnsembleClassifier(Arc::new(classifier))), vec![]))
+    expanded(classifier)
 }
 
-impl Expansion for TreeEnsembleClassifier {
-    fn name(&self) -> StaticName {
-        "TreeEnsembleClassifier".into()
+impl Ensemble for Classifier {
+    fn name(&self) -> &'static str {
+        "TreeEnsembleClassifier"
     }
 
-    fn nboutputs(&self) -> TractResult<usize> {
-        Ok(2)
+    fn outputs(&self) -> usize {
+        2
     }
 
     fn rules<'r, 'p: 'r, 's: 'r>(
@@ -149,68 +133,39 @@ impl Expansion for TreeEnsembleClassifier {
         inputs: &'p [TensorProxy],
         outputs: &'p [TensorProxy],
     ) -> InferenceResult {
-        check_input_arity(inputs, 1)?;
-        check_output_arity(outputs, 2)?;
-        s.equals(&outputs[0].datum_type, self.0.labels.datum_type())?;
+        s.equals(&outputs[0].datum_type, self.labels.datum_type())?;
         s.equals(&outputs[0].rank, 1)?;
         s.equals(&outputs[0].shape[0], &inputs[0].shape[0])?;
         s.equals(&outputs[1].datum_type, DatumType::F32)?;
         s.equals(&outputs[1].rank, 2)?;
         s.equals(&outputs[1].shape[0], &inputs[0].shape[0])?;
-        s.equals(&outputs[1].shape[1], self.0.labels.len().to_dim())?;
+        s.equals(&outputs[1].shape[1], self.labels.len().to_dim())?;
         Ok(())
     }
 
-    fn wire(
-        &self,
-        prefix: &str,
-        model: &mut TypedModel,
-        inputs: &[OutletId],
-    ) -> TractResult<TVec<OutletId>> {
-        model.wire_node(prefix, ClassifierOp(self.0.clone()), inputs)
-    }
-}
-
-impl Op for ClassifierOp {
-    fn name(&self) -> StaticName {
-        "TreeEnsembleClassifier".into()
+    fn output_facts(&self, rows: TDim) -> TVec<TypedFact> {
+        tvec!(
+            TypedFact::dt_shape(self.labels.datum_type(), [rows.clone()]),
+            f32::fact(&[rows, self.labels.len().to_dim()])
+        )
     }
 
-    op_as_typed_op!();
-}
-
-impl EvalOp for ClassifierOp {
-    op_out_of_plan!();
-
-    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let c = &self.0;
-        let (rows, values) = c.forest.rows(args_1!(inputs), "TreeEnsembleClassifier")?;
-        let raw = c.forest.eval(rows, &values);
-        let classes = c.labels.len();
+    fn eval(&self, input: TValue) -> TractResult<TVec<TValue>> {
+        let (rows, values) = self.forest.rows(input, self.name())?;
+        let raw = self.forest.eval(rows, &values);
+        let classes = self.labels.len();
         let mut scores = Vec::with_capacity(rows * classes);
         let mut best = Vec::with_capacity(rows);
-        for row in raw.chunks(c.forest.n_outputs.max(1)).take(rows) {
-            let s = c.scores(row);
+        for row in raw.chunks(self.forest.n_outputs.max(1)).take(rows) {
+            let s = self.scores(row);
             // The first of equal best scores, as ONNX Runtime picks.
             let top = (0..classes).fold(0, |b, i| if s[i] > s[b] { i } else { b });
             best.push(top);
             scores.extend(s);
         }
         Ok(tvec!(
-            c.labels.pick(&best).into_tvalue(),
+            self.labels.pick(&best).into_tvalue(),
             Tensor::from_shape(&[rows, classes], &scores)?.into_tvalue()
         ))
     }
-}
-
-impl TypedOp for ClassifierOp {
-    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
-        let rows = inputs[0].shape[0].clone();
-        Ok(tvec!(
-            TypedFact::dt_shape(self.0.labels.datum_type(), [rows.clone()]),
-            f32::fact(&[rows, self.0.labels.len().to_dim()])
-        ))
-    }
-
-    as_op!();
 }

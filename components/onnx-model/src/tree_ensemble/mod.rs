@@ -9,7 +9,10 @@
 //! of their weights: microseconds for the same forests.
 
 mod classifier;
+mod op;
 mod regressor;
+
+use op::{Ensemble, expanded};
 
 use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::pb::NodeProto;

@@ -1,26 +1,10 @@
 //! `TreeEnsembleRegressor`: one output column per target, the trees' weights aggregated
 //! (`SUM`, `AVERAGE`, `MIN`, `MAX`) plus `base_values`.
 
-use super::{Aggregate, Forest, parse_forest};
+use super::{Aggregate, Ensemble, Forest, expanded, parse_forest};
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 use tract_onnx::tract_hir::internal::*;
-
-/// The inference-time operator: shape rules for tract's analysis, then [`ForestOp`].
-#[derive(Debug, Clone)]
-struct TreeEnsembleRegressor(Arc<Forest>);
-
-/// The typed operator tract plans and runs.
-#[derive(Debug, Clone)]
-struct ForestOp(Arc<Forest>);
-
-impl PartialEq for ForestOp {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for ForestOp {}
 
 pub fn parse(
     _ctx: &ParsingContext,
@@ -49,12 +33,16 @@ pub fn parse(
         n_targets,
         aggregate,
     )?;
-    Ok((expand(TreeEnsembleRegressor(Arc::new(forest))), vec![]))
+    expanded(forest)
 }
 
-impl Expansion for TreeEnsembleRegressor {
-    fn name(&self) -> StaticName {
-        "TreeEnsembleRegressor".into()
+impl Ensemble for Forest {
+    fn name(&self) -> &'static str {
+        "TreeEnsembleRegressor"
+    }
+
+    fn outputs(&self) -> usize {
+        1
     }
 
     fn rules<'r, 'p: 'r, 's: 'r>(
@@ -63,51 +51,22 @@ impl Expansion for TreeEnsembleRegressor {
         inputs: &'p [TensorProxy],
         outputs: &'p [TensorProxy],
     ) -> InferenceResult {
-        check_input_arity(inputs, 1)?;
-        check_output_arity(outputs, 1)?;
         s.equals(&outputs[0].datum_type, DatumType::F32)?;
         s.equals(&outputs[0].rank, 2)?;
         s.equals(&outputs[0].shape[0], &inputs[0].shape[0])?;
-        s.equals(&outputs[0].shape[1], self.0.n_outputs.to_dim())?;
+        s.equals(&outputs[0].shape[1], self.n_outputs.to_dim())?;
         Ok(())
     }
 
-    fn wire(
-        &self,
-        prefix: &str,
-        model: &mut TypedModel,
-        inputs: &[OutletId],
-    ) -> TractResult<TVec<OutletId>> {
-        model.wire_node(prefix, ForestOp(self.0.clone()), inputs)
-    }
-}
-
-impl Op for ForestOp {
-    fn name(&self) -> StaticName {
-        "TreeEnsembleRegressor".into()
+    fn output_facts(&self, rows: TDim) -> TVec<TypedFact> {
+        tvec!(f32::fact(&[rows, self.n_outputs.to_dim()]))
     }
 
-    op_as_typed_op!();
-}
-
-impl EvalOp for ForestOp {
-    op_out_of_plan!();
-
-    fn eval(&self, _ctx: &EvalContext, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
-        let forest = &self.0;
-        let (rows, values) = forest.rows(args_1!(inputs), "TreeEnsembleRegressor")?;
-        let out = forest.eval(rows, &values);
+    fn eval(&self, input: TValue) -> TractResult<TVec<TValue>> {
+        let (rows, values) = self.rows(input, self.name())?;
+        let out = Forest::eval(self, rows, &values);
         Ok(tvec!(
-            Tensor::from_shape(&[rows, forest.n_outputs], &out)?.into_tvalue()
+            Tensor::from_shape(&[rows, self.n_outputs], &out)?.into_tvalue()
         ))
     }
-}
-
-impl TypedOp for ForestOp {
-    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
-        let rows = inputs[0].shape[0].clone();
-        Ok(tvec!(f32::fact(&[rows, self.0.n_outputs.to_dim()])))
-    }
-
-    as_op!();
 }
