@@ -336,6 +336,10 @@ fn edit_manifest(dir: &Path, from: &str, to: &str) {
 
 /// `runtime-host model` on `dir` must refuse to start; returns what it said.
 fn refused_model(dir: &Path) -> String {
+    refused_model_with(dir, &[])
+}
+
+fn refused_model_with(dir: &Path, extra: &[&str]) -> String {
     let data = temp_dir();
     let out = std::process::Command::new(e2e_tests::host_binary())
         .arg("model")
@@ -344,6 +348,7 @@ fn refused_model(dir: &Path) -> String {
         .arg(data.path())
         .arg("--dir")
         .arg(format!("{}:/model", dir.display()))
+        .args(extra)
         .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
         .output()
         .unwrap();
@@ -413,6 +418,13 @@ fn bad_model_directories_are_refused_naming_the_file_and_field() {
         "{said}"
     );
     assert!(said.contains("gives 1036"), "{said}");
+}
+
+#[test]
+fn a_model_larger_than_the_memory_cap_is_refused_with_what_to_raise() {
+    let said = refused_model_with(&model_dir("solubility"), &["--max-memory-mib", "4"]);
+    assert!(said.contains("memory limit"), "{said}");
+    assert!(said.contains("raise --max-memory-mib"), "{said}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

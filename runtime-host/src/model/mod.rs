@@ -86,11 +86,21 @@ pub async fn deploy(
     let (status, body) = loaded.server.call("GET", "/health").await?;
     if status != 200 {
         // The error body's message (a bad model directory names the file and field there).
-        let why = serde_json::from_slice::<serde_json::Value>(&body)
-            .ok()
-            .and_then(|v| v["error"].as_str().map(str::to_owned))
-            .unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned());
-        bail!("the model failed its self-test (/health answered {status}):\n{why}");
+        let answer = serde_json::from_slice::<serde_json::Value>(&body).ok();
+        let field = |k: &str| {
+            answer
+                .as_ref()
+                .and_then(|v| v[k].as_str().map(str::to_owned))
+        };
+        let why = field("error").unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned());
+        let hint = match field("error_code").as_deref() {
+            // A model that loads weights into every instance may need more than the default.
+            Some("memory_limit_exceeded") => {
+                "\nthe model needs more memory per instance: raise --max-memory-mib"
+            }
+            _ => "",
+        };
+        bail!("the model failed its self-test (/health answered {status}):\n{why}{hint}");
     }
     let info: ModelInfo = json_of(&loaded, "/info").await?;
     let caps: Capabilities = json_of(&loaded, "/capabilities").await?;
