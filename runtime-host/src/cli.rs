@@ -208,6 +208,14 @@ pub struct RuntimeArgs {
     /// `files = [{ source, destination }]`; repeatable. E.g. `models/solubility:/model`.
     #[arg(long = "dir", value_name = "HOST_PATH:GUEST_PATH")]
     pub dirs: Vec<String>,
+    /// An AI model the component may use through `fermyon:spin/llm`, as Spin's
+    /// `ai_models = [...]`; repeatable. This host runs `all-minilm-l6-v2` (embeddings).
+    #[arg(long = "ai-model", value_name = "NAME")]
+    pub ai_models: Vec<String>,
+    /// Where AI models' files are, one directory per model, as Spin's `.spin/ai-models`
+    /// (default: `ai-models/` in the data directory).
+    #[arg(long, env = "RUNTIME_HOST_AI_MODELS_DIR")]
+    pub ai_models_dir: Option<PathBuf>,
     /// Longest a request may run, e.g. `30s`, `500ms`.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub deadline: Duration,

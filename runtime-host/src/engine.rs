@@ -105,13 +105,15 @@ fn spawn_epoch_ticker(engine: &Engine) {
         .expect("spawning the epoch ticker thread");
 }
 
-/// The imports every component may use: WASI 0.2, wasi-http, wasi:keyvalue, wasi:config.
+/// The imports every component may use: WASI 0.2, wasi-http, wasi:keyvalue, wasi:config,
+/// fermyon:spin/llm.
 pub fn build_linker(engine: &Engine) -> Result<Linker<InstanceState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     crate::keyvalue::add_to_linker(&mut linker, InstanceState::keyvalue)?;
     crate::variables::add_to_linker(&mut linker, InstanceState::config)?;
+    crate::llm::add_to_linker(&mut linker, InstanceState::llm)?;
     Ok(linker)
 }
 

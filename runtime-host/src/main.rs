@@ -12,6 +12,7 @@ mod files;
 mod instances;
 mod keyvalue;
 mod limits;
+mod llm;
 mod model;
 mod monitor;
 mod registry;

@@ -5,6 +5,7 @@ use crate::cli::{RuntimeArgs, ServeArgs};
 use crate::files::Mounts;
 use crate::keyvalue::{KeyValue, sqlite::KvDatabase};
 use crate::limits::Limits;
+use crate::llm::{AiGrant, AiModels};
 use crate::server::{ComponentServer, ShutdownRoute, serve};
 use crate::state::{Grants, InstanceState};
 use crate::variables::Variables;
@@ -40,6 +41,15 @@ impl RuntimeArgs {
         self.cache_dir
             .clone()
             .unwrap_or_else(|| self.data_dir.join("cache"))
+    }
+
+    /// The process's AI models: --ai-models-dir, else `ai-models/` in the data directory.
+    pub fn ai_models(&self) -> AiModels {
+        AiModels::new(
+            self.ai_models_dir
+                .clone()
+                .unwrap_or_else(|| self.data_dir.join("ai-models")),
+        )
     }
 
     /// Variables from the environment and `--variable`, then `extra` (set by the command
@@ -89,6 +99,7 @@ impl Loaded {
             vars: runtime.variables(&with_start_time(extra_vars))?,
             files: Mounts::parse(&runtime.dirs)?,
             kv: KeyValue::new(Arc::new(KvDatabase::open_in(&runtime.data_dir)?)),
+            ai: AiGrant::new(runtime.ai_models(), &runtime.ai_models)?,
         };
         let engine = crate::engine::build_engine(&limits, Some(&runtime.cache_dir()))?;
         Self::load_in(&engine, component, grants, limits, shutdown)

@@ -5,6 +5,7 @@
 use crate::files::Mounts;
 use crate::keyvalue::{KeyValue, KvCtx};
 use crate::limits::{DeadlineExceeded, MemoryLimiter};
+use crate::llm::{AiGrant, LlmCtx};
 use crate::variables::{ConfigCtx, Variables};
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
@@ -12,12 +13,14 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// What the host grants one component, as a Spin manifest would: its key-value store, its
-/// variables and its read-only file mounts. Every instance of the component gets the same.
+/// variables, its read-only file mounts and its AI models. Every instance of the component
+/// gets the same.
 #[derive(Clone)]
 pub struct Grants {
     pub kv: KeyValue,
     pub vars: Variables,
     pub files: Mounts,
+    pub ai: AiGrant,
 }
 
 pub struct InstanceState {
@@ -26,6 +29,7 @@ pub struct InstanceState {
     http: WasiHttpCtx,
     kv: KeyValue,
     vars: Variables,
+    ai: AiGrant,
     pub limiter: MemoryLimiter,
     /// When the request being served must be done, and the budget it was given.
     deadline: Instant,
@@ -46,6 +50,7 @@ impl InstanceState {
             http: WasiHttpCtx::new(),
             kv: grants.kv.clone(),
             vars: grants.vars.clone(),
+            ai: grants.ai.clone(),
             limiter,
             deadline: Instant::now(),
             budget: Duration::ZERO,
@@ -76,6 +81,10 @@ impl InstanceState {
 
     pub fn config(&mut self) -> ConfigCtx<'_> {
         ConfigCtx(&self.vars)
+    }
+
+    pub fn llm(&mut self) -> LlmCtx<'_> {
+        LlmCtx(&self.ai)
     }
 }
 

@@ -9,6 +9,7 @@
 use crate::cli::UpArgs;
 use crate::files::Mounts;
 use crate::keyvalue::{KeyValue, sqlite::KvDatabase};
+use crate::llm::{AiGrant, AiModels};
 use crate::model::{DeployOptions, deploy};
 use crate::serve::{
     Loaded, default_component, print_attribution, shutdown_signal, with_start_time,
@@ -50,11 +51,12 @@ fn admin_token(data_dir: &Path) -> Result<String> {
     Ok(token)
 }
 
-/// One model `up` deploys: a component, and the directories it mounts.
+/// One model `up` deploys: a component, the directories it mounts and the AI models it uses.
 struct ModelSpec {
     name: String,
     component: PathBuf,
     mounts: Vec<String>,
+    ai_models: Vec<String>,
     /// What the registration's reason names: the component, or the model directory.
     source: PathBuf,
 }
@@ -93,6 +95,7 @@ fn models_in(dir: &Path) -> Result<Vec<ModelSpec>> {
                 name,
                 component: path.clone(),
                 mounts: vec![],
+                ai_models: vec![],
                 source: path,
             });
         } else if path.join("model.toml").is_file() {
@@ -100,6 +103,7 @@ fn models_in(dir: &Path) -> Result<Vec<ModelSpec>> {
                 name,
                 component: default_component("onnx_model")?,
                 mounts: vec![format!("{}:/model", path.display())],
+                ai_models: vec![],
                 source: path,
             });
         }
@@ -107,18 +111,30 @@ fn models_in(dir: &Path) -> Result<Vec<ModelSpec>> {
     Ok(specs)
 }
 
-/// Models to deploy: those in `--models`, else molprop and the repository's model directories.
+/// Models to deploy: those in `--models`, else molprop, the embedding model (minilm) and the
+/// repository's model directories.
 fn model_specs(dir: Option<&Path>) -> Result<Vec<ModelSpec>> {
     let specs = match dir {
         Some(dir) => models_in(dir)?,
         None => {
             let molprop = default_component("molprop")?;
-            let mut specs = vec![ModelSpec {
-                name: "molprop".into(),
-                component: molprop.clone(),
-                mounts: vec![],
-                source: molprop,
-            }];
+            let minilm = default_component("minilm")?;
+            let mut specs = vec![
+                ModelSpec {
+                    name: "molprop".into(),
+                    component: molprop.clone(),
+                    mounts: vec![],
+                    ai_models: vec![],
+                    source: molprop,
+                },
+                ModelSpec {
+                    name: "minilm".into(),
+                    component: minilm.clone(),
+                    mounts: vec![],
+                    ai_models: vec![edge_api::embedding::MODEL.to_owned()],
+                    source: minilm,
+                },
+            ];
             if let Some(dir) = default_models_dir() {
                 specs.extend(models_in(&dir)?);
             }
@@ -135,6 +151,13 @@ fn model_specs(dir: Option<&Path>) -> Result<Vec<ModelSpec>> {
     Ok(specs)
 }
 
+/// Why a model that needs `name` was left out, and how to add it.
+fn missing_ai_model(ai: &AiModels, name: &str) -> String {
+    let why = crate::llm::not_installed(name, &ai.model_dir(name));
+    tracing::warn!(model = %name, "{why}");
+    format!("AI model `{name}` not installed (run `cargo xtask install-models`)")
+}
+
 pub async fn run(args: UpArgs) -> Result<()> {
     print_attribution();
     let data_dir = args.runtime.data_dir.clone();
@@ -143,6 +166,8 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let engine =
         crate::engine::build_shared_engine(&limits, SHARED_SLOTS, Some(&args.runtime.cache_dir()))?;
     let db = Arc::new(KvDatabase::open_in(&data_dir)?);
+    // One copy of each AI model's weights, shared by every deployment that uses it.
+    let ai = args.runtime.ai_models();
     let host = args.host;
     let (stop_models, models_rx) = watch::channel(false);
     let (stop_services, services_rx) = watch::channel(false);
@@ -158,6 +183,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
         kv: KeyValue::new(db.clone()),
         vars,
         files: Mounts::default(),
+        ai: AiGrant::new(ai.clone(), &[]).expect("no AI models granted"),
     };
     let registry = Loaded::load_in(
         &engine,
@@ -224,7 +250,17 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let mut deployments = Vec::new();
     // Each component is compiled once, however many deployments use it.
     let mut compiled = std::collections::HashMap::new();
+    let mut skipped = Vec::new();
     for spec in model_specs(args.models.as_deref())? {
+        let mut ai_models = spec.ai_models.clone();
+        ai_models.extend(args.runtime.ai_models.iter().cloned());
+        if let Some(missing) = ai_models.iter().find(|m| !ai.installed(m)) {
+            // Everything else still starts; the model's line says how to add it.
+            skipped.push((spec.name.clone(), missing_ai_model(&ai, missing)));
+            continue;
+        }
+        let ai_grant = AiGrant::new(ai.clone(), &ai_models)
+            .with_context(|| format!("model {}", spec.name))?;
         let pre = match compiled.get(&spec.component) {
             Some(pre) => Clone::clone(pre),
             None => {
@@ -249,6 +285,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
                 kv: KeyValue::new(own_db),
                 vars: args.runtime.variables(&with_start_time(&[]))?,
                 files: mounts.clone(),
+                ai: ai_grant.clone(),
             };
             let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
             let source = spec.source.clone();
@@ -295,6 +332,9 @@ pub async fn run(args: UpArgs) -> Result<()> {
             Err(_) => println!("  {:<24} {:<32} failed (see log)", name, "-"),
         }
         tasks.push(task);
+    }
+    for (name, why) in &skipped {
+        println!("  {name:<24} {:<32} not deployed: {why}", "-");
     }
     println!("\n  {healthy} model(s) serving. Ctrl-C stops everything.\n");
     // Scripts and tests wait for this line.

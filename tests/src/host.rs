@@ -89,6 +89,14 @@ impl HostBuilder {
         self.arg("--dir").arg(format!("{}:{guest}", host.display()))
     }
 
+    /// Grants the component an AI model (`--ai-model`), read from `dir` (`--ai-models-dir`).
+    pub fn ai_model(self, name: &str, dir: &Path) -> Self {
+        self.arg("--ai-model")
+            .arg(name)
+            .arg("--ai-models-dir")
+            .arg(dir.display().to_string())
+    }
+
     pub fn env(mut self, k: &str, v: &str) -> Self {
         self.envs.push((k.into(), v.into()));
         self

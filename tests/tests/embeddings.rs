@@ -1,0 +1,366 @@
+//! The embedding model: the `minilm` component served by `runtime-host`, which runs
+//! all-MiniLM-L6-v2 behind `fermyon:spin/llm`. Its vectors match sentence-transformers' own
+//! for every sentence of the committed reference set, alone or batched with texts of very
+//! different lengths; its input rules give 400s naming the field; the host's side of the
+//! interface refuses what Spin refuses; missing weights say where they go and how to get
+//! them; a long batch holds up no other request and stops at the deadline.
+
+use e2e_tests::{Client, Host, HostBuilder, ai_models_dir, component, temp_dir, workspace_root};
+use serde_json::{Value, json};
+use std::path::Path;
+
+const MODEL: &str = "all-minilm-l6-v2";
+
+/// `runtime-host serve minilm` with the model granted, its files read from `models`.
+fn serve_with(models: &Path, data: &Path, extra: &[&str]) -> Host {
+    let mut b = HostBuilder::new(component("minilm"), data)
+        .shared_compile_cache()
+        .ai_model(MODEL, models);
+    for a in extra {
+        b = b.arg(*a);
+    }
+    b.start()
+}
+
+fn serve(data: &Path) -> Host {
+    serve_with(&ai_models_dir(), data, &[])
+}
+
+/// sentence-transformers' vectors for the committed sentences (tests/data/minilm).
+fn reference() -> Vec<(String, Vec<f64>)> {
+    let file = workspace_root().join("tests/data/minilm/reference.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    v["embeddings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["text"].as_str().unwrap().to_owned(), floats(&e["vector"])))
+        .collect()
+}
+
+fn floats(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    dot(a, b) / (dot(a, a).sqrt() * dot(b, b).sqrt())
+}
+
+async fn predict(c: &Client, host: &Host, data: Value) -> e2e_tests::Reply {
+    c.post_json(
+        &host.url("/predict"),
+        &json!({"input_type": "text", "data": data}),
+        None,
+    )
+    .await
+}
+
+/// The served vector of one text (asserting a 200 with 384 numbers of unit length).
+async fn embed_one(c: &Client, host: &Host, text: &str) -> Vec<f64> {
+    let r = predict(c, host, json!({"text": text})).await;
+    assert_eq!(r.status, 200, "{text}: {}", r.text());
+    let v = r.value();
+    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(v["results"]["dimensions"], 384);
+    assert_eq!(v["results"]["model"], MODEL);
+    let vector = floats(&v["results"]["embedding"]);
+    assert_eq!(vector.len(), 384);
+    assert!((dot(&vector, &vector) - 1.0).abs() < 1e-4, "not unit length");
+    vector
+}
+
+async fn embed_many(c: &Client, host: &Host, texts: &[String]) -> Vec<Vec<f64>> {
+    let r = predict(c, host, json!({"texts": texts})).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.value();
+    let vectors: Vec<Vec<f64>> = v["results"]["embeddings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(floats)
+        .collect();
+    assert_eq!(vectors.len(), texts.len());
+    vectors
+}
+
+/// `word ` `n` times: "cat" is one word piece, so the text is `n` + 2 tokens.
+fn words(n: usize) -> String {
+    "cat ".repeat(n)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_reference_sentence_matches_sentence_transformers_alone_and_in_one_batch() {
+    let data = temp_dir();
+    let host = serve(data.path());
+    let c = Client::new();
+    let reference = reference();
+    assert!(reference.len() >= 50);
+
+    let mut worst = 1.0f64;
+    for (text, want) in &reference {
+        let got = embed_one(&c, &host, text).await;
+        let similarity = cosine(&got, want);
+        assert!(similarity >= 0.9999, "{text}: cosine {similarity}");
+        worst = worst.min(similarity);
+    }
+    // All of them in one request: short and long texts share padded passes, and the
+    // pooling must count each text's own tokens only.
+    let texts: Vec<String> = reference.iter().map(|(t, _)| t.clone()).collect();
+    let batch = embed_many(&c, &host, &texts).await;
+    for ((text, want), got) in reference.iter().zip(&batch) {
+        let similarity = cosine(got, want);
+        assert!(similarity >= 0.9999, "{text} (batched): cosine {similarity}");
+        worst = worst.min(similarity);
+    }
+    println!(
+        "{} sentences, alone and batched: lowest cosine similarity to sentence-transformers {worst:.7}",
+        reference.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_of_very_different_lengths_gives_each_text_its_vector_alone() {
+    let data = temp_dir();
+    let host = serve(data.path());
+    let c = Client::new();
+    let long: String = reference()
+        .iter()
+        .map(|(t, _)| t.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .split(' ')
+        .take(150)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let texts = vec![
+        "Hi.".to_owned(),
+        long.clone(),
+        "A cat sat on the mat.".to_owned(),
+        words(254),
+        "Ok".to_owned(),
+    ];
+    let batch = embed_many(&c, &host, &texts).await;
+    for (text, batched) in texts.iter().zip(&batch) {
+        let alone = embed_one(&c, &host, text).await;
+        let similarity = cosine(batched, &alone);
+        assert!(
+            similarity > 0.99999,
+            "{:?}...: batched vs alone cosine {similarity}",
+            &text[..text.len().min(20)]
+        );
+    }
+    // Different texts stay different: the padding of the long ones leaks into nothing.
+    assert!(cosine(&batch[0], &batch[1]) < 0.9);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn input_rules_answer_400_naming_the_field() {
+    let data = temp_dir();
+    let host = serve(data.path());
+    let c = Client::new();
+    let refused = [
+        (json!({"text": ""}), "invalid_field", "data.text"),
+        (json!({"text": " \n\t "}), "invalid_field", "data.text"),
+        (json!({"text": 42}), "invalid_field", "data.text"),
+        (json!({}), "missing_field", "data.text"),
+        (json!({"texts": []}), "invalid_field", "data.texts"),
+        (json!({"texts": "one"}), "invalid_field", "data.texts"),
+        (json!({"texts": ["a", 7]}), "invalid_field", "data.texts[1]"),
+        (json!({"texts": ["a", ""]}), "invalid_field", "data.texts[1]"),
+        (json!({"text": "a", "texts": ["b"]}), "invalid_field", "data.texts"),
+        (json!({"text": "a", "lang": "en"}), "invalid_field", "data.lang"),
+        (json!({"texts": vec!["a"; 65]}), "invalid_field", "data.texts"),
+        (json!({"text": words(255)}), "input_too_long", "257 word pieces"),
+        (json!({"texts": ["a", words(300)]}), "input_too_long", "data.texts[1]"),
+    ];
+    for (data, code, mention) in refused {
+        let r = predict(&c, &host, data.clone()).await;
+        let body = r.assert_error(400, code);
+        assert!(body.error.contains(mention), "{data}: {}", body.error);
+    }
+    // The limits themselves are accepted: 254 word pieces (+ [CLS], [SEP]) and 64 texts.
+    embed_one(&c, &host, &words(254)).await;
+    assert_eq!(embed_many(&c, &host, &vec!["a".to_owned(); 64]).await.len(), 64);
+    // Accents and case do not matter to an uncased model; other scripts are embedded.
+    let plain = embed_one(&c, &host, "cafe resume").await;
+    let accented = embed_one(&c, &host, "Café Résumé").await;
+    assert!(cosine(&plain, &accented) > 0.99999);
+    embed_one(&c, &host, "日本語の文です。🙂").await;
+    // Only `text` is an input type of this model.
+    let r = c
+        .post_json(
+            &host.url("/predict"),
+            &json!({"input_type": "tabular", "data": {"text": "a"}}),
+            None,
+        )
+        .await;
+    r.assert_error(400, "unsupported_input_type");
+}
+
+/// The host's side of `fermyon:spin/llm`, through the testbed component.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_host_grants_only_granted_models_and_refuses_what_spin_refuses() {
+    let data = temp_dir();
+    let c = Client::new();
+    let models = ai_models_dir();
+    let granted = HostBuilder::new(component("testbed"), data.path())
+        .ai_model(MODEL, &models)
+        .start();
+    let embed = |host: &Host, model: &str| host.url(&format!("/llm/embed?model={model}"));
+
+    let ok = c
+        .post_json(&embed(&granted, MODEL), &json!(["A man is eating food.", "Hi"]), None)
+        .await
+        .value();
+    assert_eq!(ok["embeddings"].as_array().unwrap().len(), 2, "{ok}");
+    assert_eq!(ok["tokens"], 8 + 3, "{ok}");
+    let not_granted = c
+        .post_json(&embed(&granted, "all-minilm-l12-v2"), &json!(["a"]), None)
+        .await
+        .value();
+    assert_eq!(not_granted["error"], "model-not-supported");
+    let infer = c
+        .get(&granted.url(&format!("/llm/infer?model={MODEL}")))
+        .await
+        .value();
+    assert_eq!(infer["error"], "model-not-supported");
+    // The host measures every text itself: one over 256 tokens is refused, never cut.
+    let long = c
+        .post_json(&embed(&granted, MODEL), &json!(["a", words(300)]), None)
+        .await
+        .value();
+    assert_eq!(long["error"], "invalid-input", "{long}");
+    assert!(long["message"].as_str().unwrap().contains("text 1 is 302 tokens"));
+    let empty = c.post_json(&embed(&granted, MODEL), &json!([]), None).await.value();
+    assert_eq!(empty["embeddings"], json!([]), "{empty}");
+
+    // A component granted nothing gets model-not-supported, as under Spin.
+    let other = temp_dir();
+    let bare = HostBuilder::new(component("testbed"), other.path()).start();
+    let refused = c.post_json(&embed(&bare, MODEL), &json!(["a"]), None).await.value();
+    assert_eq!(refused["error"], "model-not-supported");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn missing_weights_say_where_they_go_and_installing_them_needs_no_restart() {
+    let (data, empty) = (temp_dir(), temp_dir());
+    let host = serve_with(empty.path(), data.path(), &[]);
+    let c = Client::new();
+    let expected = empty.path().join(MODEL);
+    let health = c.get(&host.url("/health")).await;
+    let body = health.assert_error(503, "not_ready");
+    for needle in [
+        expected.display().to_string().as_str(),
+        "model.safetensors",
+        "cargo xtask install-models",
+    ] {
+        assert!(body.error.contains(needle), "{needle}: {}", body.error);
+    }
+    let r = predict(&c, &host, json!({"text": "hello"})).await;
+    let body = r.assert_error(500, "internal_error");
+    assert!(body.error.contains("cargo xtask install-models"), "{}", body.error);
+
+    // Installed while the host runs: the next request loads them.
+    std::fs::create_dir_all(&expected).unwrap();
+    for file in ["model.safetensors", "tokenizer.json"] {
+        std::os::unix::fs::symlink(ai_models_dir().join(MODEL).join(file), expected.join(file))
+            .unwrap();
+    }
+    assert_eq!(c.get(&host.url("/health")).await.status, 200);
+    embed_one(&c, &host, "hello").await;
+}
+
+/// 64 texts of 254 word pieces each: seconds of work on the model's thread.
+fn heavy_batch() -> Value {
+    let texts: Vec<String> = (0..64)
+        .map(|i| format!("{i} {}", "words of a long document ".repeat(50)))
+        .map(|t| t.split(' ').take(254).collect::<Vec<_>>().join(" "))
+        .collect();
+    json!({"input_type": "text", "data": {"texts": texts}})
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_batch_holds_up_no_other_request() {
+    let data = temp_dir();
+    let host = serve(data.path());
+    let c = Client::new();
+    embed_one(&c, &host, "warm up").await;
+    let (url, body) = (host.url("/predict"), heavy_batch());
+    let batch = {
+        let c = c.clone();
+        tokio::spawn(async move { c.post_json(&url, &body, None).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // Requests that need no embedding are answered while the batch runs.
+    for _ in 0..5 {
+        assert_eq!(c.get(&host.url("/info")).await.status, 200);
+        assert!(!batch.is_finished(), "the batch finished too soon to show anything");
+    }
+    let done = batch.await.unwrap();
+    assert_eq!(done.status, 200, "{}", done.text());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_past_the_deadline_is_answered_with_a_timeout_and_the_model_recovers() {
+    let data = temp_dir();
+    let host = serve_with(&ai_models_dir(), data.path(), &["--deadline", "2s"]);
+    let c = Client::new();
+    embed_one(&c, &host, "warm up").await;
+    let started = std::time::Instant::now();
+    let r = c.post_json(&host.url("/predict"), &heavy_batch(), None).await;
+    r.assert_error(500, "timeout");
+    assert!(started.elapsed() < std::time::Duration::from_secs(6));
+    // The abandoned work stops at its next pass; later requests are served.
+    embed_one(&c, &host, "after the timeout").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_passes_on_the_embedding_model() {
+    let data = temp_dir();
+    let host = serve(data.path());
+    let url = host.base_url();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(e2e_tests::host_binary())
+            .args(["check", &url, "--keep-running"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// The vocabulary the component counts word pieces with is the installed tokenizer's.
+#[test]
+fn the_components_vocabulary_is_the_models() {
+    let tokenizer = ai_models_dir().join(MODEL).join("tokenizer.json");
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(tokenizer).unwrap()).unwrap();
+    let mut vocab: Vec<(&str, u64)> = t["model"]["vocab"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_u64().unwrap()))
+        .collect();
+    vocab.sort_by_key(|(_, id)| *id);
+    let committed = std::fs::read_to_string(workspace_root().join("components/minilm/vocab.txt"))
+        .unwrap();
+    let lines: Vec<&str> = committed.lines().collect();
+    assert_eq!(lines.len(), vocab.len());
+    for (i, ((token, id), line)) in vocab.iter().zip(&lines).enumerate() {
+        assert_eq!(*id as usize, i);
+        assert_eq!(token, line, "entry {i}");
+    }
+    assert_eq!(t["model"]["type"], "WordPiece");
+    assert_eq!(t["normalizer"]["type"], "BertNormalizer");
+    assert_eq!(t["normalizer"]["lowercase"], true);
+    assert_eq!(t["pre_tokenizer"]["type"], "BertPreTokenizer");
+}
