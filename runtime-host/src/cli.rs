@@ -177,11 +177,15 @@ pub struct BenchArgs {
     /// The Python interpreter used to create the peer's virtualenv.
     #[arg(long, default_value = "python3")]
     pub python: String,
-    /// Skip the Python peer.
+    /// Skip the Python peers.
     #[arg(long)]
     pub no_python: bool,
+    /// Where the embedding model's files are (`cargo xtask install-models` puts them here);
+    /// without them the embeddings section is skipped.
+    #[arg(long, default_value = ".data/ai-models")]
+    pub ai_models_dir: PathBuf,
     /// Run only these sections (comma-separated): predict (with /health), solubility,
-    /// startup, registry, memory. Default: all.
+    /// embeddings, startup, registry, memory. Default: all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Scratch directory: data directories, logs of every process started, the virtualenv.

@@ -259,8 +259,8 @@ pub async fn run(args: UpArgs) -> Result<()> {
             skipped.push((spec.name.clone(), missing_ai_model(&ai, missing)));
             continue;
         }
-        let ai_grant = AiGrant::new(ai.clone(), &ai_models)
-            .with_context(|| format!("model {}", spec.name))?;
+        let ai_grant =
+            AiGrant::new(ai.clone(), &ai_models).with_context(|| format!("model {}", spec.name))?;
         let pre = match compiled.get(&spec.component) {
             Some(pre) => Clone::clone(pre),
             None => {

@@ -74,7 +74,10 @@ async fn embed_one(c: &Client, host: &Host, text: &str) -> Vec<f64> {
     assert_eq!(v["results"]["model"], MODEL);
     let vector = floats(&v["results"]["embedding"]);
     assert_eq!(vector.len(), 384);
-    assert!((dot(&vector, &vector) - 1.0).abs() < 1e-4, "not unit length");
+    assert!(
+        (dot(&vector, &vector) - 1.0).abs() < 1e-4,
+        "not unit length"
+    );
     vector
 }
 
@@ -118,7 +121,10 @@ async fn every_reference_sentence_matches_sentence_transformers_alone_and_in_one
     let batch = embed_many(&c, &host, &texts).await;
     for ((text, want), got) in reference.iter().zip(&batch) {
         let similarity = cosine(got, want);
-        assert!(similarity >= 0.9999, "{text} (batched): cosine {similarity}");
+        assert!(
+            similarity >= 0.9999,
+            "{text} (batched): cosine {similarity}"
+        );
         worst = worst.min(similarity);
     }
     println!(
@@ -175,12 +181,36 @@ async fn input_rules_answer_400_naming_the_field() {
         (json!({"texts": []}), "invalid_field", "data.texts"),
         (json!({"texts": "one"}), "invalid_field", "data.texts"),
         (json!({"texts": ["a", 7]}), "invalid_field", "data.texts[1]"),
-        (json!({"texts": ["a", ""]}), "invalid_field", "data.texts[1]"),
-        (json!({"text": "a", "texts": ["b"]}), "invalid_field", "data.texts"),
-        (json!({"text": "a", "lang": "en"}), "invalid_field", "data.lang"),
-        (json!({"texts": vec!["a"; 65]}), "invalid_field", "data.texts"),
-        (json!({"text": words(255)}), "input_too_long", "257 word pieces"),
-        (json!({"texts": ["a", words(300)]}), "input_too_long", "data.texts[1]"),
+        (
+            json!({"texts": ["a", ""]}),
+            "invalid_field",
+            "data.texts[1]",
+        ),
+        (
+            json!({"text": "a", "texts": ["b"]}),
+            "invalid_field",
+            "data.texts",
+        ),
+        (
+            json!({"text": "a", "lang": "en"}),
+            "invalid_field",
+            "data.lang",
+        ),
+        (
+            json!({"texts": vec!["a"; 65]}),
+            "invalid_field",
+            "data.texts",
+        ),
+        (
+            json!({"text": words(255)}),
+            "input_too_long",
+            "257 word pieces",
+        ),
+        (
+            json!({"texts": ["a", words(300)]}),
+            "input_too_long",
+            "data.texts[1]",
+        ),
     ];
     for (data, code, mention) in refused {
         let r = predict(&c, &host, data.clone()).await;
@@ -189,7 +219,10 @@ async fn input_rules_answer_400_naming_the_field() {
     }
     // The limits themselves are accepted: 254 word pieces (+ [CLS], [SEP]) and 64 texts.
     embed_one(&c, &host, &words(254)).await;
-    assert_eq!(embed_many(&c, &host, &vec!["a".to_owned(); 64]).await.len(), 64);
+    assert_eq!(
+        embed_many(&c, &host, &vec!["a".to_owned(); 64]).await.len(),
+        64
+    );
     // Accents and case do not matter to an uncased model; other scripts are embedded.
     let plain = embed_one(&c, &host, "cafe resume").await;
     let accented = embed_one(&c, &host, "Café Résumé").await;
@@ -218,7 +251,11 @@ async fn the_host_grants_only_granted_models_and_refuses_what_spin_refuses() {
     let embed = |host: &Host, model: &str| host.url(&format!("/llm/embed?model={model}"));
 
     let ok = c
-        .post_json(&embed(&granted, MODEL), &json!(["A man is eating food.", "Hi"]), None)
+        .post_json(
+            &embed(&granted, MODEL),
+            &json!(["A man is eating food.", "Hi"]),
+            None,
+        )
         .await
         .value();
     assert_eq!(ok["embeddings"].as_array().unwrap().len(), 2, "{ok}");
@@ -239,14 +276,25 @@ async fn the_host_grants_only_granted_models_and_refuses_what_spin_refuses() {
         .await
         .value();
     assert_eq!(long["error"], "invalid-input", "{long}");
-    assert!(long["message"].as_str().unwrap().contains("text 1 is 302 tokens"));
-    let empty = c.post_json(&embed(&granted, MODEL), &json!([]), None).await.value();
+    assert!(
+        long["message"]
+            .as_str()
+            .unwrap()
+            .contains("text 1 is 302 tokens")
+    );
+    let empty = c
+        .post_json(&embed(&granted, MODEL), &json!([]), None)
+        .await
+        .value();
     assert_eq!(empty["embeddings"], json!([]), "{empty}");
 
     // A component granted nothing gets model-not-supported, as under Spin.
     let other = temp_dir();
     let bare = HostBuilder::new(component("testbed"), other.path()).start();
-    let refused = c.post_json(&embed(&bare, MODEL), &json!(["a"]), None).await.value();
+    let refused = c
+        .post_json(&embed(&bare, MODEL), &json!(["a"]), None)
+        .await
+        .value();
     assert_eq!(refused["error"], "model-not-supported");
 }
 
@@ -267,7 +315,11 @@ async fn missing_weights_say_where_they_go_and_installing_them_needs_no_restart(
     }
     let r = predict(&c, &host, json!({"text": "hello"})).await;
     let body = r.assert_error(500, "internal_error");
-    assert!(body.error.contains("cargo xtask install-models"), "{}", body.error);
+    assert!(
+        body.error.contains("cargo xtask install-models"),
+        "{}",
+        body.error
+    );
 
     // Installed while the host runs: the next request loads them.
     std::fs::create_dir_all(&expected).unwrap();
@@ -303,7 +355,10 @@ async fn a_long_batch_holds_up_no_other_request() {
     // Requests that need no embedding are answered while the batch runs.
     for _ in 0..5 {
         assert_eq!(c.get(&host.url("/info")).await.status, 200);
-        assert!(!batch.is_finished(), "the batch finished too soon to show anything");
+        assert!(
+            !batch.is_finished(),
+            "the batch finished too soon to show anything"
+        );
     }
     let done = batch.await.unwrap();
     assert_eq!(done.status, 200, "{}", done.text());
@@ -316,7 +371,9 @@ async fn a_batch_past_the_deadline_is_answered_with_a_timeout_and_the_model_reco
     let c = Client::new();
     embed_one(&c, &host, "warm up").await;
     let started = std::time::Instant::now();
-    let r = c.post_json(&host.url("/predict"), &heavy_batch(), None).await;
+    let r = c
+        .post_json(&host.url("/predict"), &heavy_batch(), None)
+        .await;
     r.assert_error(500, "timeout");
     assert!(started.elapsed() < std::time::Duration::from_secs(6));
     // The abandoned work stops at its next pass; later requests are served.
@@ -336,7 +393,11 @@ async fn check_passes_on_the_embedding_model() {
     })
     .await
     .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 /// The vocabulary the component counts word pieces with is the installed tokenizer's.
@@ -351,8 +412,8 @@ fn the_components_vocabulary_is_the_models() {
         .map(|(k, v)| (k.as_str(), v.as_u64().unwrap()))
         .collect();
     vocab.sort_by_key(|(_, id)| *id);
-    let committed = std::fs::read_to_string(workspace_root().join("components/minilm/vocab.txt"))
-        .unwrap();
+    let committed =
+        std::fs::read_to_string(workspace_root().join("components/minilm/vocab.txt")).unwrap();
     let lines: Vec<&str> = committed.lines().collect();
     assert_eq!(lines.len(), vocab.len());
     for (i, ((token, id), line)) in vocab.iter().zip(&lines).enumerate() {

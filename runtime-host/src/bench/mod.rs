@@ -8,9 +8,11 @@
 //! 2. `/health` at 64 connections. 3. `/predict` on the solubility ONNX model (same
 //!    molecules, same connection counts) vs its Python peer (FastAPI + RDKit + onnxruntime).
 //! 4. Registry throughput with 32 clients, duplicate ports. 5. Start-up cold and warm.
-//! 6. Resident memory of `up` with 1 and 25 molprop, and 25 mixed (13 molprop, 12
-//!    solubility). 7. Registry latency at 10 and 2,000 active registrations.
+//! 6. Resident memory of `up` with 1 and 25 molprop, 25 mixed (13 molprop, 12 solubility),
+//!    and 25 molprop beside the embedding model. 7. Registry latency at 10 and 2,000 active
+//!    registrations. 8. Sentence embeddings (minilm) vs a Python peer (sentence-transformers).
 
+mod embeddings;
 mod load;
 mod onnx;
 mod peers;
@@ -67,6 +69,9 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     if wanted("solubility") {
         onnx::solubility(&paths, &args, &molecules, duration, rounds, &mut report).await?;
     }
+    if wanted("embeddings") {
+        embeddings::embeddings(&paths, &args, duration, rounds, &mut report).await?;
+    }
     if wanted("startup") {
         startup(&paths, &mut report).await?;
     }
@@ -74,7 +79,7 @@ pub async fn run(args: BenchArgs) -> Result<()> {
         registry_figures(&paths, duration, &mut report).await?;
     }
     if wanted("memory") {
-        memory_of_up(&paths, &molecules, &mut report).await?;
+        memory_of_up(&paths, &args, &molecules, &mut report).await?;
     }
     targets::judge(&mut report);
 
@@ -157,12 +162,13 @@ impl Sides {
         self.addrs.push((name.to_owned(), addr));
     }
 
-    /// Adds the Python peer `app` as side `python`, or notes in the report why it is missing.
+    /// Adds the Python peer `app` (from virtualenv `env`) as side `python`, or notes in the
+    /// report why it is missing.
     async fn add_python(
         &mut self,
         paths: &Paths,
         args: &BenchArgs,
-        app: &str,
+        (env, app): (&peers::PythonEnv, &str),
         report: &mut Report,
     ) {
         if args.no_python {
@@ -171,7 +177,7 @@ impl Sides {
                 .push(format!("Python peer {app} skipped (--no-python)"));
             return;
         }
-        match peers::python(paths, app).await {
+        match peers::python(paths, env, app).await {
             Ok((py, addr)) => self.push("python", py, addr),
             Err(why) => {
                 eprintln!("skipping the Python peer {app}: {why}");
@@ -249,7 +255,9 @@ async fn predict_and_health(
     sides.push("host", host, host_addr);
     sides.push("host-reuse1", fresh, fresh_addr);
     sides.push("native", native, native_addr);
-    sides.add_python(paths, args, "app", report).await;
+    sides
+        .add_python(paths, args, (&peers::CHEMISTRY_PEERS, "app"), report)
+        .await;
     for property in PROPERTIES {
         let calls = predict_calls(molecules, property);
         // Warm every side up (compilation caches, allocator pools, Python imports).
@@ -320,10 +328,43 @@ async fn registry_figures(paths: &Paths, duration: Duration, report: &mut Report
     Ok(())
 }
 
-/// A `--models` directory for `up`: `molprop` copies of molprop and `solubility` copies of
-/// the solubility model directory, as symbolic links.
-fn models_dir(paths: &Paths, name: &str, molprop: usize, solubility: usize) -> Result<PathBuf> {
+/// What one `up` of the memory section deploys.
+struct Mix {
+    molprop: usize,
+    solubility: usize,
+    minilm: bool,
+}
+
+impl Mix {
+    fn label(&self) -> String {
+        let mut parts = vec![format!("{} molprop", self.molprop)];
+        if self.solubility > 0 {
+            parts.push(format!("{} solubility", self.solubility));
+        }
+        if self.minilm {
+            parts.push("minilm".into());
+        }
+        parts.join(" + ")
+    }
+
+    fn total(&self) -> usize {
+        self.molprop + self.solubility + usize::from(self.minilm)
+    }
+}
+
+/// A `--models` directory for `up` holding `mix` as symbolic links: copies of molprop, of
+/// the solubility model directory, and the embedding component.
+fn models_dir(paths: &Paths, name: &str, mix: &Mix) -> Result<PathBuf> {
+    let Mix {
+        molprop,
+        solubility,
+        minilm,
+    } = *mix;
     let dir = procs::fresh_dir(&paths.work, name)?;
+    if minilm {
+        let wasm = crate::serve::default_component("minilm")?;
+        std::os::unix::fs::symlink(&wasm, dir.join("minilm.wasm"))?;
+    }
     let wasm = crate::serve::default_component("molprop")?;
     let model = std::fs::canonicalize("models/solubility")
         .context("models/solubility (run the bench from the repository root)")?;
@@ -336,24 +377,62 @@ fn models_dir(paths: &Paths, name: &str, molprop: usize, solubility: usize) -> R
     Ok(dir)
 }
 
-/// `runtime-host up` with 1 and 25 molprop, and 25 mixed models, each model serving
-/// predictions first.
-async fn memory_of_up(paths: &Paths, molecules: &[String], report: &mut Report) -> Result<()> {
+/// `runtime-host up` with 1 and 25 molprop, 25 mixed models, and 25 molprop beside the
+/// embedding model, each model serving predictions first.
+async fn memory_of_up(
+    paths: &Paths,
+    args: &BenchArgs,
+    molecules: &[String],
+    report: &mut Report,
+) -> Result<()> {
     let sample = &molecules[..molecules.len().min(20)];
     let (molprop_calls, smiles_calls) = (predict_calls(sample, "all"), smiles_calls(sample));
-    for (molprop, solubility) in [(1, 0), (25, 0), (13, 12)] {
-        let total = molprop + solubility;
-        let label = if solubility == 0 {
-            format!("{molprop} molprop")
-        } else {
-            format!("{molprop} molprop + {solubility} solubility")
+    let sentence_calls: Arc<[Call]> = Arc::new([Call::post_json(
+        "/predict",
+        &json!({"input_type": "text", "data": {"text": "A man is eating food."}}),
+    )]);
+    let ai_models = std::fs::canonicalize(&args.ai_models_dir).ok();
+    let mixes = [
+        Mix {
+            molprop: 1,
+            solubility: 0,
+            minilm: false,
+        },
+        Mix {
+            molprop: 25,
+            solubility: 0,
+            minilm: false,
+        },
+        Mix {
+            molprop: 13,
+            solubility: 12,
+            minilm: false,
+        },
+        Mix {
+            molprop: 25,
+            solubility: 0,
+            minilm: true,
+        },
+    ];
+    for mix in mixes {
+        let label = mix.label();
+        let extra = match (&ai_models, mix.minilm) {
+            (_, false) => vec![],
+            (Some(dir), true) => peers::ai_model_flags(dir),
+            (None, true) => {
+                report.notes.push(format!(
+                    "memory of `up` with {label} skipped: no AI models in {}",
+                    args.ai_models_dir.display()
+                ));
+                continue;
+            }
         };
         eprintln!("memory of `up` with {label} ...");
-        let name = format!("up-{molprop}-{solubility}");
-        let dir = models_dir(paths, &format!("{name}-models"), molprop, solubility)?;
-        let (up, models) = peers::up(paths, &name, &dir).await?;
+        let name = format!("up-{}-{}-{}", mix.molprop, mix.solubility, mix.minilm);
+        let dir = models_dir(paths, &format!("{name}-models"), &mix)?;
+        let (up, models) = peers::up(paths, &name, &dir, &extra).await?;
         anyhow::ensure!(
-            models.len() == total,
+            models.len() == mix.total(),
             "`up` with {label} has {} model(s) serving (see {})",
             models.len(),
             paths.work.join(format!("{name}.log")).display()
@@ -361,6 +440,8 @@ async fn memory_of_up(paths: &Paths, molecules: &[String], report: &mut Report) 
         for (model, addr) in &models {
             let calls = if model.starts_with("molprop") {
                 &molprop_calls
+            } else if model.starts_with("minilm") {
+                &sentence_calls
             } else {
                 &smiles_calls
             };
@@ -369,7 +450,7 @@ async fn memory_of_up(paths: &Paths, molecules: &[String], report: &mut Report) 
         if let Some(mib) = up.rss_mib() {
             let what = format!("runtime-host up: registry, chat, {label}");
             report.memory_mib.push((what, mib));
-            report.up_rss_mib.push((label, total, mib));
+            report.up_rss_mib.push((label, mix.total(), mib));
         }
         up.stop().await;
     }

@@ -32,7 +32,12 @@ pub async fn solubility(
         sides.push(side, proc, addr);
     }
     sides
-        .add_python(paths, args, "solubility_app", report)
+        .add_python(
+            paths,
+            args,
+            (&peers::CHEMISTRY_PEERS, "solubility_app"),
+            report,
+        )
         .await;
     let calls = smiles_calls(molecules);
     alternate(&sides.addrs, 16, duration / 2, 1, &calls).await?;

@@ -73,6 +73,14 @@ impl ModelUnderTest {
         })
     }
 
+    /// The embedding model component, granted all-MiniLM-L6-v2 from `ai_models`.
+    pub fn minilm(ai_models: &Path) -> Result<Self> {
+        Ok(Self {
+            component: crate::serve::default_component("minilm")?,
+            flags: ai_model_flags(ai_models),
+        })
+    }
+
     /// The ONNX model component serving `models/<name>` of this repository.
     pub fn onnx(name: &str) -> Result<Self> {
         let dir = Path::new("models").join(name);
@@ -87,6 +95,16 @@ impl ModelUnderTest {
             flags: vec!["--dir".into(), format!("{}:/model", dir.display())],
         })
     }
+}
+
+/// The flags that grant all-MiniLM-L6-v2, read from `dir`.
+pub fn ai_model_flags(dir: &Path) -> Vec<String> {
+    vec![
+        "--ai-model".into(),
+        edge_api::embedding::MODEL.into(),
+        "--ai-models-dir".into(),
+        dir.display().to_string(),
+    ]
 }
 
 /// `runtime-host model` registering with `registry`; returns it, its address and the time
@@ -170,16 +188,41 @@ pub async fn native(p: &Paths) -> Result<(Proc, SocketAddr)> {
 
 /// A Python peer (`app` for molprop, `solubility_app`), installing the virtualenv first if
 /// needed; `Err` (with the reason) when Python or the packages are not available.
-pub async fn python(p: &Paths, app: &str) -> Result<(Proc, SocketAddr), String> {
-    let venv = p.work.join("venv");
+/// A virtualenv of Python peers: its requirements file (in the peers' directory) and its
+/// directory (in the work directory).
+pub struct PythonEnv {
+    pub requirements: &'static str,
+    pub venv: &'static str,
+    pub what: &'static str,
+}
+
+/// FastAPI, uvicorn, RDKit and onnxruntime: the molprop and solubility peers.
+pub const CHEMISTRY_PEERS: PythonEnv = PythonEnv {
+    requirements: "requirements.txt",
+    venv: "venv",
+    what: "FastAPI, uvicorn, RDKit, onnxruntime",
+};
+
+/// FastAPI, uvicorn, sentence-transformers and torch: the embedding peer (several GB).
+pub const EMBEDDING_PEER: PythonEnv = PythonEnv {
+    requirements: "requirements-embeddings.txt",
+    venv: "venv-embeddings",
+    what: "FastAPI, uvicorn, sentence-transformers, torch: about 5.8 GB, ten minutes",
+};
+
+/// The Python peer `app` on a free port, its virtualenv `env` installed first if its
+/// requirements changed.
+pub async fn python(p: &Paths, env: &PythonEnv, app: &str) -> Result<(Proc, SocketAddr), String> {
+    let venv = p.work.join(env.venv);
     let py = venv.join("bin/python");
-    let requirements = p.python_app.join("requirements.txt");
+    let requirements = p.python_app.join(env.requirements);
     let wanted = std::fs::read_to_string(&requirements)
         .map_err(|e| format!("{}: {e}", requirements.display()))?;
     let stamp = venv.join("installed-requirements.txt");
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
         eprintln!(
-            "installing the Python peers (FastAPI, uvicorn, RDKit, onnxruntime) into {} ...",
+            "installing Python peers ({}) into {} ...",
+            env.what,
             venv.display()
         );
         run_quiet(&p.python, &["-m", "venv", &venv.display().to_string()])
@@ -241,12 +284,17 @@ async fn run_quiet(program: &str, args: &[&str]) -> Result<()> {
 
 /// `runtime-host up --models DIR` on free ports; returns it and its models' names and
 /// addresses.
-pub async fn up(p: &Paths, name: &str, models: &Path) -> Result<(Proc, Vec<(String, SocketAddr)>)> {
+pub async fn up(
+    p: &Paths,
+    name: &str,
+    models: &Path,
+    extra: &[String],
+) -> Result<(Proc, Vec<(String, SocketAddr)>)> {
     let data = super::procs::fresh_dir(&p.work, name)?;
     let registry = loopback(free_port()?);
     // Below Linux's ephemeral range, so client sockets rarely hold one of these.
     let first = 21_000u16;
-    let args = [
+    let mut args = vec![
         "up".into(),
         "--registry-port".into(),
         registry.port().to_string(),
@@ -259,6 +307,7 @@ pub async fn up(p: &Paths, name: &str, models: &Path) -> Result<(Proc, Vec<(Stri
         "--data-dir".into(),
         data.display().to_string(),
     ];
+    args.extend(extra.iter().cloned());
     let mut proc = Proc::spawn(name, &p.host, &args, &p.log(name))?;
     let lines = proc
         .lines_until("stack ready", Duration::from_secs(300))

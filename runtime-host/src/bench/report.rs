@@ -9,6 +9,8 @@ pub struct Report {
     pub machine: String,
     pub settings: String,
     pub predict: Vec<PredictRow>,
+    /// Embeddings (minilm), per load.
+    pub embeddings: Vec<EmbeddingRow>,
     /// `/health` at 64 connections, per side.
     pub health: Vec<(String, Figures)>,
     pub registry: Option<Throughput>,
@@ -33,6 +35,29 @@ pub struct PredictRow {
 
 impl PredictRow {
     pub fn side(&self, name: &str) -> Option<&Figures> {
+        self.sides.iter().find(|(n, _)| n == name).map(|(_, f)| f)
+    }
+}
+
+/// One load of the embeddings section: requests of `texts_per_request` sentences.
+#[derive(Debug, Clone, Serialize)]
+pub struct EmbeddingRow {
+    pub texts_per_request: usize,
+    pub connections: usize,
+    /// (side, figures of requests): host, python.
+    pub sides: Vec<(String, Figures)>,
+}
+
+impl EmbeddingRow {
+    /// Sentences embedded per second by `side`.
+    pub fn per_second(&self, side: &str) -> Option<f64> {
+        self.sides
+            .iter()
+            .find(|(n, _)| n == side)
+            .map(|(_, f)| f.rps * self.texts_per_request as f64)
+    }
+
+    fn side(&self, name: &str) -> Option<&Figures> {
         self.sides.iter().find(|(n, _)| n == name).map(|(_, f)| f)
     }
 }
@@ -89,6 +114,31 @@ impl Report {
                 cell("python"),
                 ratio("native"),
                 ratio("python")
+            );
+        }
+        if !self.embeddings.is_empty() {
+            println!("\nembeddings (sentences/s, request p50 / p99 ms): minilm");
+            println!(
+                "  {:>5} {:>5}  {:>24} {:>24}  {:>11}",
+                "texts", "conns", "runtime-host", "python", "host/python"
+            );
+        }
+        for row in &self.embeddings {
+            let cell = |side: &str| match (row.per_second(side), row.side(side)) {
+                (Some(n), Some(f)) => format!("{n:>8.0} {:>6.2}/{:<7.2}", f.p50_ms, f.p99_ms),
+                _ => "-".to_owned(),
+            };
+            let ratio = match (row.per_second("host"), row.per_second("python")) {
+                (Some(h), Some(p)) if p > 0.0 => format!("{:.2}x", h / p),
+                _ => "-".into(),
+            };
+            println!(
+                "  {:>5} {:>5}  {:>24} {:>24}  {:>11}",
+                row.texts_per_request,
+                row.connections,
+                cell("host"),
+                cell("python"),
+                ratio
             );
         }
         println!("\n/health at 64 connections (requests/s, p50 / p99 ms)");

@@ -1,4 +1,4 @@
-//! The targets (issues 7, 11 and 12), judged from a finished report.
+//! The targets (issues 7, 11, 12 and 13), judged from a finished report.
 
 use super::report::Report;
 
@@ -43,6 +43,36 @@ pub fn judge(r: &mut Report) {
             ">= 5x req/s, lower p99",
             format!("{ratio:.1}x, p99 {:.2} vs {:.2} ms", h.p99_ms, py.p99_ms),
             ratio >= 5.0 && h.p99_ms < py.p99_ms,
+        );
+    }
+    let singles = r
+        .embeddings
+        .iter()
+        .find(|e| e.texts_per_request == 1 && e.connections == 16)
+        .cloned();
+    if let Some(row) = singles
+        && let (Some(h), Some(py)) = (row.per_second("host"), row.per_second("python"))
+    {
+        let ratio = h / py.max(1e-9);
+        r.target(
+            "embeddings: host vs Python, 16 conns",
+            ">= 2x sentences/s",
+            format!("{ratio:.1}x ({h:.0} vs {py:.0} sentences/s)"),
+            ratio >= 2.0,
+        );
+    }
+    if let Some((label, _, mib)) = r
+        .up_rss_mib
+        .iter()
+        .find(|(label, _, _)| label.contains("minilm"))
+        .cloned()
+    {
+        let mb = mib * 1.048_576;
+        r.target(
+            &format!("`up` with {label}"),
+            "< 300 MB RSS",
+            format!("{mb:.0} MB (with registry and chat)"),
+            mb < 300.0,
         );
     }
     if let Some((_, h)) = r.health.iter().find(|(s, _)| s == "host").cloned() {

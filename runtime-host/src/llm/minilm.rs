@@ -28,6 +28,12 @@ pub const TOKENIZER_FILE: &str = "tokenizer.json";
 /// already keep every core busy.
 const BATCH_TOKENS: usize = 1024;
 
+/// The fixed cost of one pass, in tokens' worth of work. Measured on a 2-core Xeon: a pass
+/// costs about 8 ms plus 0.2 ms per token it holds, padding included (one text of 8 tokens
+/// 10.7 ms; 16 texts padded to 35 tokens 118 ms; 32 of them 225 ms): the weights are
+/// re-packed for the matrix products of every pass, whatever its size.
+const PASS_COST_TOKENS: usize = 40;
+
 /// The network's shape: BERT with 6 layers of width 384 (the model card's `config.json`).
 fn config() -> Config {
     Config {
@@ -102,33 +108,22 @@ impl MiniLm {
         })
     }
 
-    /// Unit-length sentence embeddings of `texts`, in order. Texts of similar length are run
-    /// together (sorted by length, at most [`BATCH_TOKENS`] per pass, padding included);
-    /// `keep_going` is asked before each pass, so abandoned work stops early.
-    pub fn embed(
-        &self,
-        texts: &[Tokens],
-        keep_going: impl Fn() -> bool,
-    ) -> Result<Vec<Vec<f32>>> {
+    /// Unit-length sentence embeddings of `texts`, in order. Texts are sorted by length and
+    /// run in passes of similar lengths ([`plan_passes`]); `keep_going` is asked before each
+    /// pass, so abandoned work stops early.
+    pub fn embed(&self, texts: &[Tokens], keep_going: impl Fn() -> bool) -> Result<Vec<Vec<f32>>> {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].len());
+        let lengths: Vec<usize> = order.iter().map(|&i| texts[i].len()).collect();
         let mut out = vec![Vec::new(); texts.len()];
-        let mut start = 0;
-        while start < order.len() {
+        for pass in plan_passes(&lengths) {
             if !keep_going() {
                 bail!("abandoned");
             }
-            // Sorted by length: a pass is padded to its last (longest) text.
-            let mut end = start + 1;
-            while end < order.len() && (end - start + 1) * texts[order[end]].len() <= BATCH_TOKENS
-            {
-                end += 1;
-            }
-            let batch: Vec<&Tokens> = order[start..end].iter().map(|&i| &texts[i]).collect();
-            for (&i, vector) in order[start..end].iter().zip(self.pass(&batch)?) {
+            let batch: Vec<&Tokens> = order[pass.clone()].iter().map(|&i| &texts[i]).collect();
+            for (&i, vector) in order[pass].iter().zip(self.pass(&batch)?) {
                 out[i] = vector;
             }
-            start = end;
         }
         Ok(out)
     }
@@ -156,5 +151,59 @@ impl MiniLm {
         let mean = summed.broadcast_div(&weights.sum(1)?)?;
         let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
         Ok(mean.broadcast_div(&norm)?.to_vec2()?)
+    }
+}
+
+/// Splits texts sorted by length into consecutive passes at least cost: each pass costs
+/// [`PASS_COST_TOKENS`] plus its texts times its longest length, and holds at most
+/// [`BATCH_TOKENS`] (a lone text longer than that runs alone). Many short texts share one
+/// pass; a long one does not pad a crowd of short ones to its length.
+fn plan_passes(sorted_lengths: &[usize]) -> Vec<std::ops::Range<usize>> {
+    let n = sorted_lengths.len();
+    // best[j]: least cost of the first j texts; start[j]: where their last pass begins.
+    let mut best = vec![0usize; n + 1];
+    let mut start = vec![0usize; n + 1];
+    for j in 1..=n {
+        best[j] = usize::MAX;
+        for i in (0..j).rev() {
+            let padded = (j - i) * sorted_lengths[j - 1];
+            if padded > BATCH_TOKENS && j - i > 1 {
+                break;
+            }
+            let cost = best[i] + PASS_COST_TOKENS + padded;
+            if cost < best[j] {
+                best[j] = cost;
+                start[j] = i;
+            }
+        }
+    }
+    let mut passes = Vec::new();
+    let mut j = n;
+    while j > 0 {
+        passes.push(start[j]..j);
+        j = start[j];
+    }
+    passes.reverse();
+    passes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan_passes;
+
+    #[test]
+    fn similar_lengths_share_a_pass_and_outliers_get_their_own() {
+        assert!(plan_passes(&[]).is_empty());
+        assert_eq!(plan_passes(&[9, 10, 11, 12]), vec![0..4]);
+        // Padding eight short texts to 200 tokens costs far more than a second pass.
+        let mut lengths = vec![10; 8];
+        lengths.push(200);
+        assert_eq!(plan_passes(&lengths), vec![0..8, 8..9]);
+        // The token cap bounds a pass; a text over it runs alone.
+        let long = vec![256; 9];
+        let passes = plan_passes(&long);
+        assert!(passes.iter().all(|p| p.len() * 256 <= 1024));
+        assert_eq!(passes.iter().map(|p| p.len()).sum::<usize>(), 9);
+        assert_eq!(plan_passes(&[2000]), vec![0..1]);
     }
 }

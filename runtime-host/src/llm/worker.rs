@@ -16,6 +16,9 @@ use tokio::sync::oneshot;
 
 /// Texts one round takes from the queue at most (a request's texts always run in one round).
 const ROUND_TEXTS: usize = 256;
+/// Longest a round waits for the requests it expects (see [`run`]): a small part of one
+/// pass, which takes 10 ms or more.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// Why a request got no embeddings.
 #[derive(Debug)]
@@ -68,7 +71,9 @@ impl Worker {
             reply,
         };
         if self.queue.send(job).is_err() {
-            return Err(EmbedError::Runtime("the embedding thread has stopped".into()));
+            return Err(EmbedError::Runtime(
+                "the embedding thread has stopped".into(),
+            ));
         }
         answer
             .await
@@ -78,19 +83,30 @@ impl Worker {
 
 /// The thread: takes what is queued, runs it as one round, answers, repeats until every
 /// handle is dropped.
+///
+/// Requests answered together come back together: their clients send the next ones at
+/// about the same time, but not at the same instant. So when the last round served several
+/// requests, the next waits a moment ([`GATHER`]) for as many to queue up before it starts,
+/// instead of running the first arrival alone and the rest after it. A lone client never
+/// waits: its rounds hold one request.
 fn run(model: &MiniLm, jobs: mpsc::Receiver<Job>) {
+    let mut last_round = 0;
     while let Ok(first) = jobs.recv() {
         let mut round = vec![first];
         let mut texts = round[0].texts.len();
+        let deadline = std::time::Instant::now() + GATHER;
         while texts < ROUND_TEXTS {
-            match jobs.try_recv() {
-                Ok(job) => {
-                    texts += job.texts.len();
-                    round.push(job);
-                }
-                Err(_) => break,
-            }
+            let next = if round.len() < last_round {
+                jobs.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+                    .ok()
+            } else {
+                jobs.try_recv().ok()
+            };
+            let Some(job) = next else { break };
+            texts += job.texts.len();
+            round.push(job);
         }
+        last_round = round.len();
         run_round(model, round);
     }
 }
@@ -119,7 +135,16 @@ fn run_round(model: &MiniLm, round: Vec<Job>) {
         return;
     }
     let keep_going = || accepted.iter().any(|(job, _)| !job.reply.is_closed());
-    match model.embed(&all, keep_going) {
+    let started = std::time::Instant::now();
+    let result = model.embed(&all, keep_going);
+    tracing::debug!(
+        requests = accepted.len(),
+        texts = all.len(),
+        tokens = all.iter().map(Tokens::len).sum::<usize>(),
+        ms = started.elapsed().as_secs_f64() * 1000.0,
+        "embedding round"
+    );
+    match result {
         Ok(vectors) => {
             let mut vectors = vectors.into_iter();
             for (job, tokens) in accepted {
