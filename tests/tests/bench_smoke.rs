@@ -18,6 +18,8 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
         .arg(native_peer_binary())
         .arg("--work-dir")
         .arg(work.path().join("scratch"))
+        .arg("--ai-models-dir")
+        .arg(e2e_tests::ai_models_dir())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -43,6 +45,22 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
             assert!(f["p99_ms"].as_f64().unwrap() >= f["p50_ms"].as_f64().unwrap());
         }
     }
+    // Embeddings: one and 32 sentences per request, at 1 and 16 connections.
+    let embeddings = r["embeddings"].as_array().unwrap();
+    let loads: Vec<(u64, u64)> = embeddings
+        .iter()
+        .map(|e| {
+            let n = |k: &str| e[k].as_u64().unwrap();
+            (n("texts_per_request"), n("connections"))
+        })
+        .collect();
+    assert_eq!(loads, [(1, 1), (1, 16), (32, 1), (32, 16)]);
+    for row in embeddings {
+        assert_eq!(side_names(&row["sides"]), ["host"], "{row}");
+        let f = &row["sides"][0][1];
+        assert!(f["rps"].as_f64().unwrap() > 0.0, "{row}");
+        assert_eq!(f["errors"], 0, "{row}");
+    }
     // Both instance modes of the host in every comparison, and native beside molprop.
     let sides = ["host", "host-reuse1", "native"];
     assert_eq!(side_names(&r["health"]), sides);
@@ -66,7 +84,11 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
         .iter()
         .map(|m| m[0].as_str().unwrap())
         .collect();
-    for setup in ["25 molprop", "13 molprop + 12 solubility"] {
+    for setup in [
+        "25 molprop",
+        "13 molprop + 12 solubility",
+        "25 molprop + minilm",
+    ] {
         assert!(memory.iter().any(|m| m.contains(setup)), "{memory:?}");
     }
     assert!(r["targets"].as_array().unwrap().len() >= 5);
