@@ -85,6 +85,24 @@ pub fn ai_models_dir() -> PathBuf {
     dir
 }
 
+/// Runs `runtime-host check <url> --keep-running` (off the async executor) and asserts that
+/// every MUST rule passes, printing the checker's report if not.
+pub async fn assert_check_passes(url: String) {
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(host_binary())
+            .args(["check", &url, "--keep-running"])
+            .output()
+            .expect("running runtime-host check")
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 /// A fresh temporary directory, removed when dropped.
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new()

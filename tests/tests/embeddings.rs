@@ -384,20 +384,7 @@ async fn a_batch_past_the_deadline_is_answered_with_a_timeout_and_the_model_reco
 async fn check_passes_on_the_embedding_model() {
     let data = temp_dir();
     let host = serve(data.path());
-    let url = host.base_url();
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(e2e_tests::host_binary())
-            .args(["check", &url, "--keep-running"])
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    e2e_tests::assert_check_passes(host.base_url()).await;
 }
 
 /// The vocabulary the component counts word pieces with is the installed tokenizer's.

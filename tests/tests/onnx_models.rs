@@ -296,20 +296,7 @@ async fn check_passes_on_both_onnx_models() {
     for name in ["solubility", "iris"] {
         let data = temp_dir();
         let host = serve(&model_dir(name), data.path());
-        let url = host.base_url();
-        let out = tokio::task::spawn_blocking(move || {
-            std::process::Command::new(e2e_tests::host_binary())
-                .args(["check", &url, "--keep-running"])
-                .output()
-                .unwrap()
-        })
-        .await
-        .unwrap();
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
+        e2e_tests::assert_check_passes(host.base_url()).await;
     }
 }
 

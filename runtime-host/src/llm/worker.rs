@@ -1,29 +1,37 @@
 //! The thread that runs one embedding model, and the queue in front of it.
 //!
 //! Requests never run the network on the async executor: they queue texts here and await the
-//! answer, so a long batch holds up no other request. While the thread runs one pass, new
-//! requests gather in the queue; the next round takes all of them at once and runs their texts
-//! together, sorted by length. Under load, single-sentence requests are thereby served in
-//! batches, which costs a fraction of the time per text that one-at-a-time passes do.
+//! answer, so a long batch holds up no other request. Texts that wait together run together,
+//! sorted by length: under load, single-sentence requests are served in batches, which costs a
+//! fraction of the time per text that one-at-a-time passes do.
+//!
+//! How a round is gathered. Requests answered together come back together, a moment later:
+//! their clients send the next ones, but not at the same instant. A round that started with
+//! whatever was queued would split the clients into groups that alternate for ever (half the
+//! batch each time, measured). So the thread counts the requests waiting on it at the end of
+//! each round (those it is about to answer and those queued meanwhile) and lets the next
+//! round wait a moment ([`GATHER`]) for that many. A lone client never waits: the count is 1.
 //!
 //! A request that stops waiting (its deadline passed, its client went away) drops its end of
 //! the reply channel, and its texts are skipped if they have not run yet.
 
 use super::minilm::{MiniLm, Tokens};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// Texts one round takes from the queue at most (a request's texts always run in one round).
 const ROUND_TEXTS: usize = 256;
-/// Longest a round waits for the requests it expects (see [`run`]): a small part of one
-/// pass, which takes 10 ms or more.
-const GATHER: std::time::Duration = std::time::Duration::from_millis(2);
+/// Longest a round waits for the requests it expects: a small part of one pass, which takes
+/// 10 ms or more.
+const GATHER: Duration = Duration::from_millis(3);
 
 /// Why a request got no embeddings.
 #[derive(Debug)]
 pub enum EmbedError {
-    /// A text the model cannot take (empty list entry aside, a text over the token limit).
+    /// A text the model cannot take (over the token limit).
     Invalid(String),
     /// The network failed.
     Runtime(String),
@@ -45,17 +53,24 @@ struct Job {
 #[derive(Clone)]
 pub struct Worker {
     queue: mpsc::Sender<Job>,
+    /// Requests submitted and not yet answered (or skipped).
+    waiting: Arc<AtomicUsize>,
 }
 
 impl Worker {
     /// Starts the thread that owns `model`.
     pub fn start(name: &str, model: MiniLm) -> std::io::Result<Self> {
         let (queue, jobs) = mpsc::channel();
-        let model = Arc::new(model);
+        let waiting = Arc::new(AtomicUsize::new(0));
+        let thread = Thread {
+            model,
+            jobs,
+            waiting: waiting.clone(),
+        };
         std::thread::Builder::new()
             .name(format!("llm-{name}"))
-            .spawn(move || run(&model, jobs))?;
-        Ok(Self { queue })
+            .spawn(move || thread.run())?;
+        Ok(Self { queue, waiting })
     }
 
     /// Embeds `texts`, refusing any of more than `max_tokens` tokens.
@@ -70,7 +85,9 @@ impl Worker {
             max_tokens,
             reply,
         };
+        self.waiting.fetch_add(1, Ordering::Relaxed);
         if self.queue.send(job).is_err() {
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
             return Err(EmbedError::Runtime(
                 "the embedding thread has stopped".into(),
             ));
@@ -81,84 +98,90 @@ impl Worker {
     }
 }
 
-/// The thread: takes what is queued, runs it as one round, answers, repeats until every
-/// handle is dropped.
-///
-/// Requests answered together come back together: their clients send the next ones at
-/// about the same time, but not at the same instant. So when the last round served several
-/// requests, the next waits a moment ([`GATHER`]) for as many to queue up before it starts,
-/// instead of running the first arrival alone and the rest after it. A lone client never
-/// waits: its rounds hold one request.
-fn run(model: &MiniLm, jobs: mpsc::Receiver<Job>) {
-    let mut last_round = 0;
-    while let Ok(first) = jobs.recv() {
-        let mut round = vec![first];
-        let mut texts = round[0].texts.len();
-        let deadline = std::time::Instant::now() + GATHER;
-        while texts < ROUND_TEXTS {
-            let next = if round.len() < last_round {
-                jobs.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
-                    .ok()
-            } else {
-                jobs.try_recv().ok()
-            };
-            let Some(job) = next else { break };
-            texts += job.texts.len();
-            round.push(job);
-        }
-        last_round = round.len();
-        run_round(model, round);
-    }
+struct Thread {
+    model: MiniLm,
+    jobs: mpsc::Receiver<Job>,
+    waiting: Arc<AtomicUsize>,
 }
 
-/// Tokenizes every live job (answering refusals at once), embeds the texts of the rest in one
-/// go, and hands each job its vectors.
-fn run_round(model: &MiniLm, round: Vec<Job>) {
-    let mut accepted: Vec<(Job, usize)> = Vec::new();
-    let mut all: Vec<Tokens> = Vec::new();
-    for job in round {
-        if job.reply.is_closed() {
-            continue;
+impl Thread {
+    /// Gathers a round, runs it, answers, repeats until every handle is dropped.
+    fn run(self) {
+        let mut expected = 1;
+        while let Ok(first) = self.jobs.recv() {
+            let gather_until = Instant::now() + GATHER;
+            let mut texts = first.texts.len();
+            let mut round = vec![first];
+            while texts < ROUND_TEXTS {
+                let next = if round.len() < expected {
+                    let left = gather_until.saturating_duration_since(Instant::now());
+                    self.jobs.recv_timeout(left).ok()
+                } else {
+                    self.jobs.try_recv().ok()
+                };
+                let Some(job) = next else { break };
+                texts += job.texts.len();
+                round.push(job);
+            }
+            let jobs = round.len();
+            expected = self.run_round(round).max(1);
+            self.waiting.fetch_sub(jobs, Ordering::Relaxed);
         }
-        match tokenize(model, &job) {
-            Ok(tokens) => {
-                let count = tokens.iter().map(Tokens::len).sum();
-                all.extend(tokens);
-                accepted.push((job, count));
+    }
+
+    /// Tokenizes every live job (answering refusals at once), embeds the texts of the rest in
+    /// one go, and hands each job its vectors. Returns how many requests were waiting on the
+    /// thread when the embedding was done: what the next round should expect.
+    fn run_round(&self, round: Vec<Job>) -> usize {
+        let mut accepted: Vec<(Job, usize)> = Vec::new();
+        let mut all: Vec<Tokens> = Vec::new();
+        for job in round {
+            if job.reply.is_closed() {
+                continue;
+            }
+            match tokenize(&self.model, &job) {
+                Ok(tokens) => {
+                    let count = tokens.iter().map(Tokens::len).sum();
+                    all.extend(tokens);
+                    accepted.push((job, count));
+                }
+                Err(e) => {
+                    let _ = job.reply.send(Err(e));
+                }
+            }
+        }
+        if accepted.is_empty() {
+            return self.waiting.load(Ordering::Relaxed);
+        }
+        let keep_going = || accepted.iter().any(|(job, _)| !job.reply.is_closed());
+        let started = Instant::now();
+        let result = self.model.embed(&all, keep_going);
+        let waiting = self.waiting.load(Ordering::Relaxed);
+        tracing::debug!(
+            requests = accepted.len(),
+            texts = all.len(),
+            tokens = all.iter().map(Tokens::len).sum::<usize>(),
+            ms = started.elapsed().as_secs_f64() * 1000.0,
+            waiting,
+            "embedding round"
+        );
+        match result {
+            Ok(vectors) => {
+                let mut vectors = vectors.into_iter();
+                for (job, tokens) in accepted {
+                    let vectors = vectors.by_ref().take(job.texts.len()).collect();
+                    let _ = job.reply.send(Ok(Embedded { vectors, tokens }));
+                }
             }
             Err(e) => {
-                let _ = job.reply.send(Err(e));
+                let message = format!("{e:#}");
+                tracing::error!(error = %message, "embedding failed");
+                for (job, _) in accepted {
+                    let _ = job.reply.send(Err(EmbedError::Runtime(message.clone())));
+                }
             }
         }
-    }
-    if accepted.is_empty() {
-        return;
-    }
-    let keep_going = || accepted.iter().any(|(job, _)| !job.reply.is_closed());
-    let started = std::time::Instant::now();
-    let result = model.embed(&all, keep_going);
-    tracing::debug!(
-        requests = accepted.len(),
-        texts = all.len(),
-        tokens = all.iter().map(Tokens::len).sum::<usize>(),
-        ms = started.elapsed().as_secs_f64() * 1000.0,
-        "embedding round"
-    );
-    match result {
-        Ok(vectors) => {
-            let mut vectors = vectors.into_iter();
-            for (job, tokens) in accepted {
-                let vectors = vectors.by_ref().take(job.texts.len()).collect();
-                let _ = job.reply.send(Ok(Embedded { vectors, tokens }));
-            }
-        }
-        Err(e) => {
-            let message = format!("{e:#}");
-            tracing::error!(error = %message, "embedding failed");
-            for (job, _) in accepted {
-                let _ = job.reply.send(Err(EmbedError::Runtime(message.clone())));
-            }
-        }
+        waiting
     }
 }
 
