@@ -45,6 +45,73 @@ async fn increments_and_compare_and_swap_are_atomic_across_requests() {
     assert_eq!(items.len(), 64, "no append was lost or duplicated");
 }
 
+/// A record that changes under every attempt to update it: a bounded number of attempts, with
+/// pauses between them, then 503 `store_contention` with `Retry-After`; never a retry storm.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_update_that_always_loses_its_race_gives_up_with_503_after_bounded_attempts() {
+    let dir = temp_dir();
+    let h = HostBuilder::new(component("testbed"), dir.path()).start();
+    let c = Client::new();
+    let started = std::time::Instant::now();
+    let r = c
+        .post_raw(&h.url("/kv/contend?key=hot"), vec![], None)
+        .await;
+    let took = started.elapsed();
+    let body = r.assert_error(503, "store_contention");
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert!(body.error.contains("96 attempts"), "{}", body.error);
+    // The record shows how many attempts were made: 96, not thousands.
+    let attempts = c.get(&h.url("/kv/get?key=hot")).await.value()["value"].clone();
+    assert_eq!(attempts, 96);
+    // The pauses between attempts are bounded (94 of at most 2-16 ms each).
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+}
+
+/// Many writers on one record with no cap on instances: every write is either kept exactly
+/// once (200) or refused whole (503 `store_contention`), never lost or doubled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn heavy_contention_loses_no_write_and_doubles_none() {
+    let dir = temp_dir();
+    let h = HostBuilder::new(component("testbed"), dir.path())
+        .arg("--max-instances")
+        .arg("0")
+        .start();
+    let c = Client::new();
+    let appends: Vec<_> = (0..128)
+        .map(|i| {
+            let (c, url) = (c.clone(), h.url(&format!("/kv/append?key=list&item=i{i}")));
+            tokio::spawn(async move { (i, c.post_raw(&url, vec![], None).await) })
+        })
+        .collect();
+    let mut kept = HashSet::new();
+    for t in appends {
+        let (i, r) = t.await.unwrap();
+        match r.status {
+            200 => {
+                kept.insert(format!("i{i}"));
+            }
+            _ => {
+                r.assert_error(503, "store_contention");
+                assert_eq!(r.header("retry-after"), Some("1"));
+            }
+        }
+    }
+    let list = c.get(&h.url("/kv/get?key=list")).await.value();
+    let items: Vec<String> = list["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(items.len(), kept.len(), "no append doubled");
+    assert_eq!(
+        items.into_iter().collect::<HashSet<_>>(),
+        kept,
+        "no kept append lost"
+    );
+    println!("128 concurrent appends to one record: {} kept", kept.len());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn variables_come_from_flags_and_environment_flags_winning() {
     let dir = temp_dir();

@@ -11,6 +11,7 @@
 //! | `POST /kv/incr?key=K`    | atomically increments counter K                   |
 //! | `POST /kv/append?key=K&item=I` | appends I to a JSON list by compare-and-swap |
 //! | `GET /kv/get?key=K`      | reads a JSON value                                |
+//! | `POST /kv/contend?key=K` | updates K while changing it behind its own back, so every compare-and-swap loses; K ends as the number of attempts |
 //! | `GET /var?name=N`        | reads an application variable                     |
 //! | `GET /fetch?url=U`       | makes an outgoing HTTP request (wasi-http) and relays it |
 //! | `GET /instance`          | how many requests this instance has served, this one included |
@@ -137,6 +138,18 @@ async fn route(req: ApiRequest) -> Result<Response, ApiError> {
                 Ok((Change::Put(list), len))
             })?;
             Ok(http::json(200, &json!({"length": len})))
+        }
+        "/kv/contend" => {
+            let key = req.required_query("key", "key")?;
+            let store = Store::open_default()?;
+            let mut attempts = 0u32;
+            store.update(&key, |_: Option<u32>| {
+                attempts += 1;
+                // Another writer, every time: the swap that follows cannot win.
+                store.set_json(&key, &attempts)?;
+                Ok((Change::Put(0), ()))
+            })?;
+            Ok(http::json(200, &json!({"attempts": attempts})))
         }
         "/kv/get" => {
             let key = req.required_query("key", "key")?;

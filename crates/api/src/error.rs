@@ -51,13 +51,15 @@ pub enum ErrorCode {
     Overloaded,
     /// The key-value store failed; nothing was changed.
     StoreError,
+    /// A record changed under every attempt to update it; nothing was changed, retry later.
+    StoreContention,
     /// Anything else: a fault in the service, never the caller's mistake.
     InternalError,
 }
 
 impl ErrorCode {
     /// Every code, for documentation and tests.
-    pub const ALL: [ErrorCode; 22] = [
+    pub const ALL: [ErrorCode; 23] = [
         Self::InvalidJson,
         Self::MissingField,
         Self::InvalidField,
@@ -79,6 +81,7 @@ impl ErrorCode {
         Self::MemoryLimitExceeded,
         Self::Overloaded,
         Self::StoreError,
+        Self::StoreContention,
         Self::InternalError,
     ];
 
@@ -106,6 +109,7 @@ impl ErrorCode {
             Self::MemoryLimitExceeded => "memory_limit_exceeded",
             Self::Overloaded => "overloaded",
             Self::StoreError => "store_error",
+            Self::StoreContention => "store_contention",
             Self::InternalError => "internal_error",
         }
     }
@@ -127,7 +131,9 @@ impl ErrorCode {
             Self::MethodNotAllowed => 405,
             Self::AlreadyExists => 409,
             Self::PayloadTooLarge => 413,
-            Self::NoPortsAvailable | Self::NotReady | Self::Overloaded => 503,
+            Self::NoPortsAvailable | Self::NotReady | Self::Overloaded | Self::StoreContention => {
+                503
+            }
             Self::Timeout | Self::MemoryLimitExceeded | Self::StoreError | Self::InternalError => {
                 500
             }

@@ -152,6 +152,9 @@ pub fn error(err: &ApiError) -> Response {
     if err.code == ErrorCode::Unauthorized {
         builder.header("www-authenticate", "Bearer");
     }
+    if err.code == ErrorCode::StoreContention {
+        builder.header("retry-after", "1");
+    }
     builder.body(err.body().to_json()).build()
 }
 
