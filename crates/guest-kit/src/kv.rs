@@ -145,6 +145,10 @@ impl Store {
     }
 
     /// Atomically adds `delta` to the counter at `key` (absent counts as 0); returns the sum.
+    ///
+    /// Read a counter with `increment(key, 0)`, never with `get`: stores keep counters in
+    /// their own encoding (Spin's SQLite store and `runtime-host`: 8 bytes little-endian;
+    /// Spin's Redis store: decimal text, as INCRBY does), and only `increment` reads both.
     pub fn increment(&self, key: &str, delta: i64) -> Result<i64, ApiError> {
         atomics::increment(&self.bucket, key, delta).map_err(|e| store_err("increment", key, e))
     }
