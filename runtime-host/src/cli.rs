@@ -67,6 +67,12 @@ pub struct RegistryArgs {
     /// Seconds between checks that registered processes are still running.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub monitor_interval: Duration,
+    /// On a shared store (Redis), the registry keeps its keys under `hosts/<SCOPE>/`:
+    /// registries with the same scope are one registry (one port space; each lists every
+    /// registration), other scopes are not seen. Ports belong to a machine, so each machine
+    /// gets its own scope. Default: this machine's hostname.
+    #[arg(long, value_name = "SCOPE")]
+    pub registry_scope: Option<String>,
     /// The registry component (default: registry.wasm from this build's target directory).
     #[arg(long)]
     pub component: Option<PathBuf>,
@@ -128,6 +134,12 @@ pub struct UpArgs {
     /// Time between each model's heartbeats.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub heartbeat_interval: Duration,
+    /// On a shared store (Redis), the registry keeps its keys under `hosts/<SCOPE>/`:
+    /// registries with the same scope are one registry (one port space; each lists every
+    /// registration), other scopes are not seen. Ports belong to a machine, so each machine
+    /// gets its own scope. Default: this machine's hostname.
+    #[arg(long, value_name = "SCOPE")]
+    pub registry_scope: Option<String>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }
@@ -220,6 +232,15 @@ pub struct RuntimeArgs {
     /// (default: `ai-models/` in the data directory).
     #[arg(long, env = "RUNTIME_HOST_AI_MODELS_DIR")]
     pub ai_models_dir: Option<PathBuf>,
+    /// Spin's runtime-config TOML: `[key_value_store.<label>]` with `type = "redis"` and
+    /// `url`, or `type = "spin"` (SQLite) and `path`. The same file serves `spin up
+    /// --runtime-config-file`. Without it, `default` is SQLite in the data directory.
+    #[arg(long, value_name = "FILE", env = "RUNTIME_HOST_RUNTIME_CONFIG")]
+    pub runtime_config_file: Option<PathBuf>,
+    /// Make the store's compare-and-swap write and then report failure, as Spin 4.0.2's Redis
+    /// store does: for testing how components cope with such a store.
+    #[arg(long, hide = true)]
+    pub simulate_broken_swap: bool,
     /// Longest a request may run, e.g. `30s`, `500ms`.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub deadline: Duration,

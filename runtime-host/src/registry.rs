@@ -2,6 +2,7 @@
 //! can do, v1.2's process health monitoring (see [`crate::monitor`]).
 
 use crate::cli::RegistryArgs;
+use crate::keyvalue::KeyValue;
 use crate::serve::{Service, default_component, print_attribution};
 use anyhow::{Result, bail};
 use registry_core::PortRange;
@@ -25,9 +26,54 @@ pub async fn run(args: RegistryArgs) -> Result<()> {
         ("registry_ports", args.ports.clone()),
         ("registry_maintenance_token", secret.clone()),
     ];
-    let service = Service::start(&component, args.listen, &args.runtime, &vars).await?;
+    let kv = scoped_for_registry(
+        args.runtime.key_value().await?,
+        args.registry_scope.as_deref(),
+    )?;
+    let service = Service::start(&component, args.listen, &args.runtime, kv, &vars).await?;
     let interval = args.monitor_interval;
     tokio::spawn(crate::monitor::run(service.local_url(), secret, interval));
     tracing::info!(ttl_s = args.ttl, ports = %args.ports, monitor_interval = ?interval, "registry ready");
     service.run_until_signal().await
+}
+
+/// The registry's view of the stores. On a shared store its keys live under
+/// `hosts/<scope>/` (scope: `--registry-scope`, else the hostname), because ports and
+/// process ids mean something only on one machine: registries of one scope share one port
+/// space, and a registry never judges another machine's processes. On a store of its own
+/// (SQLite) the keys stay where Spin's registry keeps them.
+pub fn scoped_for_registry(kv: KeyValue, scope: Option<&str>) -> Result<KeyValue> {
+    if !kv.is_shared() {
+        return Ok(kv);
+    }
+    let prefix = host_prefix(scope)?;
+    tracing::info!("registry keys kept under {prefix} on the shared store");
+    Ok(kv.scoped(&prefix))
+}
+
+/// `hosts/<scope>/`: where this machine's keys live on a shared store.
+pub fn host_prefix(scope: Option<&str>) -> Result<String> {
+    let scope = match scope {
+        Some(s) => s.to_owned(),
+        None => hostname()?,
+    };
+    if scope.is_empty() || scope.contains('/') {
+        bail!("--registry-scope `{scope}` must be a non-empty name without `/`");
+    }
+    Ok(format!("hosts/{scope}/"))
+}
+
+/// This machine's name, as `hostname` prints it.
+fn hostname() -> Result<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes at most that much.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        bail!(
+            "cannot read this machine's hostname ({}); pass --registry-scope",
+            std::io::Error::last_os_error()
+        );
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
 }

@@ -3,7 +3,7 @@
 
 use crate::cli::{RuntimeArgs, ServeArgs};
 use crate::files::Mounts;
-use crate::keyvalue::{KeyValue, sqlite::KvDatabase};
+use crate::keyvalue::{KeyValue, config::StoreConfig};
 use crate::limits::Limits;
 use crate::llm::{AiGrant, AiModels};
 use crate::server::{ComponentServer, ShutdownRoute, serve};
@@ -52,6 +52,18 @@ impl RuntimeArgs {
         )
     }
 
+    /// The key-value stores: the runtime config's labels over the embedded default.
+    pub async fn key_value(&self) -> Result<KeyValue> {
+        let config = StoreConfig::load(self.runtime_config_file.as_deref(), &self.data_dir)?;
+        let kv = KeyValue::open(&config).await?;
+        Ok(if self.simulate_broken_swap {
+            tracing::warn!("--simulate-broken-swap: every compare-and-swap reports failure");
+            kv.with_broken_swap()
+        } else {
+            kv
+        })
+    }
+
     /// Variables from the environment and `--variable`, then `extra` (set by the command
     /// itself, so they win).
     pub fn variables(&self, extra: &[(&str, String)]) -> Result<Variables> {
@@ -87,10 +99,11 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// Loads one component into its own engine and data directory.
+    /// Loads one component into its own engine, with the stores `kv`.
     pub fn load(
         component: &Path,
         runtime: &RuntimeArgs,
+        kv: KeyValue,
         extra_vars: &[(&str, String)],
         shutdown: Option<ShutdownRoute>,
     ) -> Result<Self> {
@@ -98,7 +111,7 @@ impl Loaded {
         let grants = Grants {
             vars: runtime.variables(&with_start_time(extra_vars))?,
             files: Mounts::parse(&runtime.dirs)?,
-            kv: KeyValue::new(Arc::new(KvDatabase::open_in(&runtime.data_dir)?)),
+            kv,
             ai: AiGrant::new(runtime.ai_models(), &runtime.ai_models)?,
         };
         let engine = crate::engine::build_engine(&limits, Some(&runtime.cache_dir()))?;
@@ -165,9 +178,10 @@ impl Service {
         component: &Path,
         listen: SocketAddr,
         runtime: &RuntimeArgs,
+        kv: KeyValue,
         extra_vars: &[(&str, String)],
     ) -> Result<Self> {
-        Loaded::load(component, runtime, extra_vars, None)?
+        Loaded::load(component, runtime, kv, extra_vars, None)?
             .bind(listen)
             .await
     }
@@ -205,7 +219,8 @@ pub fn print_attribution() {
 
 pub async fn run(args: ServeArgs) -> Result<()> {
     print_attribution();
-    Service::start(&args.component, args.listen, &args.runtime, &[])
+    let kv = args.runtime.key_value().await?;
+    Service::start(&args.component, args.listen, &args.runtime, kv, &[])
         .await?
         .run_until_signal()
         .await

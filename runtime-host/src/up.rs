@@ -11,6 +11,7 @@ use crate::files::Mounts;
 use crate::keyvalue::{KeyValue, sqlite::KvDatabase};
 use crate::llm::{AiGrant, AiModels};
 use crate::model::{DeployOptions, deploy};
+use crate::registry::{host_prefix, scoped_for_registry};
 use crate::serve::{
     Loaded, default_component, print_attribution, shutdown_signal, with_start_time,
 };
@@ -165,7 +166,8 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let limits = args.runtime.limits();
     let engine =
         crate::engine::build_shared_engine(&limits, SHARED_SLOTS, Some(&args.runtime.cache_dir()))?;
-    let db = Arc::new(KvDatabase::open_in(&data_dir)?);
+    let kv = args.runtime.key_value().await?;
+    let registry_kv = scoped_for_registry(kv.clone(), args.registry_scope.as_deref())?;
     // One copy of each AI model's weights, shared by every deployment that uses it.
     let ai = args.runtime.ai_models();
     let host = args.host;
@@ -179,8 +181,8 @@ pub async fn run(args: UpArgs) -> Result<()> {
         ("registry_ports", args.ports.clone()),
         ("registry_maintenance_token", secret.clone()),
     ])?;
-    let service_grants = |vars| Grants {
-        kv: KeyValue::new(db.clone()),
+    let service_grants = |kv, vars| Grants {
+        kv,
         vars,
         files: Mounts::default(),
         ai: AiGrant::new(ai.clone(), &[]).expect("no AI models granted"),
@@ -188,7 +190,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let registry = Loaded::load_in(
         &engine,
         &default_component("registry")?,
-        service_grants(reg_vars),
+        service_grants(registry_kv, reg_vars),
         limits.clone(),
         None,
     )?
@@ -210,7 +212,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let chat = Loaded::load_in(
         &engine,
         &default_component("chat")?,
-        service_grants(chat_vars),
+        service_grants(kv.clone(), chat_vars),
         limits.clone(),
         None,
     )?
@@ -280,9 +282,8 @@ pub async fn run(args: UpArgs) -> Result<()> {
             } else {
                 spec.name.clone()
             };
-            let own_db = Arc::new(KvDatabase::open_in(&data_dir.join("models").join(&name))?);
             let grants = Grants {
-                kv: KeyValue::new(own_db),
+                kv: model_store(&args, &kv, &name)?,
                 vars: args.runtime.variables(&with_start_time(&[]))?,
                 files: mounts.clone(),
                 ai: ai_grant.clone(),
@@ -350,4 +351,21 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let _ = chat_task.await;
     tracing::info!("stack stopped");
     Ok(())
+}
+
+/// A model's stores. Each deployment keeps its metrics apart from the others': by default in
+/// its own SQLite file under `models/<name>/`; with a runtime config, under the key prefix
+/// `models/<name>/` of the configured stores (and, on a shared store, this machine's
+/// `hosts/<scope>/`, as two machines may both deploy `molprop`).
+fn model_store(args: &UpArgs, kv: &KeyValue, name: &str) -> Result<KeyValue> {
+    if args.runtime.runtime_config_file.is_none() {
+        let dir = args.runtime.data_dir.join("models").join(name);
+        return Ok(KeyValue::sqlite(Arc::new(KvDatabase::open_in(&dir)?)));
+    }
+    let host = if kv.is_shared() {
+        host_prefix(args.registry_scope.as_deref())?
+    } else {
+        String::new()
+    };
+    Ok(kv.scoped(&format!("{host}models/{name}/")))
 }

@@ -109,9 +109,14 @@ impl HostBuilder {
         if self.listen {
             cmd.args(["--listen", "127.0.0.1:0"]);
         }
-        cmd.arg("--data-dir")
-            .arg(&self.data_dir)
-            .args(&self.args)
+        cmd.arg("--data-dir").arg(&self.data_dir);
+        // The Redis pass: the same scenario, its store on Redis (see crate::redis).
+        if !self.args.iter().any(|a| a == "--runtime-config-file")
+            && let Some(config) = crate::redis::pass_runtime_config(&self.data_dir)
+        {
+            cmd.arg("--runtime-config-file").arg(config);
+        }
+        cmd.args(&self.args)
             .env_remove("RUST_BACKTRACE")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -7,6 +7,7 @@
 pub mod client;
 pub mod contract;
 pub mod host;
+pub mod redis;
 
 pub use client::{Client, Reply};
 pub use host::{Host, HostBuilder};

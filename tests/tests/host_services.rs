@@ -2,6 +2,7 @@
 
 use e2e_tests::{Client, HostBuilder, component, temp_dir};
 use std::collections::HashSet;
+use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn increments_and_compare_and_swap_are_atomic_across_requests() {
@@ -256,4 +257,39 @@ async fn directories_are_mounted_read_only_at_their_guest_path() {
 fn a_missing_mount_directory_stops_the_start_with_its_name() {
     let err = refused_start(&["--dir", "/no/such/models:/model"]);
     assert!(err.contains("/no/such/models"), "{err}");
+}
+
+/// A store whose compare-and-swap writes and then reports failure (Spin 4.0.2's Redis store)
+/// is detected by its first update and refused with the cause and the way out, instead of
+/// retried until it gives up; reads still work.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_store_with_a_broken_swap_is_refused_at_once_with_the_way_out() {
+    let dir = temp_dir();
+    let h = HostBuilder::registry(dir.path())
+        .arg("--simulate-broken-swap")
+        .start();
+    let c = Client::new();
+    let body = serde_json::json!({
+        "app_name": "e2e", "app_version": "1.2.0", "model_name": "m",
+        "process_id": std::process::id(), "preferred_port": null,
+        "reason": "test", "metadata": {}
+    });
+    let sent = std::time::Instant::now();
+    let r = c.post_json(&h.url("/register"), &body, None).await;
+    assert!(
+        sent.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        sent.elapsed()
+    );
+    let e = r.assert_error(503, "store_cas_broken");
+    assert!(
+        e.error.contains("Spin 4.0.2") && e.error.contains("SQLite"),
+        "names the cause and the way out: {}",
+        e.error
+    );
+    assert_eq!(r.header("retry-after"), None, "retrying will not help");
+    let r = c.get(&h.url("/registry")).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    // The probe cleaned up after itself, and nothing was registered.
+    assert_eq!(r.value()["count"], 0);
 }

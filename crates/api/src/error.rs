@@ -53,13 +53,19 @@ pub enum ErrorCode {
     StoreError,
     /// A record changed under every attempt to update it; nothing was changed, retry later.
     StoreContention,
+    /// The key-value store did not answer or refused the operation (e.g. Redis is down);
+    /// retry later.
+    StoreUnavailable,
+    /// The store's compare-and-swap reports failure for writes that happened, so no update
+    /// can be made safely (Spin 4.0.2's Redis store); configure another store.
+    StoreCasBroken,
     /// Anything else: a fault in the service, never the caller's mistake.
     InternalError,
 }
 
 impl ErrorCode {
     /// Every code, for documentation and tests.
-    pub const ALL: [ErrorCode; 23] = [
+    pub const ALL: [ErrorCode; 25] = [
         Self::InvalidJson,
         Self::MissingField,
         Self::InvalidField,
@@ -82,6 +88,8 @@ impl ErrorCode {
         Self::Overloaded,
         Self::StoreError,
         Self::StoreContention,
+        Self::StoreUnavailable,
+        Self::StoreCasBroken,
         Self::InternalError,
     ];
 
@@ -110,6 +118,8 @@ impl ErrorCode {
             Self::Overloaded => "overloaded",
             Self::StoreError => "store_error",
             Self::StoreContention => "store_contention",
+            Self::StoreUnavailable => "store_unavailable",
+            Self::StoreCasBroken => "store_cas_broken",
             Self::InternalError => "internal_error",
         }
     }
@@ -131,9 +141,12 @@ impl ErrorCode {
             Self::MethodNotAllowed => 405,
             Self::AlreadyExists => 409,
             Self::PayloadTooLarge => 413,
-            Self::NoPortsAvailable | Self::NotReady | Self::Overloaded | Self::StoreContention => {
-                503
-            }
+            Self::NoPortsAvailable
+            | Self::NotReady
+            | Self::Overloaded
+            | Self::StoreContention
+            | Self::StoreUnavailable
+            | Self::StoreCasBroken => 503,
             Self::Timeout | Self::MemoryLimitExceeded | Self::StoreError | Self::InternalError => {
                 500
             }

@@ -152,7 +152,10 @@ pub fn error(err: &ApiError) -> Response {
     if err.code == ErrorCode::Unauthorized {
         builder.header("www-authenticate", "Bearer");
     }
-    if err.code == ErrorCode::StoreContention {
+    if matches!(
+        err.code,
+        ErrorCode::StoreContention | ErrorCode::StoreUnavailable
+    ) {
         builder.header("retry-after", "1");
     }
     builder.body(err.body().to_json()).build()

@@ -8,6 +8,22 @@ use edge_api::error::{ApiError, ErrorCode};
 use serde::{Serialize, de::DeserializeOwned};
 use spin_sdk::wit::wasi::keyvalue::{atomics, batch, store};
 
+thread_local! {
+    /// Set once this instance has seen the store's compare-and-swap work.
+    static SWAP_CHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static PROBES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A key no other request uses: the clock's nanoseconds and a per-instance count.
+fn probe_key() -> String {
+    let n = PROBES.get();
+    PROBES.set(n + 1);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("guest-kit/swap-probe/{nanos}-{n}")
+}
+
 /// Label of the store every component uses (DESIGN.md).
 pub const DEFAULT_LABEL: &str = "default";
 
@@ -48,10 +64,18 @@ pub struct Store {
     bucket: store::Bucket,
 }
 
-fn store_err(what: &str, key: &str, e: impl std::fmt::Debug) -> ApiError {
+/// A failed store call. The store's own failures (`other`: Redis down, a disk error) are 503
+/// `store_unavailable`, worth retrying; a store this component may not open is a deployment
+/// fault, 500 `store_error`.
+fn store_err(what: &str, key: &str, e: store::Error) -> ApiError {
+    let (code, why) = match e {
+        store::Error::Other(why) => (ErrorCode::StoreUnavailable, why),
+        store::Error::NoSuchStore => (ErrorCode::StoreError, "no such store".to_owned()),
+        store::Error::AccessDenied => (ErrorCode::StoreError, "access denied".to_owned()),
+    };
     ApiError::new(
-        ErrorCode::StoreError,
-        format!("key-value store failed to {what} `{key}`: {e:?}"),
+        code,
+        format!("key-value store failed to {what} `{key}`: {why}"),
     )
 }
 
@@ -124,6 +148,9 @@ impl Store {
                 _ => break,
             }
         }
+        // A store may hand out a key on two pages (Redis's SCAN does while it resizes).
+        keys.sort_unstable();
+        keys.dedup();
         Ok(keys)
     }
 
@@ -180,6 +207,7 @@ impl Store {
         // After a lost race the store hands back a handle holding the value that won. It is
         // used at once after the first loss; after a pause it would be stale (others write
         // meanwhile), so later attempts pause first and then read the record afresh.
+        self.check_swap_works()?;
         let lock = || atomics::Cas::new(&self.bucket, key).map_err(|e| store_err("lock", key, e));
         let mut fresh = Some(lock()?);
         for lost in 0..MAX_CAS_ATTEMPTS {
@@ -209,5 +237,49 @@ impl Store {
                  nothing was changed: retry shortly"
             ),
         ))
+    }
+
+    /// Whether this store's compare-and-swap tells the truth, tried once per instance on a
+    /// scratch key nobody else writes: a swap there must succeed and be seen. Spin 4.0.2's
+    /// Redis store reports every swap as failed although the value was written; on such a
+    /// store every update would be retried until it gives up, so it is refused at once, with
+    /// the cause and the way out.
+    fn check_swap_works(&self) -> Result<(), ApiError> {
+        if SWAP_CHECKED.get() {
+            return Ok(());
+        }
+        let probe = probe_key();
+        let cas =
+            atomics::Cas::new(&self.bucket, &probe).map_err(|e| store_err("lock", &probe, e))?;
+        let swapped = atomics::swap(cas, b"probe");
+        let written = self.get(&probe)?;
+        self.delete(&probe)?;
+        match (swapped, written.as_deref()) {
+            (Ok(()), Some(b"probe")) => {
+                SWAP_CHECKED.set(true);
+                Ok(())
+            }
+            (Err(atomics::CasError::StoreError(e)), None) => Err(store_err("write", &probe, e)),
+            (result, written) => Err(ApiError::new(
+                ErrorCode::StoreCasBroken,
+                format!(
+                    "this key-value store's compare-and-swap is broken: a swap on an unused key \
+                     reported {} and the key then held {}, so no record can be updated safely. \
+                     Spin 4.0.2's Redis store does this (it ends each swap with `UNWATCH <key>`, \
+                     which Redis refuses). Use the SQLite store (no runtime config), \
+                     runtime-host with the same runtime config, or a Spin release with the fix",
+                    match result {
+                        Ok(()) => "success".to_owned(),
+                        Err(atomics::CasError::CasFailed(_)) => "a conflict".to_owned(),
+                        Err(atomics::CasError::StoreError(e)) => format!("an error ({e:?})"),
+                    },
+                    match written {
+                        Some(b"probe") => "the value written".to_owned(),
+                        Some(other) => format!("{} other bytes", other.len()),
+                        None => "nothing".to_owned(),
+                    }
+                ),
+            )),
+        }
     }
 }

@@ -1,33 +1,90 @@
-//! `wasi:keyvalue@0.2.0-draft2` (store, atomics, batch) for components, backed by
-//! [`sqlite::KvDatabase`]. The calls are async: a write waits for its commit without
-//! holding up the executor thread, so the commits of concurrent requests can be shared.
+//! `wasi:keyvalue@0.2.0-draft2` (store, atomics, batch) for components, over the stores
+//! the runtime configuration names ([`config`]): SQLite ([`sqlite`], the embedded default) or
+//! Redis ([`redis`], shared by several hosts), one [`backend::Backend`] per label. The calls
+//! are async: a write waits for its commit or Redis's reply without holding up the executor.
 //!
-//! Only the store labels the host was told about (`default`) can be opened, as under Spin,
-//! where a component sees only the stores its manifest grants.
+//! Only the labels the host was configured with can be opened (`default` always), as under
+//! Spin, where a component sees only the stores its manifest grants.
 
+pub mod backend;
+pub mod config;
+pub mod redis;
 pub mod sqlite;
 
 use crate::bindings::wasi::keyvalue::{atomics, batch, store};
+use backend::Backend;
+use config::StoreConfig;
+use redis::Swap;
 use sqlite::KvDatabase;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 
 /// Store label every component gets.
 pub const DEFAULT_LABEL: &str = "default";
 
-/// What a host shares with every request: the database and the labels it may open.
+/// What a host shares with every request of one component: the store of each label, and
+/// the prefix its keys live under (empty unless the store is shared, see [`KeyValue::scoped`]).
 #[derive(Clone)]
 pub struct KeyValue {
-    db: Arc<KvDatabase>,
-    labels: Arc<[String]>,
+    stores: Arc<BTreeMap<String, Backend>>,
+    prefix: Arc<str>,
+    /// Report every swap as lost, after writing it (`--simulate-broken-swap`).
+    broken_swap: bool,
 }
 
 impl KeyValue {
-    pub fn new(db: Arc<KvDatabase>) -> Self {
+    /// Opens every store `config` names (a Redis that does not answer is an error).
+    pub async fn open(config: &StoreConfig) -> anyhow::Result<Self> {
+        Ok(Self {
+            stores: Arc::new(backend::open_all(config).await?),
+            prefix: Arc::from(""),
+            broken_swap: false,
+        })
+    }
+
+    /// Only `default`, on an already open SQLite database.
+    pub fn sqlite(db: Arc<KvDatabase>) -> Self {
+        let mut stores = BTreeMap::new();
+        stores.insert(
+            DEFAULT_LABEL.to_owned(),
+            Backend::Sqlite {
+                db,
+                label: DEFAULT_LABEL.to_owned(),
+            },
+        );
         Self {
-            db,
-            labels: Arc::from(vec![DEFAULT_LABEL.to_owned()]),
+            stores: Arc::new(stores),
+            prefix: Arc::from(""),
+            broken_swap: false,
         }
+    }
+
+    /// The same stores, with every key the component uses kept under `prefix` (and listed
+    /// without it). Deployments that share a store but must not share keys, such as two
+    /// hosts' registries on one Redis, each get their own prefix.
+    pub fn scoped(&self, prefix: &str) -> Self {
+        Self {
+            stores: self.stores.clone(),
+            prefix: Arc::from(format!("{}{prefix}", self.prefix)),
+            broken_swap: self.broken_swap,
+        }
+    }
+
+    /// The same stores, but every compare-and-swap writes and then reports a conflict, as
+    /// Spin 4.0.2's Redis store does (its `UNWATCH <key>` fails after EXEC). Only for testing
+    /// that components detect such a store instead of retrying without end.
+    pub fn with_broken_swap(self) -> Self {
+        Self {
+            broken_swap: true,
+            ..self
+        }
+    }
+
+    /// Whether any label is on a store other hosts may share (Redis).
+    pub fn is_shared(&self) -> bool {
+        self.stores.values().any(|b| matches!(b, Backend::Redis(_)))
     }
 }
 
@@ -77,14 +134,39 @@ impl KvCtx<'_> {
         Ok(self.table.get(bucket)?.label.clone())
     }
 
-    fn db(&self) -> &KvDatabase {
-        &self.kv.db
+    /// The store of an open bucket (its label was checked when it was opened).
+    fn store_of(&self, bucket: &Resource<BucketHandle>) -> WResult<&Backend> {
+        let label = &self.table.get(bucket)?.label;
+        self.kv
+            .stores
+            .get(label)
+            .ok_or_else(|| wasmtime::Error::msg(format!("store `{label}` is not open")))
+    }
+
+    fn store_by_label(&self, label: &str) -> WResult<&Backend> {
+        self.kv
+            .stores
+            .get(label)
+            .ok_or_else(|| wasmtime::Error::msg(format!("store `{label}` is not open")))
+    }
+
+    /// The key as stored: under this component's prefix.
+    fn stored<'k>(&self, key: &'k str) -> Cow<'k, str> {
+        if self.kv.prefix.is_empty() {
+            Cow::Borrowed(key)
+        } else {
+            Cow::Owned(format!("{}{key}", self.kv.prefix))
+        }
+    }
+
+    fn stored_all(&self, keys: &[String]) -> Vec<String> {
+        keys.iter().map(|k| self.stored(k).into_owned()).collect()
     }
 }
 
 impl store::Host for KvCtx<'_> {
     async fn open(&mut self, identifier: String) -> WResult<KvResult<Resource<BucketHandle>>> {
-        if !self.kv.labels.contains(&identifier) {
+        if !self.kv.stores.contains_key(&identifier) {
             return Ok(Err(store::Error::NoSuchStore));
         }
         Ok(Ok(self.table.push(BucketHandle { label: identifier })?))
@@ -97,8 +179,8 @@ impl store::HostBucket for KvCtx<'_> {
         b: Resource<BucketHandle>,
         key: String,
     ) -> WResult<KvResult<Option<Vec<u8>>>> {
-        let label = self.label(&b)?;
-        Ok(self.db().get(&label, &key).map_err(other))
+        let key = self.stored(&key);
+        Ok(self.store_of(&b)?.get(&key).await.map_err(other))
     }
 
     async fn set(
@@ -107,18 +189,18 @@ impl store::HostBucket for KvCtx<'_> {
         key: String,
         value: Vec<u8>,
     ) -> WResult<KvResult<()>> {
-        let label = self.label(&b)?;
-        Ok(self.db().set(&label, &key, &value).await.map_err(other))
+        let key = self.stored(&key);
+        Ok(self.store_of(&b)?.set(&key, &value).await.map_err(other))
     }
 
     async fn delete(&mut self, b: Resource<BucketHandle>, key: String) -> WResult<KvResult<()>> {
-        let label = self.label(&b)?;
-        Ok(self.db().delete(&label, &key).await.map_err(other))
+        let key = self.stored(&key);
+        Ok(self.store_of(&b)?.delete(&key).await.map_err(other))
     }
 
     async fn exists(&mut self, b: Resource<BucketHandle>, key: String) -> WResult<KvResult<bool>> {
-        let label = self.label(&b)?;
-        Ok(self.db().exists(&label, &key).map_err(other))
+        let key = self.stored(&key);
+        Ok(self.store_of(&b)?.exists(&key).await.map_err(other))
     }
 
     async fn list_keys(
@@ -126,11 +208,19 @@ impl store::HostBucket for KvCtx<'_> {
         b: Resource<BucketHandle>,
         cursor: Option<String>,
     ) -> WResult<KvResult<store::KeyResponse>> {
-        let label = self.label(&b)?;
-        Ok(self
-            .db()
-            .list_keys(&label, cursor.as_deref())
-            .map(|(keys, cursor)| store::KeyResponse { keys, cursor })
+        let prefix = self.kv.prefix.clone();
+        let page = self
+            .store_of(&b)?
+            .list_keys(&prefix, cursor.as_deref())
+            .await;
+        Ok(page
+            .map(|(keys, cursor)| store::KeyResponse {
+                keys: keys
+                    .into_iter()
+                    .map(|k| k.strip_prefix(&*prefix).map(str::to_owned).unwrap_or(k))
+                    .collect(),
+                cursor,
+            })
             .map_err(other))
     }
 
@@ -147,10 +237,10 @@ impl atomics::Host for KvCtx<'_> {
         key: String,
         delta: i64,
     ) -> WResult<KvResult<i64>> {
-        let label = self.label(&b)?;
+        let key = self.stored(&key);
         Ok(self
-            .db()
-            .increment(&label, &key, delta)
+            .store_of(&b)?
+            .increment(&key, delta)
             .await
             .map_err(other))
     }
@@ -162,24 +252,19 @@ impl atomics::Host for KvCtx<'_> {
     ) -> WResult<Result<(), atomics::CasError>> {
         let handle = self.table.delete(cas)?;
         let swapped = self
-            .db()
-            .compare_and_swap(
-                &handle.label,
-                &handle.key,
-                handle.expected.as_deref(),
-                &value,
-            )
+            .store_by_label(&handle.label)?
+            .compare_and_swap(&handle.key, handle.expected.as_deref(), &value)
             .await;
+        let swapped = match swapped {
+            Ok(Swap::Done) if self.kv.broken_swap => Ok(Swap::Conflict(Some(value))),
+            other => other,
+        };
         match swapped {
-            Ok(true) => Ok(Ok(())),
-            Ok(false) => {
-                // Someone changed the value first: hand back a handle at the latest value.
-                let fresh = match self.db().get(&handle.label, &handle.key) {
-                    Ok(v) => v,
-                    Err(e) => return Ok(Err(atomics::CasError::StoreError(other(e)))),
-                };
+            Ok(Swap::Done) => Ok(Ok(())),
+            Ok(Swap::Conflict(current)) => {
+                // Someone changed the value first: hand back a handle at the value that won.
                 let retry = self.table.push(CasHandle {
-                    expected: fresh,
+                    expected: current,
                     ..handle
                 })?;
                 Ok(Err(atomics::CasError::CasFailed(retry)))
@@ -196,7 +281,8 @@ impl atomics::HostCas for KvCtx<'_> {
         key: String,
     ) -> WResult<KvResult<Resource<CasHandle>>> {
         let label = self.label(&b)?;
-        let expected = match self.db().get(&label, &key) {
+        let key = self.stored(&key).into_owned();
+        let expected = match self.store_of(&b)?.get(&key).await {
             Ok(v) => v,
             Err(e) => return Ok(Err(other(e))),
         };
@@ -223,8 +309,11 @@ impl batch::Host for KvCtx<'_> {
         b: Resource<BucketHandle>,
         keys: Vec<String>,
     ) -> WResult<KvResult<Vec<(String, Option<Vec<u8>>)>>> {
-        let label = self.label(&b)?;
-        Ok(self.db().get_many(&label, &keys).map_err(other))
+        let stored = self.stored_all(&keys);
+        let values = self.store_of(&b)?.get_many(&stored).await;
+        Ok(values
+            .map(|values| keys.into_iter().zip(values).collect())
+            .map_err(other))
     }
 
     async fn set_many(
@@ -232,8 +321,11 @@ impl batch::Host for KvCtx<'_> {
         b: Resource<BucketHandle>,
         entries: Vec<(String, Vec<u8>)>,
     ) -> WResult<KvResult<()>> {
-        let label = self.label(&b)?;
-        Ok(self.db().set_many(&label, &entries).await.map_err(other))
+        let entries: Vec<_> = entries
+            .into_iter()
+            .map(|(k, v)| (self.stored(&k).into_owned(), v))
+            .collect();
+        Ok(self.store_of(&b)?.set_many(&entries).await.map_err(other))
     }
 
     async fn delete_many(
@@ -241,7 +333,7 @@ impl batch::Host for KvCtx<'_> {
         b: Resource<BucketHandle>,
         keys: Vec<String>,
     ) -> WResult<KvResult<()>> {
-        let label = self.label(&b)?;
-        Ok(self.db().delete_many(&label, &keys).await.map_err(other))
+        let keys = self.stored_all(&keys);
+        Ok(self.store_of(&b)?.delete_many(&keys).await.map_err(other))
     }
 }

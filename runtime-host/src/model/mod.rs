@@ -55,7 +55,8 @@ pub async fn run(args: ModelArgs) -> Result<()> {
         allowed: args.allow_shutdown,
         trigger: trigger.clone(),
     };
-    let loaded = Loaded::load(&args.component, &args.runtime, &[], Some(route))?;
+    let kv = args.runtime.key_value().await?;
+    let loaded = Loaded::load(&args.component, &args.runtime, kv, &[], Some(route))?;
     let stop = async move {
         tokio::select! {
             _ = shutdown_signal() => {},

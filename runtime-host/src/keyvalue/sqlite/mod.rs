@@ -110,19 +110,22 @@ impl KvDatabase {
         })
     }
 
-    /// One page of keys in key order, after `cursor` (exclusive). The returned cursor is
-    /// `Some` when more keys may follow.
+    /// One page of the keys starting with `prefix`, in key order, after `cursor`
+    /// (exclusive). The returned cursor is `Some` when more keys may follow.
     pub fn list_keys(
         &self,
         store: &str,
+        prefix: &str,
         cursor: Option<&str>,
     ) -> Result<(Vec<String>, Option<String>)> {
+        // `key >= prefix` starts the index walk at the prefix; `substr` keeps only its keys.
         let keys = self.read(|c| {
             c.prepare_cached(
-                "SELECT key FROM spin_key_value WHERE store = ?1 AND key > ?2 ORDER BY key LIMIT ?3",
+                "SELECT key FROM spin_key_value WHERE store = ?1 AND key >= ?2 AND key > ?3 \
+                 AND substr(key, 1, length(?2)) = ?2 ORDER BY key LIMIT ?4",
             )?
             .query_map(
-                params![store, cursor.unwrap_or(""), PAGE_SIZE as i64],
+                params![store, prefix, cursor.unwrap_or(""), PAGE_SIZE as i64],
                 |r| r.get(0),
             )?
             .collect::<rusqlite::Result<Vec<String>>>()
@@ -263,15 +266,24 @@ mod tests {
         let entries: Vec<_> = (0..2500).map(|i| (format!("k{i:05}"), vec![1])).collect();
         db.set_many("s", &entries).await.unwrap();
         db.set("other", "x", b"1").await.unwrap();
-        let (mut all, mut cursor) = db.list_keys("s", None).unwrap();
+        let (mut all, mut cursor) = db.list_keys("s", "", None).unwrap();
         while let Some(c) = cursor {
-            let (page, next) = db.list_keys("s", Some(&c)).unwrap();
+            let (page, next) = db.list_keys("s", "", Some(&c)).unwrap();
             all.extend(page);
             cursor = next;
         }
         assert_eq!(all.len(), 2500);
         assert_eq!(all[0], "k00000");
         assert_eq!(all[2499], "k02499");
+        // A prefix lists only its own keys, the prefix itself included.
+        db.set_many("s", &[("k0".into(), vec![1]), ("j9".into(), vec![1])])
+            .await
+            .unwrap();
+        let (page, _) = db.list_keys("s", "k0001", None).unwrap();
+        assert_eq!(page.len(), 100);
+        assert!(page.iter().all(|k| k.starts_with("k0001")));
+        let (page, _) = db.list_keys("s", "k0", None).unwrap();
+        assert_eq!(page[0], "k0");
     }
 
     #[tokio::test]
@@ -330,7 +342,7 @@ mod tests {
             t.await.unwrap();
         }
         assert_eq!(db.increment("s", "n", 0).await.unwrap(), 64 * 50);
-        let (keys, _) = db.list_keys("s", Some("own")).unwrap();
+        let (keys, _) = db.list_keys("s", "", Some("own")).unwrap();
         assert_eq!(keys.len(), 64);
         let commits = db.writer.commits();
         assert!(

@@ -1,0 +1,195 @@
+//! A real `redis-server` for the tests, and the Redis pass of the shared scenarios.
+//!
+//! - [`RedisServer::start`] runs a private server on a free loopback port, in a temporary
+//!   directory, with the append-only file fsynced on every write (so a write Redis
+//!   acknowledged survives `kill -9`). Tests that need one and cannot have one (no
+//!   `redis-server` installed) print a loud SKIPPED line, unless `E2E_REQUIRE_REDIS=1`
+//!   (set by `cargo xtask test` once it has Redis), where they fail instead.
+//! - With `E2E_REDIS_URL` set (by `cargo xtask test`'s Redis pass), every host the
+//!   [`crate::host::HostBuilder`] starts keeps its store on that server, in a database of
+//!   its own per data directory, so the chat, registry and model scenarios run unchanged on
+//!   Redis.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Databases the pass's server offers: one per data directory of the tests.
+pub const PASS_DATABASES: u32 = 10_000;
+
+pub struct RedisServer {
+    child: Option<Child>,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// A fresh server, or `None` (announced loudly) where `redis-server` is not installed.
+    pub fn start(test: &str) -> Option<Self> {
+        if Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            if std::env::var("E2E_REQUIRE_REDIS").is_ok_and(|v| v == "1") {
+                panic!("{test}: redis-server is not installed, but E2E_REQUIRE_REDIS=1");
+            }
+            eprintln!(
+                "SKIPPED {test}: redis-server is not installed (apt-get install redis-server; \
+                 `cargo xtask test` does this when it runs as root)"
+            );
+            return None;
+        }
+        let dir = crate::temp_dir();
+        let port = free_port();
+        let mut server = Self {
+            child: None,
+            port,
+            dir,
+        };
+        server.launch();
+        Some(server)
+    }
+
+    fn launch(&mut self) {
+        let child = Command::new("redis-server")
+            .args(server_args(self.port, self.dir.path(), 16))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawning redis-server");
+        self.child = Some(child);
+        wait_for_ping(&self.url());
+    }
+
+    /// `redis://127.0.0.1:PORT` (database 0).
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Kills the server with SIGKILL, as a crash would; [`RedisServer::restart`] brings
+    /// it back with its data.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts the server again on the same port and directory (after [`RedisServer::kill`]).
+    pub fn restart(&mut self) {
+        self.kill();
+        self.launch();
+    }
+
+    /// Runs `redis-cli` against database `db` and returns what it printed.
+    pub fn cli(&self, db: u32, args: &[&str]) -> String {
+        cli(&format!("{}/{db}", self.url()), args)
+    }
+
+    /// A runtime-config file naming this server as `default` (database `db`).
+    pub fn runtime_config(&self, dir: &Path, db: u32) -> std::path::PathBuf {
+        write_runtime_config(dir, &format!("{}/{db}", self.url()))
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The arguments of a private server: loopback only, data in `dir`, every write fsynced
+/// to the append-only file before Redis answers.
+pub fn server_args(port: u16, dir: &Path, databases: u32) -> Vec<String> {
+    [
+        "--port",
+        &port.to_string(),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        &dir.display().to_string(),
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--save",
+        "",
+        "--databases",
+        &databases.to_string(),
+        "--maxclients",
+        "1000",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Runs `redis-cli -u URL ARGS...` and returns its output, trimmed.
+pub fn cli(url: &str, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .arg("-u")
+        .arg(url)
+        .args(args)
+        .output()
+        .expect("running redis-cli");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn wait_for_ping(url: &str) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        if cli(url, &["PING"]) == "PONG" {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("redis-server at {url} did not answer PING within 10 s");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("finding a free port")
+}
+
+/// Writes `runtime-config.redis.toml` in `dir` with `default` on `url`.
+pub fn write_runtime_config(dir: &Path, url: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).expect("creating the config directory");
+    let file = dir.join("runtime-config.redis.toml");
+    std::fs::write(
+        &file,
+        format!("[key_value_store.default]\ntype = \"redis\"\nurl = \"{url}\"\n"),
+    )
+    .expect("writing the runtime config");
+    file
+}
+
+/// In the Redis pass (`E2E_REDIS_URL`), the runtime config for a host with this data
+/// directory: a database of its own, the same one each time the directory is used again (a
+/// restarted host sees its data).
+pub fn pass_runtime_config(data_dir: &Path) -> Option<std::path::PathBuf> {
+    let url = std::env::var("E2E_REDIS_URL").ok()?;
+    let marker = data_dir.join("e2e-redis-db");
+    let db = match std::fs::read_to_string(&marker) {
+        Ok(db) => db.trim().to_owned(),
+        Err(_) => {
+            // Database 0 holds the counter; tests in other processes draw from it too.
+            let db = cli(&format!("{url}/0"), &["INCR", "e2e/next-db"]);
+            let n: u32 = db
+                .parse()
+                .unwrap_or_else(|_| panic!("INCR answered `{db}`"));
+            assert!(n < PASS_DATABASES, "the Redis pass ran out of databases");
+            std::fs::create_dir_all(data_dir).expect("creating the data directory");
+            std::fs::write(&marker, &db).expect("writing the database marker");
+            db
+        }
+    };
+    Some(write_runtime_config(data_dir, &format!("{url}/{db}")))
+}
+
+/// Whether this run keeps the hosts' stores on Redis (the Redis pass).
+pub fn redis_pass() -> bool {
+    std::env::var("E2E_REDIS_URL").is_ok()
+}

@@ -1,0 +1,303 @@
+//! The store on a real Redis, shared by several hosts: two registries as one, appenders
+//! through two chat hosts, Redis killed and restarted under load, and start-up without it.
+//! (The chat, registry and model scenarios also run whole on Redis: `cargo xtask test`'s
+//! Redis pass, see `e2e_tests::redis`.)
+
+use e2e_tests::redis::RedisServer;
+use e2e_tests::{Client, Host, HostBuilder, component, host_binary, temp_dir};
+use edge_api::chat::Dialog;
+use edge_api::registry::{RegistrationResponse, RegistryListing};
+use serde_json::json;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const TOKEN: &str = "t0ken";
+
+/// A host of `builder`'s kind with its store on `redis` (database `db`).
+fn on_redis(builder: HostBuilder, redis: &RedisServer, dir: &Path, db: u32) -> Host {
+    builder
+        .arg("--runtime-config-file")
+        .arg(redis.runtime_config(dir, db).display().to_string())
+        .start()
+}
+
+fn chat_on(redis: &RedisServer, dir: &Path) -> Host {
+    on_redis(
+        HostBuilder::new(component("chat"), dir).variable("chat_admin_token", TOKEN),
+        redis,
+        dir,
+        1,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_registries_on_one_redis_are_one_registry() {
+    let Some(redis) = RedisServer::start("two_registries_on_one_redis_are_one_registry") else {
+        return;
+    };
+    let dirs = [temp_dir(), temp_dir()];
+    let hosts: Vec<Host> = dirs
+        .iter()
+        .map(|d| {
+            let b = HostBuilder::registry(d.path())
+                .arg("--ports")
+                .arg("5100-7999")
+                .arg("--registry-scope")
+                .arg("e2e");
+            on_redis(b, &redis, d.path(), 1)
+        })
+        .collect();
+    const TOTAL: usize = 2000;
+    let c = Client::new();
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..32)
+        .map(|w| {
+            let (c, next) = (c.clone(), next.clone());
+            let url = hosts[w % 2].url("/register");
+            tokio::spawn(async move {
+                let mut ports = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= TOTAL {
+                        return ports;
+                    }
+                    let body = json!({
+                        "app_name": format!("e2e-{i}"), "app_version": "1.2.0",
+                        "model_name": "m", "process_id": std::process::id(),
+                        "preferred_port": null, "reason": "test", "metadata": {}
+                    });
+                    let r = c.post_json(&url, &body, None).await;
+                    assert_eq!(r.status, 200, "{}", r.text());
+                    ports.push(r.json::<RegistrationResponse>().assigned_port);
+                }
+            })
+        })
+        .collect();
+    let mut ports = Vec::new();
+    for w in workers {
+        ports.extend(w.await.unwrap());
+    }
+    let elapsed = started.elapsed();
+    println!(
+        "{TOTAL} registrations through two registries on one Redis: {:.0} regs/s",
+        TOTAL as f64 / elapsed.as_secs_f64()
+    );
+    let distinct: HashSet<u16> = ports.iter().copied().collect();
+    assert_eq!(ports.len(), TOTAL);
+    assert_eq!(distinct.len(), TOTAL, "no port was handed out twice");
+    for h in &hosts {
+        let list: RegistryListing = c.get(&h.url("/registry")).await.json();
+        assert_eq!(list.count, TOTAL, "each registry lists every registration");
+        let listed: HashSet<u16> = list.registrations.iter().map(|r| r.port).collect();
+        assert_eq!(listed, distinct);
+    }
+    // Another scope on the same Redis is another registry: it sees none of them.
+    let other_dir = temp_dir();
+    let other = on_redis(
+        HostBuilder::registry(other_dir.path())
+            .arg("--registry-scope")
+            .arg("elsewhere"),
+        &redis,
+        other_dir.path(),
+        1,
+    );
+    let list: RegistryListing = c.get(&other.url("/registry")).await.json();
+    assert_eq!(list.count, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn appenders_through_two_chat_hosts_lose_and_duplicate_nothing() {
+    let Some(redis) = RedisServer::start("appenders_through_two_chat_hosts") else {
+        return;
+    };
+    let dirs = [temp_dir(), temp_dir()];
+    let hosts: Vec<Host> = dirs.iter().map(|d| chat_on(&redis, d.path())).collect();
+    let c = Client::new();
+    let d: Dialog = c
+        .post_json(
+            &hosts[0].url("/api/chats"),
+            &json!({"chatName": "shared"}),
+            Some(TOKEN),
+        )
+        .await
+        .json();
+    let tasks: Vec<_> = (0..32)
+        .map(|i| {
+            let c = c.clone();
+            let url = hosts[i % 2].url(&format!("/api/dialog/messages?id={}", d.id));
+            tokio::spawn(async move {
+                let body = json!({"role": "user", "content": format!("msg-{i}")});
+                let r = c.post_json(&url, &body, Some(TOKEN)).await;
+                assert_eq!(r.status, 201, "{}", r.text());
+            })
+        })
+        .collect();
+    for t in futures::future::join_all(tasks).await {
+        t.unwrap();
+    }
+    for h in &hosts {
+        let got: Dialog = c
+            .get(&h.url(&format!("/api/dialog?id={}", d.id)))
+            .await
+            .json();
+        let contents: HashSet<_> = got.messages.iter().map(|m| m.content.clone()).collect();
+        assert_eq!(got.messages.len(), 32, "none duplicated");
+        assert_eq!(contents, (0..32).map(|i| format!("msg-{i}")).collect());
+        let ids: HashSet<_> = got.messages.iter().map(|m| m.id.clone()).collect();
+        assert_eq!(ids.len(), 32, "message ids are unique");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_killed_under_load_gives_503_then_recovers_losing_nothing_acknowledged() {
+    let Some(mut redis) = RedisServer::start("redis_killed_under_load") else {
+        return;
+    };
+    let dir = temp_dir();
+    let h = chat_on(&redis, dir.path());
+    let c = Client::new();
+    let d: Dialog = c
+        .post_json(
+            &h.url("/api/chats"),
+            &json!({"chatName": "load"}),
+            Some(TOKEN),
+        )
+        .await
+        .json();
+    let url = h.url(&format!("/api/dialog/messages?id={}", d.id));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // 8 writers append until told to stop, recording what was acknowledged and how every
+    // refusal looked.
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let (c, url, stop) = (c.clone(), url.clone(), stop.clone());
+            tokio::spawn(async move {
+                let (mut acked, mut refused, mut slowest) = (Vec::new(), 0usize, Duration::ZERO);
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let content = format!("w{w}-{n}");
+                    n += 1;
+                    let sent = Instant::now();
+                    let body = json!({"role": "user", "content": content});
+                    let r = c.post_json(&url, &body, Some(TOKEN)).await;
+                    slowest = slowest.max(sent.elapsed());
+                    match r.status {
+                        201 => acked.push(content),
+                        503 => {
+                            let e = r.assert_error(503, "store_unavailable");
+                            assert!(
+                                e.error.contains("Redis at redis://127.0.0.1:"),
+                                "{}",
+                                e.error
+                            );
+                            assert_eq!(r.header("retry-after"), Some("1"));
+                            refused += 1;
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                        other => panic!("answer {other} while Redis comes and goes: {}", r.text()),
+                    }
+                }
+                (acked, refused, slowest)
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    redis.kill();
+    // While Redis is down, reads answer 503 too, quickly.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let sent = Instant::now();
+    let r = c.get(&h.url("/api/chats")).await;
+    r.assert_error(503, "store_unavailable");
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
+    redis.restart();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    stop.store(true, Ordering::Relaxed);
+    let (mut acked, mut refused, mut slowest) = (Vec::new(), 0, Duration::ZERO);
+    for w in writers {
+        let (a, r, s) = w.await.unwrap();
+        acked.extend(a);
+        refused += r;
+        slowest = slowest.max(s);
+    }
+    println!(
+        "Redis killed and restarted under 8 writers: {} appends acknowledged, {refused} refused \
+         with 503, slowest answer {slowest:?}",
+        acked.len()
+    );
+    assert!(refused > 0, "requests while Redis was down were refused");
+    assert!(
+        slowest < Duration::from_secs(5),
+        "no request hung: {slowest:?}"
+    );
+    // Served again after the restart, and every acknowledged message is there (the
+    // append-only file is fsynced on every write).
+    let r = c
+        .post_json(
+            &url,
+            &json!({"role": "user", "content": "after"}),
+            Some(TOKEN),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let got: Dialog = c
+        .get(&h.url(&format!("/api/dialog?id={}", d.id)))
+        .await
+        .json();
+    let stored: HashSet<_> = got.messages.iter().map(|m| m.content.clone()).collect();
+    for a in &acked {
+        assert!(stored.contains(a), "acknowledged append `{a}` was lost");
+    }
+    assert_eq!(stored.len(), got.messages.len(), "no append stored twice");
+}
+
+#[test]
+fn redis_down_at_start_up_is_a_clear_error_naming_the_url() {
+    let dir = temp_dir();
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("redis://:hunter2@127.0.0.1:{port}/0");
+    let config = e2e_tests::redis::write_runtime_config(dir.path(), &url);
+    let started = Instant::now();
+    let out = std::process::Command::new(host_binary())
+        .args(["serve", &component("chat").display().to_string()])
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .arg("--runtime-config-file")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(
+        err.contains(&format!("redis://:***@127.0.0.1:{port}/0")),
+        "names the URL: {err}"
+    );
+    assert!(!err.contains("hunter2"), "never the password: {err}");
+    assert!(err.contains("[key_value_store.default]"), "{err}");
+    // A malformed file is refused with the section and the fix.
+    std::fs::write(&config, "[key_value_store.default]\ntype = \"mongo\"\n").unwrap();
+    let out = std::process::Command::new(host_binary())
+        .args(["serve", &component("chat").display().to_string()])
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .arg("--runtime-config-file")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("mongo") && err.contains("\"redis\""), "{err}");
+}
