@@ -197,7 +197,8 @@ pub struct BenchArgs {
     #[arg(long, default_value = ".data/ai-models")]
     pub ai_models_dir: PathBuf,
     /// Run only these sections (comma-separated): predict (with /health), solubility,
-    /// embeddings, startup, registry, memory. Default: all.
+    /// embeddings, startup, registry, redis (registry and predict on Redis beside SQLite),
+    /// memory. Default: all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Scratch directory: data directories, logs of every process started, the virtualenv.

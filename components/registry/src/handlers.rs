@@ -9,7 +9,7 @@ use edge_api::registry::{
 use edge_api::time::iso8601_no_zone;
 use guest_kit::http::{self, ApiRequest, Response};
 use guest_kit::{ApiError, ErrorCode};
-use registry_core::{Assignment, Lease, owner_hash, validate};
+use registry_core::{Assignment, Lease, owner_hash, parse_id, validate};
 use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
@@ -216,9 +216,14 @@ pub fn unregister(req: &ApiRequest, port: u16) -> Result<Response, ApiError> {
     let id = req.required_query("registration_id", "registration_id")?;
     let reg = Registry::open()?;
     let now = now_ms();
+    // The lease alone says who holds the port (it carries the registration id), so the
+    // check needs no other read while the table is being changed.
     reg.with_leases(now, |table| {
-        let (_, record) = held(&reg, table, port, now)?;
-        if record.registration_id != id {
+        let lease = table
+            .get(port)
+            .filter(|l| l.is_live(now))
+            .ok_or_else(|| not_registered(port))?;
+        if parse_id(&id) != Some(lease.id) {
             return Err(mismatch(port));
         }
         table.release(port);

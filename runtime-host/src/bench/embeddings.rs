@@ -57,7 +57,7 @@ pub async fn embeddings(
         .filter(|l| !l.is_empty())
         .map(str::to_owned)
         .collect();
-    let (reg, reg_addr) = peers::registry(paths, "minilm-registry", "22300-22399").await?;
+    let (reg, reg_addr) = peers::registry(paths, "minilm-registry", "22300-22399", &[]).await?;
     let model = ModelUnderTest::minilm(&ai_models)?;
     let data = procs::fresh_dir(&paths.work, "minilm-host")?;
     let (host, addr, _) =

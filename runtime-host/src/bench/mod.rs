@@ -17,6 +17,7 @@ mod load;
 mod onnx;
 mod peers;
 mod procs;
+mod redis;
 mod registry;
 mod report;
 mod targets;
@@ -78,6 +79,9 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     if wanted("registry") {
         registry_figures(&paths, duration, &mut report).await?;
     }
+    if wanted("redis") {
+        redis::store_backends(&paths, &molecules, duration, &mut report).await?;
+    }
     if wanted("memory") {
         memory_of_up(&paths, &args, &molecules, &mut report).await?;
     }
@@ -93,7 +97,7 @@ pub async fn run(args: BenchArgs) -> Result<()> {
 }
 
 /// `/predict` of `property` for each molecule (molprop).
-fn predict_calls(molecules: &[String], property: &str) -> Arc<[Call]> {
+pub(crate) fn predict_calls(molecules: &[String], property: &str) -> Arc<[Call]> {
     molecules
         .iter()
         .map(|s| {
@@ -234,7 +238,7 @@ async fn predict_and_health(
     rounds: usize,
     report: &mut Report,
 ) -> Result<()> {
-    let (reg, reg_addr) = peers::registry(paths, "predict-registry", "22000-22099").await?;
+    let (reg, reg_addr) = peers::registry(paths, "predict-registry", "22000-22099", &[]).await?;
     let molprop = ModelUnderTest::molprop()?;
     let data = procs::fresh_dir(&paths.work, "host-model")?;
     let (host, host_addr, _) =
@@ -291,7 +295,7 @@ async fn predict_and_health(
 /// directory (no compilation cache), then five times with the cache warm.
 async fn startup(paths: &Paths, report: &mut Report) -> Result<()> {
     eprintln!("start-up, cold and warm ...");
-    let (reg, reg_addr) = peers::registry(paths, "startup-registry", "22100-22199").await?;
+    let (reg, reg_addr) = peers::registry(paths, "startup-registry", "22100-22199", &[]).await?;
     let data = procs::fresh_dir(&paths.work, "startup-model")?;
     let molprop = ModelUnderTest::molprop()?;
     let mut times = Vec::new();
@@ -313,13 +317,13 @@ async fn registry_figures(paths: &Paths, duration: Duration, report: &mut Report
     eprintln!("registry throughput, 32 clients ...");
     // The spec's range size (5100-5999): the lease table every operation rewrites is as
     // large as a default deployment's.
-    let (reg, addr) = peers::registry(paths, "bench-registry", "30000-30899").await?;
+    let (reg, addr) = peers::registry(paths, "bench-registry", "30000-30899", &[]).await?;
     report.registry = Some(registry::throughput(addr, 32, duration * 2).await?);
     reg.stop().await;
     for active in [10, 2000] {
         eprintln!("registry latency with {active} active registrations ...");
         let name = format!("scale-registry-{active}");
-        let (reg, addr) = peers::registry(paths, &name, "30000-34999").await?;
+        let (reg, addr) = peers::registry(paths, &name, "30000-34999", &[]).await?;
         report
             .registry_scale
             .push(registry::latency_at(addr, active, duration).await?);

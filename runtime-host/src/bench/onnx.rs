@@ -18,7 +18,7 @@ pub async fn solubility(
     rounds: usize,
     report: &mut Report,
 ) -> Result<()> {
-    let (reg, reg_addr) = peers::registry(paths, "onnx-registry", "22200-22299").await?;
+    let (reg, reg_addr) = peers::registry(paths, "onnx-registry", "22200-22299", &[]).await?;
     let model = ModelUnderTest::onnx("solubility")?;
     let mut sides = Sides::default();
     for (side, extra) in [

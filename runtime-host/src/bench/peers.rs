@@ -34,10 +34,15 @@ fn loopback(port: u16) -> SocketAddr {
 }
 
 /// `runtime-host registry` on a free port, assigning from `ports`.
-pub async fn registry(p: &Paths, name: &str, ports: &str) -> Result<(Proc, SocketAddr)> {
+pub async fn registry(
+    p: &Paths,
+    name: &str,
+    ports: &str,
+    extra: &[String],
+) -> Result<(Proc, SocketAddr)> {
     let addr = loopback(free_port()?);
     let data = super::procs::fresh_dir(&p.work, name)?;
-    let args = [
+    let mut args = vec![
         "registry".into(),
         "--listen".into(),
         addr.to_string(),
@@ -48,6 +53,7 @@ pub async fn registry(p: &Paths, name: &str, ports: &str) -> Result<(Proc, Socke
         "--data-dir".into(),
         data.display().to_string(),
     ];
+    args.extend(extra.iter().cloned());
     let proc = Proc::spawn(name, &p.host, &args, &p.log(name))?;
     let client = HttpClient::new(Duration::from_secs(2));
     wait_ok(

@@ -1,6 +1,7 @@
 //! The benchmark's figures, the targets they are held to (issue 7), and how both print.
 
 use super::load::Figures;
+use super::redis::StoreRow;
 use super::registry::{ScalePoint, Throughput};
 use serde::Serialize;
 
@@ -15,6 +16,8 @@ pub struct Report {
     pub health: Vec<(String, Figures)>,
     pub registry: Option<Throughput>,
     pub registry_scale: Vec<ScalePoint>,
+    /// The registry and `/predict` with the store on SQLite and on Redis.
+    pub stores: Vec<StoreRow>,
     pub startup_cold_ms: Option<f64>,
     pub startup_warm_ms: Option<f64>,
     /// Resident memory, MiB, by what was measured.
@@ -162,6 +165,23 @@ impl Report {
                 p.register.p99_ms,
                 p.unregister.p50_ms,
                 p.unregister.p99_ms
+            );
+        }
+        if !self.stores.is_empty() {
+            println!(
+                "\nkey-value store: registry (32 clients) and /predict logp (16 conns)\n  {:<7} {:>16} {:>10} {:>7} {:>14} {:>10}",
+                "store", "registrations/s", "duplicates", "errors", "predict req/s", "p99 ms"
+            );
+        }
+        for s in &self.stores {
+            println!(
+                "  {:<7} {:>16.0} {:>10} {:>7} {:>14.0} {:>10.2}",
+                s.store,
+                s.registry.registrations_per_s,
+                s.registry.duplicate_ports,
+                s.registry.errors,
+                s.predict_rps,
+                s.predict_p99_ms
             );
         }
         if let (Some(c), Some(w)) = (self.startup_cold_ms, self.startup_warm_ms) {

@@ -3,6 +3,18 @@
 use super::report::Report;
 
 pub fn judge(r: &mut Report) {
+    if let Some(row) = r.stores.iter().find(|s| s.store == "redis").cloned() {
+        let t = &row.registry;
+        r.target(
+            "registry on Redis, 32 clients",
+            ">= 2,000 registrations/s, 0 dup",
+            format!(
+                "{:.0}/s, {} duplicates, {} errors",
+                t.registrations_per_s, t.duplicate_ports, t.errors
+            ),
+            t.registrations_per_s >= 2000.0 && t.duplicate_ports == 0 && t.errors == 0,
+        );
+    }
     for prop in ["logp", "all"] {
         let found = r
             .predict

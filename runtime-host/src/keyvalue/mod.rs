@@ -10,6 +10,7 @@ pub mod backend;
 pub mod config;
 pub mod redis;
 pub mod sqlite;
+mod turns;
 
 use crate::bindings::wasi::keyvalue::{atomics, batch, store};
 use backend::Backend;
@@ -19,6 +20,7 @@ use sqlite::KvDatabase;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use turns::{Turn, Turns};
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 
 /// Store label every component gets.
@@ -32,6 +34,8 @@ pub struct KeyValue {
     prefix: Arc<str>,
     /// Report every swap as lost, after writing it (`--simulate-broken-swap`).
     broken_swap: bool,
+    /// This host's requests take turns at a record they update (see [`turns`]).
+    turns: Arc<Turns>,
 }
 
 impl KeyValue {
@@ -41,6 +45,7 @@ impl KeyValue {
             stores: Arc::new(backend::open_all(config).await?),
             prefix: Arc::from(""),
             broken_swap: false,
+            turns: Arc::default(),
         })
     }
 
@@ -58,6 +63,7 @@ impl KeyValue {
             stores: Arc::new(stores),
             prefix: Arc::from(""),
             broken_swap: false,
+            turns: Arc::default(),
         }
     }
 
@@ -69,6 +75,7 @@ impl KeyValue {
             stores: self.stores.clone(),
             prefix: Arc::from(format!("{}{prefix}", self.prefix)),
             broken_swap: self.broken_swap,
+            turns: self.turns.clone(),
         }
     }
 
@@ -93,11 +100,13 @@ pub struct BucketHandle {
     label: String,
 }
 
-/// A compare-and-swap handle: the value seen when it was made, which `swap` requires.
+/// A compare-and-swap handle: the value seen when it was made, which `swap` requires, and
+/// the request's turn at the key (passed on when the handle goes).
 pub struct CasHandle {
     label: String,
     key: String,
     expected: Option<Vec<u8>>,
+    _turn: Option<Turn>,
 }
 
 /// The view of a request's state these interfaces work on.
@@ -282,6 +291,7 @@ impl atomics::HostCas for KvCtx<'_> {
     ) -> WResult<KvResult<Resource<CasHandle>>> {
         let label = self.label(&b)?;
         let key = self.stored(&key).into_owned();
+        let turn = self.kv.turns.take(&label, &key).await;
         let expected = match self.store_of(&b)?.get(&key).await {
             Ok(v) => v,
             Err(e) => return Ok(Err(other(e))),
@@ -290,6 +300,7 @@ impl atomics::HostCas for KvCtx<'_> {
             label,
             key,
             expected,
+            _turn: turn,
         })?))
     }
 

@@ -280,7 +280,7 @@ mod tests {
             .await
             .unwrap();
         let (page, _) = db.list_keys("s", "k0001", None).unwrap();
-        assert_eq!(page.len(), 100);
+        assert_eq!(page.len(), 10);
         assert!(page.iter().all(|k| k.starts_with("k0001")));
         let (page, _) = db.list_keys("s", "k0", None).unwrap();
         assert_eq!(page[0], "k0");
