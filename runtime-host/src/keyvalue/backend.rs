@@ -79,6 +79,13 @@ pub async fn open_all(config: &StoreConfig) -> Result<BTreeMap<String, Backend>>
 }
 
 impl Backend {
+    /// Whether calls are carried out in the order they were queued, so a read queued after
+    /// a write sees it (Redis: one connection, served in order). SQLite reads run on other
+    /// connections than its writer.
+    pub fn keeps_call_order(&self) -> bool {
+        matches!(self, Self::Redis(_))
+    }
+
     pub async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         match self {
             Self::Sqlite { db, label } => db.get(label, key),

@@ -106,7 +106,7 @@ pub struct CasHandle {
     label: String,
     key: String,
     expected: Option<Vec<u8>>,
-    _turn: Option<Turn>,
+    turn: Option<Turn>,
 }
 
 /// The view of a request's state these interfaces work on.
@@ -259,11 +259,17 @@ impl atomics::Host for KvCtx<'_> {
         cas: Resource<CasHandle>,
         value: Vec<u8>,
     ) -> WResult<Result<(), atomics::CasError>> {
-        let handle = self.table.delete(cas)?;
-        let swapped = self
-            .store_by_label(&handle.label)?
-            .compare_and_swap(&handle.key, handle.expected.as_deref(), &value)
-            .await;
+        let mut handle = self.table.delete(cas)?;
+        let store = self.store_by_label(&handle.label)?;
+        let swap = store.compare_and_swap(&handle.key, handle.expected.as_deref(), &value);
+        let turn = handle.turn.take();
+        let swapped = if store.keeps_call_order() {
+            queue_then_pass_turn(swap, turn).await
+        } else {
+            let swapped = swap.await;
+            drop(turn);
+            swapped
+        };
         let swapped = match swapped {
             Ok(Swap::Done) if self.kv.broken_swap => Ok(Swap::Conflict(Some(value))),
             other => other,
@@ -271,9 +277,12 @@ impl atomics::Host for KvCtx<'_> {
         match swapped {
             Ok(Swap::Done) => Ok(Ok(())),
             Ok(Swap::Conflict(current)) => {
-                // Someone changed the value first: hand back a handle at the value that won.
+                // Someone changed the value first: hand back a handle at the value that won,
+                // and a turn at the key for the retry.
+                let turn = self.kv.turns.take(&handle.label, &handle.key).await;
                 let retry = self.table.push(CasHandle {
                     expected: current,
+                    turn,
                     ..handle
                 })?;
                 Ok(Err(atomics::CasError::CasFailed(retry)))
@@ -300,7 +309,7 @@ impl atomics::HostCas for KvCtx<'_> {
             label,
             key,
             expected,
-            _turn: turn,
+            turn,
         })?))
     }
 
@@ -346,5 +355,21 @@ impl batch::Host for KvCtx<'_> {
     ) -> WResult<KvResult<()>> {
         let keys = self.stored_all(&keys);
         Ok(self.store_of(&b)?.delete_many(&keys).await.map_err(other))
+    }
+}
+
+/// Awaits `swap`, passing the turn on as soon as the swap is queued on the store's connection
+/// rather than when it is answered. On a store that runs each connection's calls in order
+/// (Redis), the next request's read is queued behind this write and sees it, so it need not
+/// wait for the reply; that halves the time a record is held. Correctness never depends on
+/// this: compare-and-swap decides.
+async fn queue_then_pass_turn<F: Future>(swap: F, turn: Option<Turn>) -> F::Output {
+    let mut swap = std::pin::pin!(swap);
+    // One poll takes the command through to the connection's queue.
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(swap.as_mut().poll(cx))).await;
+    drop(turn);
+    match first {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => swap.await,
     }
 }
