@@ -3,7 +3,9 @@
 //! - `build`: installs the `wasm32-wasip2` target if missing, builds every component in
 //!   `components/` and the `runtime-host` binary, all in the release profile;
 //! - `test`: `build`, then every native test (unit and end-to-end) in the same profile, so
-//!   wasmtime's stack is compiled once for both;
+//!   wasmtime's stack is compiled once for both; then the chat, registry and model scenarios
+//!   again on Redis. It installs `redis-server` with apt-get when it runs as root, and says
+//!   loudly what it skipped when it cannot ([`services`]);
 //! - `up`: `build`, then runs the local stack on embedded defaults until Ctrl-C;
 //! - `bench`: `build`, then `runtime-host bench` from the repository root (its options pass
 //!   through), which prints the figures and writes them to `target/bench/figures.json`;
@@ -12,6 +14,8 @@
 //!   `.data/ai-models/`, once. `test` and `up` do it first; `up` carries on without it.
 //!
 //! Standard library only, so it compiles in about a second before anything else.
+
+mod services;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -160,16 +164,54 @@ fn build() -> Result<(), String> {
     run(native)
 }
 
-/// Runs the workspace's native crates' tests (its `default-members`), in release, and
+/// Runs the workspace's native crates' tests (its `default-members`), in release, then (with
+/// Redis) the chat, registry and model scenarios again with every host's store on Redis, and
 /// ends with one `tests: N passed, M failed` line totalling every test binary.
 fn test(extra: &[String]) -> Result<(), String> {
-    let mut cmd = cargo();
+    let redis = services::ensure_redis();
+    let mut all = cargo();
+    all.args(["test", "--release", "--no-fail-fast"])
+        .args(extra);
+    if redis {
+        // Tests that need Redis fail, rather than skip, if it went missing.
+        all.env("E2E_REQUIRE_REDIS", "1");
+    }
+    let (mut passed, mut failed, mut ok) = run_tests(all)?;
+    if redis && extra.is_empty() {
+        eprintln!(
+            "xtask: the Redis pass: {} on Redis",
+            services::REDIS_PASS.join(", ")
+        );
+        let server = services::PassRedis::start(&root().join("target/redis-pass"))?;
+        let mut pass = cargo();
+        pass.args(["test", "--release", "--no-fail-fast", "-p", "e2e-tests"]);
+        for t in services::REDIS_PASS {
+            pass.args(["--test", t]);
+        }
+        pass.env("E2E_REDIS_URL", &server.url)
+            .env("E2E_REQUIRE_REDIS", "1");
+        let (p, f, o) = run_tests(pass)?;
+        drop(server);
+        (passed, failed, ok) = (passed + p, failed + f, ok && o);
+    }
+    println!("tests: {passed} passed, {failed} failed");
+    if !redis {
+        println!("tests: SKIPPED the Redis tests (redis-server missing; see above)");
+    }
+    if !ok || failed > 0 {
+        return Err("tests failed".into());
+    }
+    if passed == 0 {
+        return Err("no test ran".into());
+    }
+    Ok(())
+}
+
+/// Runs one `cargo test`, echoing its output; returns (passed, failed, exited cleanly).
+fn run_tests(mut cmd: Command) -> Result<(u64, u64, bool), String> {
     // --show-output: the agreement-with-RDKit tables and the RSS figure that tests print
     // belong in the log even when they pass.
-    cmd.args(["test", "--release", "--no-fail-fast"])
-        .args(extra)
-        .args(["--", "--show-output"])
-        .stdout(Stdio::piped());
+    cmd.args(["--", "--show-output"]).stdout(Stdio::piped());
     eprintln!("xtask: running {}", shown(&cmd));
     let mut child = cmd
         .spawn()
@@ -186,14 +228,7 @@ fn test(extra: &[String]) -> Result<(), String> {
         }
     }
     let status = child.wait().map_err(|e| e.to_string())?;
-    println!("tests: {passed} passed, {failed} failed");
-    if !status.success() || failed > 0 {
-        return Err(format!("tests failed ({status})"));
-    }
-    if passed == 0 {
-        return Err("no test ran".into());
-    }
-    Ok(())
+    Ok((passed, failed, status.success()))
 }
 
 /// The number before `label` in a libtest summary (`ok. 7 passed; 0 failed; ...`).
