@@ -279,7 +279,11 @@ impl atomics::Host for KvCtx<'_> {
             Ok(Swap::Conflict(current)) => {
                 // Someone changed the value first: hand back a handle at the value that won,
                 // and a turn at the key for the retry.
-                let turn = self.kv.turns.take(&handle.label, &handle.key).await;
+                let turn = if store.keeps_call_order() {
+                    self.kv.turns.take(&handle.label, &handle.key).await
+                } else {
+                    None
+                };
                 let retry = self.table.push(CasHandle {
                     expected: current,
                     turn,
@@ -300,7 +304,12 @@ impl atomics::HostCas for KvCtx<'_> {
     ) -> WResult<KvResult<Resource<CasHandle>>> {
         let label = self.label(&b)?;
         let key = self.stored(&key).into_owned();
-        let turn = self.kv.turns.take(&label, &key).await;
+        let store = self.store_of(&b)?;
+        let turn = if store.keeps_call_order() {
+            self.kv.turns.take(&label, &key).await
+        } else {
+            None
+        };
         let expected = match self.store_of(&b)?.get(&key).await {
             Ok(v) => v,
             Err(e) => return Ok(Err(other(e))),

@@ -1,12 +1,14 @@
-//! Turns at a record: requests of one host that read-modify-write the same key take turns,
-//! from `cas.new` to `swap`, instead of racing one another.
+//! Turns at a record: on Redis, requests of one host that read-modify-write the same key
+//! take turns, from `cas.new` until their swap is queued, instead of racing one another.
 //!
 //! Compare-and-swap stays what makes updates safe (other hosts, and a request whose turn
 //! timed out, still race). Turns only stop this host's own requests from spoiling each
 //! other's swaps: 32 requests on one record otherwise lose 31 races in every round, and each
-//! loss costs a round trip to the store and a pause. On Redis that decides throughput: the
-//! registry's one lease table went from about 600 to (see docs/BENCHMARKS.md) registrations
-//! a second with turns.
+//! loss costs a round trip to Redis and a pause. With turns (and the turn passed on once the
+//! swap is queued, see `queue_then_pass_turn`) the registry on Redis went from 1,497 to about
+//! 2,250-2,600 registrations a second (docs/BENCHMARKS.md). SQLite does without: its writer
+//! commits the swaps of many racing requests at once, and turns there measured slower
+//! (2,769 against 3,717 registrations a second).
 //!
 //! A turn is never waited for long ([`MAX_WAIT`]): a request that holds one and then asks
 //! for another key held by a request waiting for its own (or asks for its own key twice)
