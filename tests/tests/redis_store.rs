@@ -301,3 +301,95 @@ fn redis_down_at_start_up_is_a_clear_error_naming_the_url() {
     assert!(!out.status.success());
     assert!(err.contains("mongo") && err.contains("\"redis\""), "{err}");
 }
+
+/// `up` with the runtime config: chat dialogs shared (unscoped), the registry and each
+/// model's metrics under this machine's scope, and Ctrl-C still leaves the registry empty.
+#[tokio::test(flavor = "multi_thread")]
+async fn up_on_redis_keeps_machine_keys_under_its_scope() {
+    let Some(redis) = RedisServer::start("up_on_redis_keeps_machine_keys_under_its_scope") else {
+        return;
+    };
+    let dir = temp_dir();
+    let models = dir.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    std::fs::copy(component("molprop"), models.join("molprop.wasm")).unwrap();
+    let config = redis.runtime_config(dir.path(), 0);
+    let port = |l: std::net::TcpListener| l.local_addr().unwrap().port();
+    let reg_port = port(std::net::TcpListener::bind("127.0.0.1:0").unwrap());
+    let chat_port = port(std::net::TcpListener::bind("127.0.0.1:0").unwrap());
+    let first = e2e_tests::port_block(4);
+    let mut child = std::process::Command::new(host_binary())
+        .args(["up", "--registry-scope", "lab-1", "--ports"])
+        .arg(format!("{first}-{}", first + 3))
+        .args(["--registry-port", &reg_port.to_string()])
+        .args(["--chat-port", &chat_port.to_string()])
+        .arg("--models")
+        .arg(&models)
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .arg("--runtime-config-file")
+        .arg(&config)
+        .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.trim() == "stack ready" {
+                let _ = tx.send(());
+            }
+        }
+    });
+    if rx.recv_timeout(Duration::from_secs(120)).is_err() {
+        let _ = child.kill();
+        panic!("runtime-host up did not become ready");
+    }
+    let c = Client::new();
+    let r = c
+        .post_json(
+            &format!("http://127.0.0.1:{first}/predict"),
+            &json!({"input_type": "text", "data": {"smiles": "CCO"}}),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let keys = redis.cli(0, &["KEYS", "*"]);
+    let keys: Vec<&str> = keys.lines().collect();
+    assert!(
+        keys.contains(&"chat/dialog/welcome"),
+        "chats are shared: {keys:?}"
+    );
+    assert!(keys.contains(&"hosts/lab-1/registry/leases"), "{keys:?}");
+    let served = keys
+        .iter()
+        .find(|k| k.starts_with("hosts/lab-1/models/molprop/") && k.ends_with("/requests_served"))
+        .unwrap_or_else(|| panic!("molprop's metrics under its scope: {keys:?}"));
+    assert_eq!(redis.cli(0, &["GET", served]), "1", "a Redis integer");
+    assert!(
+        keys.iter()
+            .all(|k| k.starts_with("chat/") || k.starts_with("hosts/lab-1/")),
+        "nothing else: {keys:?}"
+    );
+    // Ctrl-C: each model unregisters from the registry on Redis, then everything stops.
+    send_sigint(child.id());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let table = redis.cli(0, &["STRLEN", "hosts/lab-1/registry/leases"]);
+    assert_eq!(table, "8", "the lease table is empty: its header only");
+}
+
+fn send_sigint(pid: u32) {
+    let ok = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}
