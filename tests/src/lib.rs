@@ -134,3 +134,34 @@ pub fn port_block(size: u16) -> u16 {
     }
     panic!("no free block of {size} ports between {FIRST} and {LAST}");
 }
+
+/// Waits until a `runtime-host up` child prints `stack ready` (its stdout must be piped);
+/// kills it and panics if it does not within `timeout`.
+pub fn wait_for_stack_ready(child: &mut std::process::Child, timeout: std::time::Duration) {
+    use std::io::BufRead;
+    let stdout = child.stdout.take().expect("up's stdout is piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.trim() == "stack ready" {
+                let _ = tx.send(());
+            }
+        }
+    });
+    if rx.recv_timeout(timeout).is_err() {
+        let _ = child.kill();
+        panic!("runtime-host up did not become ready within {timeout:?}");
+    }
+}
+
+/// Sends SIGINT (Ctrl-C) to a child process.
+pub fn interrupt(child: &std::process::Child) {
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(sent, "could not send SIGINT to {}", child.id());
+}

@@ -269,15 +269,18 @@ fn redis_down_at_start_up_is_a_clear_error_naming_the_url() {
         .port();
     let url = format!("redis://:hunter2@127.0.0.1:{port}/0");
     let config = e2e_tests::redis::write_runtime_config(dir.path(), &url);
+    let serve_chat = || {
+        std::process::Command::new(host_binary())
+            .args(["serve", &component("chat").display().to_string()])
+            .args(["--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .arg("--runtime-config-file")
+            .arg(&config)
+            .output()
+            .unwrap()
+    };
     let started = Instant::now();
-    let out = std::process::Command::new(host_binary())
-        .args(["serve", &component("chat").display().to_string()])
-        .args(["--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path())
-        .arg("--runtime-config-file")
-        .arg(&config)
-        .output()
-        .unwrap();
+    let out = serve_chat();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -289,14 +292,7 @@ fn redis_down_at_start_up_is_a_clear_error_naming_the_url() {
     assert!(err.contains("[key_value_store.default]"), "{err}");
     // A malformed file is refused with the section and the fix.
     std::fs::write(&config, "[key_value_store.default]\ntype = \"mongo\"\n").unwrap();
-    let out = std::process::Command::new(host_binary())
-        .args(["serve", &component("chat").display().to_string()])
-        .args(["--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path())
-        .arg("--runtime-config-file")
-        .arg(&config)
-        .output()
-        .unwrap();
+    let out = serve_chat();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("mongo") && err.contains("\"redis\""), "{err}");
@@ -334,23 +330,7 @@ async fn up_on_redis_keeps_machine_keys_under_its_scope() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if line.trim() == "stack ready" {
-                let _ = tx.send(());
-            }
-        }
-    });
-    if rx.recv_timeout(Duration::from_secs(120)).is_err() {
-        let _ = child.kill();
-        panic!("runtime-host up did not become ready");
-    }
+    e2e_tests::wait_for_stack_ready(&mut child, Duration::from_secs(120));
     let c = Client::new();
     let r = c
         .post_json(
@@ -378,18 +358,9 @@ async fn up_on_redis_keeps_machine_keys_under_its_scope() {
         "nothing else: {keys:?}"
     );
     // Ctrl-C: each model unregisters from the registry on Redis, then everything stops.
-    send_sigint(child.id());
+    e2e_tests::interrupt(&child);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
     let table = redis.cli(0, &["STRLEN", "hosts/lab-1/registry/leases"]);
     assert_eq!(table, "8", "the lease table is empty: its header only");
-}
-
-fn send_sigint(pid: u32) {
-    let ok = std::process::Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
 }

@@ -5,7 +5,6 @@
 use e2e_tests::{Client, HostBuilder, host_binary, temp_dir};
 use edge_api::registry::RegistryListing;
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -40,19 +39,7 @@ async fn up_runs_36_models_of_four_kinds_on_distinct_ports_and_stops_cleanly() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if line.trim() == "stack ready" {
-                let _ = tx.send(());
-            }
-        }
-    });
-    if rx.recv_timeout(Duration::from_secs(180)).is_err() {
-        let _ = child.kill();
-        panic!("runtime-host up did not become ready");
-    }
+    e2e_tests::wait_for_stack_ready(&mut child, Duration::from_secs(180));
     let c = Client::new();
     let list: RegistryListing = c
         .get(&format!("http://127.0.0.1:{reg_port}/registry"))
@@ -98,13 +85,7 @@ async fn up_runs_36_models_of_four_kinds_on_distinct_ports_and_stops_cleanly() {
         rss.unwrap_or_default()
     );
 
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
+    e2e_tests::interrupt(&child);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
     // The registry's store holds no live registration afterwards.
