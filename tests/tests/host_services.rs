@@ -293,3 +293,42 @@ async fn a_store_with_a_broken_swap_is_refused_at_once_with_the_way_out() {
     // The probe cleaned up after itself, and nothing was registered.
     assert_eq!(r.value()["count"], 0);
 }
+
+/// `list-keys` pages through thousands of keys (SQLite pages of 1,000; Redis SCAN cursors),
+/// each key once, only those asked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn listing_keys_pages_through_thousands_each_once() {
+    let dir = temp_dir();
+    let h = HostBuilder::new(component("testbed"), dir.path()).start();
+    let c = Client::new();
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let workers: Vec<_> = (0..16)
+        .map(|_| {
+            let (c, next, base) = (c.clone(), next.clone(), h.url("/kv/incr?key="));
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= 2510 {
+                        return;
+                    }
+                    let key = if i < 2500 {
+                        format!("page/k{i:05}")
+                    } else {
+                        format!("other/k{i}")
+                    };
+                    let r = c.post_raw(&format!("{base}{key}"), vec![], None).await;
+                    assert_eq!(r.status, 200, "{}", r.text());
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.await.unwrap();
+    }
+    let keys: Vec<String> = serde_json::from_value(
+        c.get(&h.url("/kv/keys?prefix=page/")).await.value()["keys"].clone(),
+    )
+    .unwrap();
+    let expected: Vec<String> = (0..2500).map(|i| format!("page/k{i:05}")).collect();
+    assert_eq!(keys, expected);
+}

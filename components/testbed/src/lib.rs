@@ -11,6 +11,7 @@
 //! | `POST /kv/incr?key=K`    | atomically increments counter K                   |
 //! | `POST /kv/append?key=K&item=I` | appends I to a JSON list by compare-and-swap |
 //! | `GET /kv/get?key=K`      | reads a JSON value                                |
+//! | `GET /kv/keys?prefix=P`  | every key starting with P, through all of list-keys' pages |
 //! | `POST /kv/contend?key=K` | updates K while changing it behind its own back, so every compare-and-swap loses; K ends as the number of attempts |
 //! | `GET /var?name=N`        | reads an application variable                     |
 //! | `GET /fetch?url=U`       | makes an outgoing HTTP request (wasi-http) and relays it |
@@ -150,6 +151,11 @@ async fn route(req: ApiRequest) -> Result<Response, ApiError> {
                 Ok((Change::Put(0), ()))
             })?;
             Ok(http::json(200, &json!({"attempts": attempts})))
+        }
+        "/kv/keys" => {
+            let prefix = req.required_query("prefix", "prefix")?;
+            let keys = Store::open_default()?.keys_with_prefix(&prefix)?;
+            Ok(http::json(200, &json!({"keys": keys})))
         }
         "/kv/get" => {
             let key = req.required_query("key", "key")?;

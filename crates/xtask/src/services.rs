@@ -6,12 +6,18 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Test binaries whose scenarios run a second time with every host's store on Redis.
-pub const REDIS_PASS: &[&str] = &["chat_api", "chat_data", "registry", "model_lifecycle"];
+pub const REDIS_PASS: &[&str] = &[
+    "chat_api",
+    "chat_data",
+    "host_services",
+    "registry",
+    "model_lifecycle",
+];
 
 /// Tests that cannot run without `redis-server`.
 const NEEDS_REDIS: &str = "tests/tests/redis_store.rs (two registries and two chat hosts on \
-     one Redis, Redis killed under load) and the Redis pass of chat_api, chat_data, registry \
-     and model_lifecycle";
+     one Redis, Redis killed under load) and the Redis pass of chat_api, chat_data, registry, \
+     host_services and model_lifecycle";
 
 /// Whether `program --version` runs.
 fn installed(program: &str) -> bool {
