@@ -24,6 +24,14 @@ impl Contract {
         }
     }
 
+    /// A document served by a deployment (a model's `/openapi.json`).
+    pub fn from_value(name: &str, doc: Value) -> Self {
+        Self {
+            name: name.to_owned(),
+            doc,
+        }
+    }
+
     /// Every (path template, METHOD) the document describes.
     pub fn operations(&self) -> BTreeSet<(String, String)> {
         let mut ops = BTreeSet::new();

@@ -273,7 +273,7 @@ async fn chat_answers_validate_against_chat_json() {
 }
 
 /// Every GET of interface B.
-const MODEL_GETS: [&str; 7] = [
+const MODEL_GETS: [&str; 8] = [
     "/health",
     "/capabilities",
     "/acceptable_ranges",
@@ -281,6 +281,7 @@ const MODEL_GETS: [&str; 7] = [
     "/citation",
     "/test_examples",
     "/metrics",
+    "/openapi.json",
 ];
 
 #[tokio::test(flavor = "multi_thread")]

@@ -152,6 +152,24 @@ impl Model for MiniLm {
         describe::test_examples()
     }
 
+    fn data_schema(&self) -> Value {
+        let text = json!({
+            "type": "string",
+            "pattern": "\\S",
+            "description": format!("At most {MAX_TOKENS} word pieces, [CLS] and [SEP] included; longer is 400 input_too_long."),
+        });
+        json!({
+            "type": "object",
+            "description": "One text in `text`, or a list in `texts` (a model-specific field); not both.",
+            "properties": {
+                "text": text,
+                "texts": {"type": "array", "minItems": 1, "maxItems": MAX_TEXTS, "items": text},
+            },
+            "oneOf": [{"required": ["text"]}, {"required": ["texts"]}],
+            "additionalProperties": false,
+        })
+    }
+
     fn predict(&self, _: InputType, data: &Map<String, Value>) -> Result<Value, PredictError> {
         Ok(match read_request(data)? {
             Texts::One(text) => {

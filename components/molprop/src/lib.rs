@@ -135,6 +135,19 @@ impl Model for MolProp {
         })
     }
 
+    fn data_schema(&self) -> Value {
+        let choices = properties::codes();
+        let mut extra = Map::new();
+        extra.insert(
+            "property".into(),
+            json!({
+                "enum": choices.into_iter().map(Value::from).chain([Value::Null]).collect::<Vec<_>>(),
+                "description": "The property to compute; `all` (the default, also for null) gives every one as an object.",
+            }),
+        );
+        model_sdk::input::smiles_data_schema(MAX_TOKENS, extra)
+    }
+
     fn example_request(&self, example: &Example) -> PredictionRequest {
         PredictionRequest {
             input_type: "text".into(),

@@ -43,6 +43,38 @@ impl Reader {
         }
     }
 
+    /// JSON Schema of the `data` [`Reader::read`] accepts, for the model's `/openapi.json`.
+    pub fn schema(&self) -> Value {
+        match self {
+            Reader::Text { max_tokens, .. } => input::smiles_data_schema(*max_tokens, Map::new()),
+            Reader::Tabular { names } => {
+                let limit = f64::from(f32::MAX);
+                let number =
+                    serde_json::json!({"type": "number", "minimum": -limit, "maximum": limit});
+                let described = format!(
+                    "Every feature, by name or as an array in this order: {}",
+                    names.join(", ")
+                );
+                let by_name: Map<String, Value> =
+                    names.iter().map(|n| (n.clone(), number.clone())).collect();
+                serde_json::json!({
+                    "type": "object",
+                    "properties": {"features": {
+                        "description": described,
+                        "oneOf": [
+                            {"type": "object", "properties": by_name, "required": names,
+                             "additionalProperties": false},
+                            {"type": "array", "items": number, "minItems": names.len(),
+                             "maxItems": names.len()},
+                        ],
+                    }},
+                    "required": ["features"],
+                    "additionalProperties": false,
+                })
+            }
+        }
+    }
+
     pub fn read<'a>(&'a self, data: &Map<String, Value>) -> Result<Prepared<'a>, PredictError> {
         match self {
             Reader::Text {

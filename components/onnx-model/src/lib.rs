@@ -183,6 +183,9 @@ impl Model for OnnxModel {
     fn test_examples(&self) -> model_sdk::TestExamples {
         describe::test_examples(self)
     }
+    fn data_schema(&self) -> Value {
+        self.reader.schema()
+    }
 
     fn predict(&self, _t: InputType, data: &Map<String, Value>) -> Result<Value, PredictError> {
         let prepared = self.reader.read(data)?;

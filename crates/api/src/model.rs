@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// Service version string every v1.2 deployment reports (spec 9).
 /// Interface B (spec 4.2). `/shutdown` is answered by the component (403) unless the native
 /// host serves it itself.
-pub const ROUTES: [Route; 9] = [
+pub const ROUTES: [Route; 10] = [
     Route {
         path: "/health",
         methods: &["GET"],
@@ -47,6 +47,10 @@ pub const ROUTES: [Route; 9] = [
     Route {
         path: "/shutdown",
         methods: &["POST"],
+    },
+    Route {
+        path: "/openapi.json",
+        methods: &["GET"],
     },
 ];
 

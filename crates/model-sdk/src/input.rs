@@ -52,3 +52,38 @@ pub fn smiles(data: &Map<String, Value>) -> Result<String, ApiError> {
     }
     Ok(smiles)
 }
+
+/// JSON Schema of a `data` object that [`smiles`] reads, plus `extra` fields: `text` or its
+/// alias `smiles` (at least one a non-blank string; null counts as absent), nothing else.
+/// For [`crate::Model::data_schema`].
+pub fn smiles_data_schema(max_tokens: usize, extra: Map<String, Value>) -> Value {
+    let smiles = |what: &str| {
+        serde_json::json!({
+            "type": ["string", "null"],
+            "description": format!(
+                "{what}: a SMILES string of at most {max_tokens} tokens; null is the same as \
+                 leaving it out. A SMILES that is not a molecule is answered 200 with \
+                 success false."
+            ),
+        })
+    };
+    let given = |field: &str| {
+        serde_json::json!({
+            "required": [field],
+            "properties": {field: {"type": "string", "pattern": "\\S"}},
+        })
+    };
+    let mut properties = Map::new();
+    properties.insert("text".into(), smiles("The molecule"));
+    properties.insert(
+        "smiles".into(),
+        smiles("Alias of `text` (if both are given they must be equal)"),
+    );
+    properties.extend(extra);
+    serde_json::json!({
+        "type": "object",
+        "properties": properties,
+        "anyOf": [given("text"), given("smiles")],
+        "additionalProperties": false,
+    })
+}

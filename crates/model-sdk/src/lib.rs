@@ -3,7 +3,8 @@
 //!
 //! `/health`, `/capabilities`, `/acceptable_ranges`, `/predict`, `/info`, `/metrics`,
 //! `/citation`, `/test_examples`, and `/shutdown` (403 `shutdown_disabled`: only a native host
-//! can stop a process, and `runtime-host` serves the real one).
+//! can stop a process, and `runtime-host` serves the real one); plus `/openapi.json`, the
+//! interface's document specialised to the model ([`openapi`]).
 //!
 //! The SDK owns, once for every model: request validation and the status rules (400 malformed,
 //! 200 with `success: false` when the model could not produce a result, 500 on a fault), the
@@ -20,6 +21,7 @@
 
 pub mod input;
 mod metrics;
+pub mod openapi;
 pub mod predict;
 mod routes;
 
@@ -65,6 +67,14 @@ pub trait Model {
         input_type: InputType,
         data: &Map<String, Value>,
     ) -> Result<Value, PredictError>;
+
+    /// JSON Schema of `/predict`'s `data` for this model, served in its `/openapi.json`:
+    /// every field it reads, with the types, enums and limits it enforces. Build it from the
+    /// same constants and lists the model validates with, so the two cannot drift. By
+    /// default: an object, nothing more said.
+    fn data_schema(&self) -> Value {
+        serde_json::json!({"type": "object"})
+    }
 
     /// The prediction request an example stands for; the self-test behind `/health` runs
     /// every example through it. By default: the first listed input type, and the example's

@@ -48,6 +48,7 @@ fn route<M: Model>(model: &M, req: ApiRequest) -> Result<Response, ApiError> {
         )),
         "/citation" => Ok(http::json(200, &model.citation())),
         "/test_examples" => Ok(http::json(200, &model.test_examples())),
+        "/openapi.json" => Ok(http::json(200, &crate::openapi::document(model))),
         "/shutdown" => Err(ApiError::new(
             ErrorCode::ShutdownDisabled,
             "shutdown is disabled for this deployment",
