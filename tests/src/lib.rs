@@ -5,7 +5,16 @@
 //! finds them under the workspace's `target/` (or `$CARGO_TARGET_DIR`).
 
 pub mod client;
-pub mod contract;
+/// The OpenAPI documents as contracts (crate `openapi-contract`), and `docs/openapi/` loading.
+pub mod contract {
+    pub use openapi_contract::*;
+
+    /// `docs/openapi/<name>.json`.
+    pub fn load(name: &str) -> Contract {
+        let path = crate::workspace_root().join(format!("docs/openapi/{name}.json"));
+        Contract::from_file(name, &path).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
 pub mod host;
 pub mod redis;
 

@@ -61,6 +61,7 @@ async fn passes_on_molprop_registry_and_chat_served_by_the_host() {
     assert!(ok, "{statuses:?}");
     assert!(statuses.len() >= 26, "{statuses:?}");
     assert!(statuses.values().all(|s| s == "PASS"), "{statuses:?}");
+    assert!(statuses.contains_key("B.openapi"), "molprop's own document was checked");
     let left: edge_api::registry::RegistryListing = client.get(&r.url("/registry")).await.json();
     assert_eq!(
         left.count, 0,
@@ -106,58 +107,68 @@ async fn shutdown_is_probed_last_and_a_deployment_that_honours_it_stops() {
 async fn broken_deployment() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
+    // Its own document says it takes images only, which its examples contradict.
+    let mut own_doc = e2e_tests::contract::load("model").doc;
+    own_doc["components"]["schemas"]["PredictionRequest"]["properties"]["input_type"]["enum"] =
+        json!(["image"]);
+    let own_doc = std::sync::Arc::new(own_doc);
     tokio::spawn(async move {
         loop {
             let (stream, _) = listener.accept().await.unwrap();
+            let own_doc = own_doc.clone();
             tokio::spawn(async move {
                 let svc = hyper::service::service_fn(
-                    |req: hyper::Request<hyper::body::Incoming>| async move {
-                        let (status, body) = match req.uri().path() {
-                            "/health" => {
-                                tokio::time::sleep(Duration::from_millis(150)).await;
-                                (
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let own_doc = own_doc.clone();
+                        async move {
+                            let (status, body) = match req.uri().path() {
+                                "/openapi.json" => (200, (*own_doc).clone()),
+                                "/health" => {
+                                    tokio::time::sleep(Duration::from_millis(150)).await;
+                                    (
+                                        200,
+                                        json!({"status": "ok", "model": "broken", "version": 1.2}),
+                                    )
+                                }
+                                "/capabilities" => (
                                     200,
-                                    json!({"status": "ok", "model": "broken", "version": 1.2}),
-                                )
-                            }
-                            "/capabilities" => (
-                                200,
-                                json!({"model": "broken", "capabilities": [{"name": "c", "input_types": ["text"], "output_schema": {"prediction": "float"}, "description": "d"}]}),
-                            ),
-                            "/acceptable_ranges" => (
-                                200,
-                                json!({"model": "b", "version": "1.2.0", "description": "d", "property_ranges": {}, "chemical_scope": {"supported_features": [], "limitations": []}, "usage_recommendations": []}),
-                            ),
-                            "/info" => (
-                                200,
-                                json!({"name": "b", "description": "d", "license": "MIT", "citation": "c", "maintainer": "m"}),
-                            ),
-                            "/citation" => (
-                                200,
-                                json!({"paper_citation": "p", "software_bibtex": "@misc{b}"}),
-                            ),
-                            "/test_examples" => (
-                                200,
-                                json!({"examples": [{"name": "e", "text": "x", "description": "d", "category": "c"}],
+                                    json!({"model": "broken", "capabilities": [{"name": "c", "input_types": ["text"], "output_schema": {"prediction": "float"}, "description": "d"}]}),
+                                ),
+                                "/acceptable_ranges" => (
+                                    200,
+                                    json!({"model": "b", "version": "1.2.0", "description": "d", "property_ranges": {}, "chemical_scope": {"supported_features": [], "limitations": []}, "usage_recommendations": []}),
+                                ),
+                                "/info" => (
+                                    200,
+                                    json!({"name": "b", "description": "d", "license": "MIT", "citation": "c", "maintainer": "m"}),
+                                ),
+                                "/citation" => (
+                                    200,
+                                    json!({"paper_citation": "p", "software_bibtex": "@misc{b}"}),
+                                ),
+                                "/test_examples" => (
+                                    200,
+                                    json!({"examples": [{"name": "e", "text": "x", "description": "d", "category": "c"}],
                             "usage_instructions": {"endpoint": "/predict", "method": "POST", "body_format": {"input_type": "text", "data": {"text": "<input>"}}},
                             "expected_output": {}, "notes": []}),
-                            ),
-                            // Accepts anything, malformed JSON included.
-                            "/predict" => (
-                                200,
-                                json!({"success": true, "model_name": "b", "results": {"prediction": 1.0}, "computation_time_ms": 0.1, "error_message": null}),
-                            ),
-                            // /metrics is missing altogether.
-                            _ => (
-                                404,
-                                json!({"success": false, "error": "not found", "error_code": "not_found"}),
-                            ),
-                        };
-                        let resp = hyper::Response::builder()
-                            .status(status)
-                            .body(Full::new(Bytes::from(body.to_string())))
-                            .unwrap();
-                        Ok::<_, std::convert::Infallible>(resp)
+                                ),
+                                // Accepts anything, malformed JSON included.
+                                "/predict" => (
+                                    200,
+                                    json!({"success": true, "model_name": "b", "results": {"prediction": 1.0}, "computation_time_ms": 0.1, "error_message": null}),
+                                ),
+                                // /metrics is missing altogether.
+                                _ => (
+                                    404,
+                                    json!({"success": false, "error": "not found", "error_code": "not_found"}),
+                                ),
+                            };
+                            let resp = hyper::Response::builder()
+                                .status(status)
+                                .body(Full::new(Bytes::from(body.to_string())))
+                                .unwrap();
+                            Ok::<_, std::convert::Infallible>(resp)
+                        }
                     },
                 );
                 let _ = hyper::server::conn::http1::Builder::new()
@@ -190,6 +201,12 @@ async fn fails_a_broken_deployment_naming_the_rules() {
             "{rule}: {statuses:?}"
         );
     }
+    // Warned, not failed: the specification does not ask for /openapi.json.
+    assert_eq!(
+        statuses.get("B.openapi").map(String::as_str),
+        Some("WARN"),
+        "{statuses:?}"
+    );
     for rule in [
         "B.capabilities",
         "B.info",

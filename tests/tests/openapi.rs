@@ -23,7 +23,7 @@ fn route_table(name: &str) -> &'static [Route] {
 #[test]
 fn documents_are_openapi_3_1_and_every_reference_resolves() {
     for name in DOCUMENTS {
-        let c = Contract::load(name);
+        let c = e2e_tests::contract::load(name);
         let version = c.doc["openapi"].as_str().unwrap_or_default();
         assert!(version.starts_with("3.1."), "{name}: openapi {version}");
         assert_eq!(c.doc["info"]["version"], "1.2.0", "{name}");
@@ -68,7 +68,7 @@ fn every_route_a_component_serves_is_documented_and_nothing_else() {
             .iter()
             .flat_map(|r| r.methods.iter().map(|m| (r.path.to_owned(), m.to_string())))
             .collect();
-        let documented = Contract::load(name).operations();
+        let documented = e2e_tests::contract::load(name).operations();
         let missing: Vec<_> = served.difference(&documented).collect();
         let extra: Vec<_> = documented.difference(&served).collect();
         assert!(missing.is_empty(), "{name}.json lacks {missing:?}");
@@ -90,7 +90,7 @@ impl Recorder {
     fn new(name: &str, base: String) -> Self {
         Self {
             client: Client::new(),
-            contract: Contract::load(name),
+            contract: e2e_tests::contract::load(name),
             base,
             seen: BTreeSet::new(),
             failures: Vec::new(),

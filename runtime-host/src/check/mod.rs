@@ -4,6 +4,7 @@
 
 mod chat;
 mod model;
+mod openapi;
 mod registry;
 mod report;
 mod shape;

@@ -133,6 +133,7 @@ impl ModelCheck<'_> {
             .await;
         if let (Some(caps), Some(examples)) = (&caps, &examples) {
             self.predict_examples(caps, examples).await;
+            super::openapi::check(&self.probe, self.report, caps, examples).await;
         }
         self.malformed_predictions().await;
         if let Some(before) = before {

@@ -1,5 +1,7 @@
-//! The OpenAPI documents in `docs/openapi/` as executable contracts: find the operation a
-//! request hit and validate the answer's body against the schema documented for its status.
+//! OpenAPI documents as executable contracts: find the operation a request hit and validate
+//! the answer's body against the schema documented for its status. The end-to-end tests
+//! hold the services to `docs/openapi/`; `runtime-host check` holds a model deployment to
+//! the document it serves itself (`/openapi.json`).
 
 use edge_api::routes::template_matches;
 use serde_json::Value;
@@ -11,20 +13,15 @@ pub struct Contract {
 }
 
 impl Contract {
-    /// Loads `docs/openapi/<name>.json`.
-    pub fn load(name: &str) -> Self {
-        let path = crate::workspace_root().join(format!("docs/openapi/{name}.json"));
-        let text =
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    /// Reads a document from a file.
+    pub fn from_file(name: &str, path: &std::path::Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let doc = serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
-        Self {
-            name: name.to_owned(),
-            doc,
-        }
+            .map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+        Ok(Self::from_value(name, doc))
     }
 
-    /// A document served by a deployment (a model's `/openapi.json`).
+    /// A document already read (a model's `/openapi.json`, say).
     pub fn from_value(name: &str, doc: Value) -> Self {
         Self {
             name: name.to_owned(),
