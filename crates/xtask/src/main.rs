@@ -184,7 +184,9 @@ fn test(extra: &[String]) -> Result<(), String> {
         );
         let server = services::PassRedis::start(&root().join("target/redis-pass"))?;
         let mut pass = cargo();
-        pass.args(["test", "--release", "--no-fail-fast", "-p", "e2e-tests"]);
+        // No `-p`: the same package selection as the full run, so cargo resolves the same
+        // features and rebuilds nothing (`-p e2e-tests` alone rebuilt serde, tokio, SQLite...).
+        pass.args(["test", "--release", "--no-fail-fast"]);
         for t in services::REDIS_PASS {
             pass.args(["--test", t]);
         }
