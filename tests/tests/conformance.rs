@@ -61,7 +61,10 @@ async fn passes_on_molprop_registry_and_chat_served_by_the_host() {
     assert!(ok, "{statuses:?}");
     assert!(statuses.len() >= 26, "{statuses:?}");
     assert!(statuses.values().all(|s| s == "PASS"), "{statuses:?}");
-    assert!(statuses.contains_key("B.openapi"), "molprop's own document was checked");
+    assert!(
+        statuses.contains_key("B.openapi"),
+        "molprop's own document was checked"
+    );
     let left: edge_api::registry::RegistryListing = client.get(&r.url("/registry")).await.json();
     assert_eq!(
         left.count, 0,
