@@ -145,11 +145,7 @@ impl KvCtx<'_> {
 
     /// The store of an open bucket (its label was checked when it was opened).
     fn store_of(&self, bucket: &Resource<BucketHandle>) -> WResult<&Backend> {
-        let label = &self.table.get(bucket)?.label;
-        self.kv
-            .stores
-            .get(label)
-            .ok_or_else(|| wasmtime::Error::msg(format!("store `{label}` is not open")))
+        self.store_by_label(&self.table.get(bucket)?.label)
     }
 
     fn store_by_label(&self, label: &str) -> WResult<&Backend> {
@@ -310,7 +306,7 @@ impl atomics::HostCas for KvCtx<'_> {
         } else {
             None
         };
-        let expected = match self.store_of(&b)?.get(&key).await {
+        let expected = match store.get(&key).await {
             Ok(v) => v,
             Err(e) => return Ok(Err(other(e))),
         };

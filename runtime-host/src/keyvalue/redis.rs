@@ -91,21 +91,28 @@ impl RedisStore {
     /// Runs one command within [`CALL_TIMEOUT`].
     async fn call<T: redis::FromRedisValue>(&self, cmd: &mut redis::Cmd) -> Result<T> {
         let mut conn = self.conn.clone();
-        let name = cmd_name(cmd);
-        self.bounded(&name, cmd.query_async(&mut conn)).await
+        self.bounded(|| cmd_name(cmd), cmd.query_async(&mut conn))
+            .await
     }
 
+    /// Awaits `call` within [`CALL_TIMEOUT`]; `what` names it in the error (computed only
+    /// then: this is every store call's path).
     async fn bounded<T>(
         &self,
-        what: &str,
+        what: impl FnOnce() -> String,
         call: impl Future<Output = redis::RedisResult<T>>,
     ) -> Result<T> {
         match tokio::time::timeout(CALL_TIMEOUT, call).await {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(anyhow!("Redis at {} failed {what}: {e}", self.shown_url)),
-            Err(_) => Err(anyhow!(
-                "Redis at {} did not answer {what} within {} s",
+            Ok(Err(e)) => Err(anyhow!(
+                "Redis at {} failed {}: {e}",
                 self.shown_url,
+                what()
+            )),
+            Err(_) => Err(anyhow!(
+                "Redis at {} did not answer {} within {} s",
+                self.shown_url,
+                what(),
                 CALL_TIMEOUT.as_secs()
             )),
         }
@@ -211,7 +218,10 @@ impl RedisStore {
         invocation.arg(value);
         let mut conn = self.conn.clone();
         let reply: Vec<Value> = self
-            .bounded("compare-and-swap", invocation.invoke_async(&mut conn))
+            .bounded(
+                || "compare-and-swap".into(),
+                invocation.invoke_async(&mut conn),
+            )
             .await?;
         match reply.as_slice() {
             [Value::Int(1)] => Ok(Swap::Done),
