@@ -174,3 +174,11 @@ pub fn interrupt(child: &std::process::Child) {
         .is_ok_and(|s| s.success());
     assert!(sent, "could not send SIGINT to {}", child.id());
 }
+
+/// A free loopback port (bound, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("finding a free port")
+}

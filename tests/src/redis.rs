@@ -41,7 +41,7 @@ impl RedisServer {
             return None;
         }
         let dir = crate::temp_dir();
-        let port = free_port();
+        let port = crate::free_port();
         let mut server = Self {
             child: None,
             port,
@@ -145,13 +145,6 @@ fn wait_for_ping(url: &str) {
         std::thread::sleep(Duration::from_millis(20));
     }
     panic!("redis-server at {url} did not answer PING within 10 s");
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("finding a free port")
 }
 
 /// Writes `runtime-config.redis.toml` in `dir` with `default` on `url`.

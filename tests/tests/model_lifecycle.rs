@@ -7,15 +7,6 @@ use std::net::TcpListener as StdListener;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// A free loopback port (bound, then released).
-fn free_port() -> u16 {
-    StdListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A registry on its own small range of ports, so tests never compete for 5100.
 fn registry(dir: &std::path::Path, extra: &[&str]) -> (Host, u16) {
     let first = e2e_tests::port_block(5);
@@ -83,7 +74,7 @@ async fn registers_with_its_pid_and_serves_on_the_assigned_port() {
 async fn registration_happens_before_the_port_is_bound() {
     use http_body_util::{BodyExt, Full};
     use hyper::body::Bytes;
-    let assigned = free_port();
+    let assigned = e2e_tests::free_port();
     let probe: Arc<Mutex<Option<(bool, serde_json::Value)>>> = Arc::new(Mutex::new(None));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -170,7 +161,7 @@ async fn heartbeats_renew_and_a_forgotten_registration_is_renewed_on_the_same_po
     let (rdir2, rdir3, mdir2) = (temp_dir(), temp_dir(), temp_dir());
     let first_port = e2e_tests::port_block(5);
     let ports = format!("{first_port}-{}", first_port + 4);
-    let listen = format!("127.0.0.1:{}", free_port());
+    let listen = format!("127.0.0.1:{}", e2e_tests::free_port());
     let forgetful = |dir: &std::path::Path| {
         HostBuilder::registry(dir)
             .listen_on(&listen)
@@ -245,7 +236,7 @@ async fn keeps_serving_when_the_registry_dies_and_still_exits_cleanly() {
 async fn registers_once_a_missing_registry_comes_up() {
     let (rdir, mdir) = (temp_dir(), temp_dir());
     let c = Client::new();
-    let reg_port = free_port();
+    let reg_port = e2e_tests::free_port();
     let reg_url = format!("http://127.0.0.1:{reg_port}");
     let preferred = e2e_tests::port_block(3);
     let m = model(
@@ -298,7 +289,7 @@ async fn no_registry_and_no_preferred_port_is_a_clear_error() {
         .arg(component("molprop"))
         .args([
             "--registry",
-            &format!("http://127.0.0.1:{}", free_port()),
+            &format!("http://127.0.0.1:{}", e2e_tests::free_port()),
             "--registry-wait",
             "300ms",
             "--data-dir",

@@ -262,11 +262,7 @@ async fn redis_killed_under_load_gives_503_then_recovers_losing_nothing_acknowle
 fn redis_down_at_start_up_is_a_clear_error_naming_the_url() {
     let dir = temp_dir();
     // A port nothing listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = e2e_tests::free_port();
     let url = format!("redis://:hunter2@127.0.0.1:{port}/0");
     let config = e2e_tests::redis::write_runtime_config(dir.path(), &url);
     let serve_chat = || {
@@ -310,9 +306,7 @@ async fn up_on_redis_keeps_machine_keys_under_its_scope() {
     std::fs::create_dir_all(&models).unwrap();
     std::fs::copy(component("molprop"), models.join("molprop.wasm")).unwrap();
     let config = redis.runtime_config(dir.path(), 0);
-    let port = |l: std::net::TcpListener| l.local_addr().unwrap().port();
-    let reg_port = port(std::net::TcpListener::bind("127.0.0.1:0").unwrap());
-    let chat_port = port(std::net::TcpListener::bind("127.0.0.1:0").unwrap());
+    let (reg_port, chat_port) = (e2e_tests::free_port(), e2e_tests::free_port());
     let first = e2e_tests::port_block(4);
     let mut child = std::process::Command::new(host_binary())
         .args(["up", "--registry-scope", "lab-1", "--ports"])

@@ -8,18 +8,10 @@ use std::collections::HashSet;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn up_runs_36_models_of_four_kinds_on_distinct_ports_and_stops_cleanly() {
     let dir = temp_dir();
-    let (reg_port, chat_port) = (free_port(), free_port());
+    let (reg_port, chat_port) = (e2e_tests::free_port(), e2e_tests::free_port());
     let first = e2e_tests::port_block(45);
     let ports = format!("{first}-{}", first + 44);
     let mut child = Command::new(host_binary())

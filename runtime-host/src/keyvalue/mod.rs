@@ -89,6 +89,16 @@ impl KeyValue {
         }
     }
 
+    /// This request's turn at `key`, on a store where turns pay (Redis, see [`turns`]);
+    /// `None` elsewhere, or when the wait ran out.
+    async fn take_turn(&self, store: &Backend, label: &str, key: &str) -> Option<Turn> {
+        if store.keeps_call_order() {
+            self.turns.take(label, key).await
+        } else {
+            None
+        }
+    }
+
     /// Whether any label is on a store other hosts may share (Redis).
     pub fn is_shared(&self) -> bool {
         self.stores.values().any(|b| matches!(b, Backend::Redis(_)))
@@ -258,13 +268,10 @@ impl atomics::Host for KvCtx<'_> {
         let mut handle = self.table.delete(cas)?;
         let store = self.store_by_label(&handle.label)?;
         let swap = store.compare_and_swap(&handle.key, handle.expected.as_deref(), &value);
-        let turn = handle.turn.take();
-        let swapped = if store.keeps_call_order() {
-            queue_then_pass_turn(swap, turn).await
-        } else {
-            let swapped = swap.await;
-            drop(turn);
-            swapped
+        // Only stores that keep call order hand out turns (see `take_turn`).
+        let swapped = match handle.turn.take() {
+            Some(turn) => queue_then_pass_turn(swap, turn).await,
+            None => swap.await,
         };
         let swapped = match swapped {
             Ok(Swap::Done) if self.kv.broken_swap => Ok(Swap::Conflict(Some(value))),
@@ -275,11 +282,7 @@ impl atomics::Host for KvCtx<'_> {
             Ok(Swap::Conflict(current)) => {
                 // Someone changed the value first: hand back a handle at the value that won,
                 // and a turn at the key for the retry.
-                let turn = if store.keeps_call_order() {
-                    self.kv.turns.take(&handle.label, &handle.key).await
-                } else {
-                    None
-                };
+                let turn = self.kv.take_turn(store, &handle.label, &handle.key).await;
                 let retry = self.table.push(CasHandle {
                     expected: current,
                     turn,
@@ -301,11 +304,7 @@ impl atomics::HostCas for KvCtx<'_> {
         let label = self.label(&b)?;
         let key = self.stored(&key).into_owned();
         let store = self.store_of(&b)?;
-        let turn = if store.keeps_call_order() {
-            self.kv.turns.take(&label, &key).await
-        } else {
-            None
-        };
+        let turn = self.kv.take_turn(store, &label, &key).await;
         let expected = match store.get(&key).await {
             Ok(v) => v,
             Err(e) => return Ok(Err(other(e))),
@@ -368,7 +367,7 @@ impl batch::Host for KvCtx<'_> {
 /// (Redis), the next request's read is queued behind this write and sees it, so it need not
 /// wait for the reply; that halves the time a record is held. Correctness never depends on
 /// this: compare-and-swap decides.
-async fn queue_then_pass_turn<F: Future>(swap: F, turn: Option<Turn>) -> F::Output {
+async fn queue_then_pass_turn<F: Future>(swap: F, turn: Turn) -> F::Output {
     let mut swap = std::pin::pin!(swap);
     // One poll takes the command through to the connection's queue.
     let first = std::future::poll_fn(|cx| std::task::Poll::Ready(swap.as_mut().poll(cx))).await;
