@@ -114,6 +114,11 @@ pub struct UpArgs {
     /// Port of the chat service.
     #[arg(long, default_value_t = 8050)]
     pub chat_port: u16,
+    /// Port of the app: every service on one origin, routed by path as in `spin.toml`
+    /// (the console at `/`, chat under `/api/`, the registry's routes, each model under
+    /// `/models/<name>/`). 0 picks a free port.
+    #[arg(long, default_value_t = 3000)]
+    pub app_port: u16,
     /// Directory of models: every `.wasm` in it is deployed as a model component, and every
     /// subdirectory holding a `model.toml` with the ONNX model component, mounted at /model.
     /// Default: molprop from this build and the model directories in `models/`.

@@ -1,6 +1,7 @@
 //! `runtime-host`: serves the project's WebAssembly components natively on wasmtime and does
 //! the OS-facing work a sandboxed component cannot. Start at [`cli`] for the commands.
 
+mod app;
 mod bench;
 mod bindings;
 mod chats;

@@ -19,7 +19,7 @@ use tokio::net::TcpListener;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 /// Extra time in-flight requests get to finish after a shutdown signal, beyond the deadline.
-const DRAIN_GRACE: Duration = Duration::from_secs(2);
+pub const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 impl RuntimeArgs {
     pub fn limits(&self) -> Limits {
@@ -203,13 +203,19 @@ impl Service {
 
     /// The URL a local client reaches this service at.
     pub fn local_url(&self) -> String {
-        let ip = if self.addr.ip().is_unspecified() {
-            std::net::IpAddr::from([127, 0, 0, 1])
-        } else {
-            self.addr.ip()
-        };
-        format!("http://{}", SocketAddr::new(ip, self.addr.port()))
+        local_url(self.addr)
     }
+}
+
+/// The URL a local client reaches a listener on `addr` at (loopback for an unspecified
+/// address).
+pub fn local_url(addr: SocketAddr) -> String {
+    let ip = if addr.ip().is_unspecified() {
+        std::net::IpAddr::from([127, 0, 0, 1])
+    } else {
+        addr.ip()
+    };
+    format!("http://{}", SocketAddr::new(ip, addr.port()))
 }
 
 pub fn print_attribution() {

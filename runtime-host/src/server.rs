@@ -112,11 +112,7 @@ impl ComponentServer {
     }
 
     /// Answers one request and logs it.
-    pub async fn handle(
-        self: Arc<Self>,
-        req: hyper::Request<Incoming>,
-        peer: SocketAddr,
-    ) -> HostResponse {
+    async fn serve_request(&self, req: hyper::Request<Incoming>, peer: SocketAddr) -> HostResponse {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
@@ -252,6 +248,21 @@ impl ComponentServer {
     }
 }
 
+/// What answers the requests of a listener: one component, or an app routing by path.
+pub trait Handler: Send + Sync + 'static {
+    fn handle(
+        self: Arc<Self>,
+        req: hyper::Request<Incoming>,
+        peer: SocketAddr,
+    ) -> impl Future<Output = HostResponse> + Send;
+}
+
+impl Handler for ComponentServer {
+    async fn handle(self: Arc<Self>, req: hyper::Request<Incoming>, peer: SocketAddr) -> HostResponse {
+        self.serve_request(req, peer).await
+    }
+}
+
 /// Whether a request comes from a `runtime-host` (its client's `User-Agent`).
 fn is_host_traffic<B>(req: &hyper::Request<B>) -> bool {
     req.headers()
@@ -315,9 +326,9 @@ fn classify_failure(err: anyhow::Error, memory_exceeded: bool, budget: Duration)
 
 /// Accepts connections until `shutdown` resolves, then stops accepting and waits (up to
 /// `drain`) for in-flight requests to finish.
-pub async fn serve(
+pub async fn serve<H: Handler>(
     listener: TcpListener,
-    server: Arc<ComponentServer>,
+    server: Arc<H>,
     shutdown: impl Future<Output = ()>,
     drain: Duration,
 ) -> Result<()> {

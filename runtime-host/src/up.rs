@@ -4,8 +4,12 @@
 //! and the instance pool are shared); each model keeps its own registration, listener,
 //! key-value data, metrics and limits, and a model that fails does not stop the others.
 //!
+//! The app port puts them all on one origin as `spin.toml` does, with the web console at `/`
+//! ([`crate::app`]).
+//!
 //! Ctrl-C stops the models first (each unregisters), then the registry and chat.
 
+use crate::app::AppRouter;
 use crate::cli::UpArgs;
 use crate::files::Mounts;
 use crate::keyvalue::{KeyValue, sqlite::KvDatabase};
@@ -13,8 +17,9 @@ use crate::llm::{AiGrant, AiModels};
 use crate::model::{DeployOptions, deploy};
 use crate::registry::{host_prefix, scoped_for_registry};
 use crate::serve::{
-    Loaded, default_component, print_attribution, shutdown_signal, with_start_time,
+    DRAIN_GRACE, Loaded, default_component, print_attribution, shutdown_signal, with_start_time,
 };
+use crate::server::ComponentServer;
 use crate::state::Grants;
 use anyhow::{Context, Result, bail};
 use std::net::SocketAddr;
@@ -171,6 +176,11 @@ pub async fn run(args: UpArgs) -> Result<()> {
     // One copy of each AI model's weights, shared by every deployment that uses it.
     let ai = args.runtime.ai_models();
     let host = args.host;
+    // Bound first, so a port in use stops `up` before anything registers.
+    let app_addr = SocketAddr::new(host, args.app_port);
+    let app_listener = tokio::net::TcpListener::bind(app_addr).await.with_context(|| {
+        format!("cannot listen on {app_addr}: is another process using it? Choose another with --app-port")
+    })?;
     let (stop_models, models_rx) = watch::channel(false);
     let (stop_services, services_rx) = watch::channel(false);
 
@@ -197,6 +207,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
     .bind(SocketAddr::new(host, args.registry_port))
     .await?;
     let registry_url = registry.local_url();
+    let registry_server = registry.server.clone();
     tokio::spawn(crate::monitor::run(
         registry_url.clone(),
         secret,
@@ -219,6 +230,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
     .bind(SocketAddr::new(host, args.chat_port))
     .await?;
     let chat_url = chat.local_url();
+    let chat_server = chat.server.clone();
     let dialogs: Vec<serde_json::Value> = serde_json::from_str(SAMPLE_DIALOGS)?;
     let auth = format!("Bearer {token}");
     for d in dialogs {
@@ -291,6 +303,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
             let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
             let source = spec.source.clone();
             let loaded = Loaded::from_pre(pre.clone(), grants, limits.clone(), None);
+            let server = loaded.server.clone();
             let opts = DeployOptions {
                 app_name: format!("runtime-host/{name}"),
                 ..opts.clone()
@@ -306,7 +319,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
                 }
                 outcome
             });
-            deployments.push((name, addr_rx, task));
+            deployments.push((name, server, addr_rx, task));
         }
     }
 
@@ -323,11 +336,11 @@ pub async fn run(args: UpArgs) -> Result<()> {
         data_dir.display()
     );
     let mut tasks = Vec::new();
-    let mut healthy = 0;
-    for (name, addr_rx, task) in deployments {
+    let mut serving = Vec::new();
+    for (name, server, addr_rx, task) in deployments {
         match addr_rx.await {
             Ok(addr) => {
-                healthy += 1;
+                serving.push((name.clone(), server));
                 println!("  {:<24} {:<32} registered", name, format!("http://{addr}"));
             }
             Err(_) => println!("  {:<24} {:<32} failed (see log)", name, "-"),
@@ -337,7 +350,24 @@ pub async fn run(args: UpArgs) -> Result<()> {
     for (name, why) in &skipped {
         println!("  {name:<24} {:<32} not deployed: {why}", "-");
     }
-    println!("\n  {healthy} model(s) serving. Ctrl-C stops everything.\n");
+    let console = console(&engine, &args, &limits, &kv, &ai, &serving)?;
+    let app = AppRouter::for_stack(&registry_server, &chat_server, &console, &serving);
+    let app_url = crate::serve::local_url(app_listener.local_addr()?);
+    let app_task = tokio::spawn(crate::server::serve(
+        app_listener,
+        Arc::new(app),
+        stopper(&services_rx),
+        limits.deadline + DRAIN_GRACE,
+    ));
+    println!(
+        "  {:<24} {:<32} ready (every service on one origin)",
+        "console",
+        format!("{app_url}/")
+    );
+    println!(
+        "\n  {} model(s) serving. Open {app_url}/ in a browser. Ctrl-C stops everything.\n",
+        serving.len()
+    );
     // Scripts and tests wait for this line.
     println!("stack ready");
 
@@ -349,8 +379,35 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let _ = stop_services.send(true);
     let _ = registry_task.await;
     let _ = chat_task.await;
+    let _ = app_task.await;
     tracing::info!("stack stopped");
     Ok(())
+}
+
+/// The web console, told which models the app serves under `/models/`.
+fn console(
+    engine: &wasmtime::Engine,
+    args: &UpArgs,
+    limits: &crate::limits::Limits,
+    kv: &KeyValue,
+    ai: &AiModels,
+    serving: &[(String, Arc<ComponentServer>)],
+) -> Result<Arc<ComponentServer>> {
+    let names: Vec<&str> = serving.iter().map(|(n, _)| n.as_str()).collect();
+    let grants = Grants {
+        kv: kv.clone(),
+        vars: args.runtime.variables(&[("models", names.join(","))])?,
+        files: Mounts::default(),
+        ai: AiGrant::new(ai.clone(), &[])?,
+    };
+    let loaded = Loaded::load_in(
+        engine,
+        &default_component("console")?,
+        grants,
+        limits.clone(),
+        None,
+    )?;
+    Ok(loaded.server)
 }
 
 /// A model's stores. Each deployment keeps its metrics apart from the others': by default in

@@ -15,11 +15,14 @@ pub mod contract {
         Contract::from_file(name, &path).unwrap_or_else(|e| panic!("{e}"))
     }
 }
+pub mod browser;
 pub mod host;
 pub mod redis;
+pub mod stack;
 
 pub use client::{Client, Reply};
 pub use host::{Host, HostBuilder};
+pub use stack::Stack;
 
 use std::path::PathBuf;
 

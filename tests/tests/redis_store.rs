@@ -4,7 +4,7 @@
 //! Redis pass, see `e2e_tests::redis`.)
 
 use e2e_tests::redis::RedisServer;
-use e2e_tests::{Client, Host, HostBuilder, component, host_binary, temp_dir};
+use e2e_tests::{Client, Host, HostBuilder, Stack, component, host_binary, temp_dir};
 use edge_api::chat::Dialog;
 use edge_api::registry::{RegistrationResponse, RegistryListing};
 use serde_json::json;
@@ -306,29 +306,16 @@ async fn up_on_redis_keeps_machine_keys_under_its_scope() {
     std::fs::create_dir_all(&models).unwrap();
     std::fs::copy(component("molprop"), models.join("molprop.wasm")).unwrap();
     let config = redis.runtime_config(dir.path(), 0);
-    let (reg_port, chat_port) = (e2e_tests::free_port(), e2e_tests::free_port());
-    let first = e2e_tests::port_block(4);
-    let mut child = std::process::Command::new(host_binary())
-        .args(["up", "--registry-scope", "lab-1", "--ports"])
-        .arg(format!("{first}-{}", first + 3))
-        .args(["--registry-port", &reg_port.to_string()])
-        .args(["--chat-port", &chat_port.to_string()])
-        .arg("--models")
-        .arg(&models)
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .arg("--runtime-config-file")
-        .arg(&config)
-        .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    e2e_tests::wait_for_stack_ready(&mut child, Duration::from_secs(120));
+    let (models, config) = (models.to_string_lossy(), config.to_string_lossy());
+    let mut stack = Stack::up(
+        &["--registry-scope", "lab-1", "--models", &models, "--runtime-config-file", &config],
+        4,
+    );
+    let port = stack.model_port("molprop").await;
     let c = Client::new();
     let r = c
         .post_json(
-            &format!("http://127.0.0.1:{first}/predict"),
+            &format!("http://127.0.0.1:{port}/predict"),
             &json!({"input_type": "text", "data": {"smiles": "CCO"}}),
             None,
         )
@@ -352,8 +339,7 @@ async fn up_on_redis_keeps_machine_keys_under_its_scope() {
         "nothing else: {keys:?}"
     );
     // Ctrl-C: each model unregisters from the registry on Redis, then everything stops.
-    e2e_tests::interrupt(&child);
-    let status = child.wait().unwrap();
+    let status = stack.stop(Duration::from_secs(60));
     assert!(status.success(), "{status:?}");
     let table = redis.cli(0, &["STRLEN", "hosts/lab-1/registry/leases"]);
     assert_eq!(table, "8", "the lease table is empty: its header only");

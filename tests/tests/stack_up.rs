@@ -2,41 +2,16 @@
 //! molprop, the embedding model minilm, and the repository's two ONNX models, solubility and
 //! iris); Ctrl-C leaves the registry empty and exits 0.
 
-use e2e_tests::{Client, HostBuilder, host_binary, temp_dir};
+use e2e_tests::{Client, HostBuilder, Stack};
 use edge_api::registry::RegistryListing;
 use std::collections::HashSet;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn up_runs_36_models_of_four_kinds_on_distinct_ports_and_stops_cleanly() {
-    let dir = temp_dir();
-    let (reg_port, chat_port) = (e2e_tests::free_port(), e2e_tests::free_port());
-    let first = e2e_tests::port_block(45);
-    let ports = format!("{first}-{}", first + 44);
-    let mut child = Command::new(host_binary())
-        .args(["up", "--copies", "9", "--ports", &ports])
-        .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
-        .args([
-            "--registry-port",
-            &reg_port.to_string(),
-            "--chat-port",
-            &chat_port.to_string(),
-            "--data-dir",
-        ])
-        .arg(dir.path())
-        .arg("--ai-models-dir")
-        .arg(e2e_tests::ai_models_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    e2e_tests::wait_for_stack_ready(&mut child, Duration::from_secs(180));
+    let mut stack = Stack::up(&["--copies", "9"], 45);
     let c = Client::new();
-    let list: RegistryListing = c
-        .get(&format!("http://127.0.0.1:{reg_port}/registry"))
-        .await
-        .json();
+    let list: RegistryListing = c.get(&stack.registry("/registry")).await.json();
     // Models register as runtime-host/<name>; a port some other process happens to hold would
     // show up as a busy-port reservation beside them, which is correct behaviour.
     let models: Vec<_> = list
@@ -52,20 +27,17 @@ async fn up_runs_36_models_of_four_kinds_on_distinct_ports_and_stops_cleanly() {
         kinds,
         HashSet::from(["molprop", "minilm", "solubility", "iris"])
     );
-    assert!(models.iter().all(|r| r.process_id == child.id()));
+    assert!(models.iter().all(|r| r.process_id == stack.pid()));
     for port in &distinct {
         let r = c.get(&format!("http://127.0.0.1:{port}/health")).await;
         assert_eq!(r.status, 200, "model on {port}: {}", r.text());
     }
-    let chats = c
-        .get(&format!("http://127.0.0.1:{chat_port}/api/chats"))
-        .await
-        .value();
+    let chats = c.get(&stack.chat("/api/chats")).await.value();
     assert!(
         chats.as_array().is_some_and(|a| a.len() >= 3),
         "sample dialogs loaded"
     );
-    let rss = std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+    let rss = std::fs::read_to_string(format!("/proc/{}/status", stack.pid()))
         .ok()
         .and_then(|s| {
             s.lines()
@@ -77,14 +49,10 @@ async fn up_runs_36_models_of_four_kinds_on_distinct_ports_and_stops_cleanly() {
         rss.unwrap_or_default()
     );
 
-    e2e_tests::interrupt(&child);
-    let status = child.wait().unwrap();
+    let status = stack.stop(Duration::from_secs(60));
     assert!(status.success(), "{status:?}");
     // The registry's store holds no live registration afterwards.
-    let reg = HostBuilder::registry(dir.path())
-        .arg("--ports")
-        .arg(&ports)
-        .start();
+    let reg = HostBuilder::registry(stack.data_dir()).start();
     let after: RegistryListing = c.get(&reg.url("/registry")).await.json();
     assert_eq!(
         after.count, 0,

@@ -4,8 +4,9 @@
 //!   `components/` and the `runtime-host` binary, all in the release profile;
 //! - `test`: `build`, then every native test (unit and end-to-end) in the same profile, so
 //!   wasmtime's stack is compiled once for both; then the chat, registry and model scenarios
-//!   again on Redis. It installs `redis-server` with apt-get when it runs as root, and says
-//!   loudly what it skipped when it cannot ([`services`]);
+//!   again on Redis. It installs `redis-server`, `chromium` and `chromium-driver` with
+//!   apt-get when it runs as root, and says loudly what it skipped when it cannot
+//!   ([`services`]);
 //! - `up`: `build`, then runs the local stack on embedded defaults until Ctrl-C;
 //! - `bench`: `build`, then `runtime-host bench` from the repository root (its options pass
 //!   through), which prints the figures and writes them to `target/bench/figures.json`;
@@ -27,8 +28,9 @@ const USAGE: &str =
 
   build   install the wasm32-wasip2 target if needed; build components and runtime-host
   test    build, then run every test
-  up      build, then run the local stack (`runtime-host up`): registry on 5000, chat on
-          8050 with sample dialogs, molprop registered from 5100
+  up      build, then run the local stack (`runtime-host up`): the web console and every
+          service on one origin at http://127.0.0.1:3000/, registry on 5000, chat on 8050
+          with sample dialogs, the models registered from 5100
   bench   build, then measure (`runtime-host bench`): predict, health, registry, start-up
           and memory beside the native build and a Python peer (installed into target/bench)
   install-models
@@ -169,12 +171,16 @@ fn build() -> Result<(), String> {
 /// ends with one `tests: N passed, M failed` line totalling every test binary.
 fn test(extra: &[String]) -> Result<(), String> {
     let redis = services::ensure_redis();
+    let browser = services::ensure_browser();
     let mut all = cargo();
     all.args(["test", "--release", "--no-fail-fast"])
         .args(extra);
+    // Tests that need a service this command has fail, rather than skip, if it went missing.
     if redis {
-        // Tests that need Redis fail, rather than skip, if it went missing.
         all.env("E2E_REQUIRE_REDIS", "1");
+    }
+    if browser {
+        all.env("E2E_REQUIRE_BROWSER", "1");
     }
     let (mut passed, mut failed, mut ok) = run_tests(all)?;
     if redis && extra.is_empty() {
@@ -199,6 +205,9 @@ fn test(extra: &[String]) -> Result<(), String> {
     println!("tests: {passed} passed, {failed} failed");
     if !redis {
         println!("tests: SKIPPED the Redis tests (redis-server missing; see above)");
+    }
+    if !browser {
+        println!("tests: SKIPPED the browser test (chromium missing; see above)");
     }
     if !ok || failed > 0 {
         return Err("tests failed".into());

@@ -14,10 +14,31 @@ pub const REDIS_PASS: &[&str] = &[
     "model_lifecycle",
 ];
 
-/// Tests that cannot run without `redis-server`.
-const NEEDS_REDIS: &str = "tests/tests/redis_store.rs (two registries and two chat hosts on \
-     one Redis, Redis killed under load) and the Redis pass of chat_api, chat_data, registry, \
-     host_services and model_lifecycle";
+/// A service some tests need: the programs that must run, the Debian packages that bring
+/// them, and which tests are skipped without it.
+struct Needed {
+    what: &'static str,
+    programs: &'static [&'static str],
+    packages: &'static [&'static str],
+    tests: &'static str,
+}
+
+const REDIS: Needed = Needed {
+    what: "redis-server",
+    programs: &["redis-server", "redis-cli"],
+    packages: &["redis-server", "redis-tools"],
+    tests: "tests/tests/redis_store.rs (two registries and two chat hosts on one Redis, Redis \
+            killed under load) and the Redis pass of chat_api, chat_data, registry, \
+            host_services and model_lifecycle",
+};
+
+const BROWSER: Needed = Needed {
+    what: "chromium and chromedriver",
+    programs: &["chromium", "chromedriver"],
+    packages: &["chromium", "chromium-driver"],
+    tests: "the browser test of the web console (tests/tests/console.rs, \
+            the_console_works_in_a_real_browser)",
+};
 
 /// Whether `program --version` runs.
 fn installed(program: &str) -> bool {
@@ -63,21 +84,35 @@ fn apt_install(packages: &[&str]) -> Result<(), String> {
 
 /// Makes sure `redis-server` is here; `false` (announced loudly) when it cannot be.
 pub fn ensure_redis() -> bool {
-    if installed("redis-server") && installed("redis-cli") {
+    ensure(&REDIS)
+}
+
+/// Makes sure headless Chromium and its WebDriver are here; `false` (announced loudly) when
+/// they cannot be.
+pub fn ensure_browser() -> bool {
+    ensure(&BROWSER)
+}
+
+fn ensure(needed: &Needed) -> bool {
+    let present = || needed.programs.iter().all(|p| installed(p));
+    if present() {
         return true;
     }
-    match apt_install(&["redis-server", "redis-tools"]) {
-        Ok(()) if installed("redis-server") => true,
+    match apt_install(needed.packages) {
+        Ok(()) if present() => true,
         outcome => {
             let why = outcome
                 .err()
                 .unwrap_or_else(|| "installed, yet not found".into());
             eprintln!(
                 "\nxtask: ************************************************************\n\
-                 xtask: SKIPPING {NEEDS_REDIS}:\n\
-                 xtask: redis-server is not installed and could not be ({why}).\n\
-                 xtask: Install it (sudo apt-get install redis-server) or run as root.\n\
-                 xtask: ************************************************************\n"
+                 xtask: SKIPPING {}:\n\
+                 xtask: {} not installed and could not be ({why}).\n\
+                 xtask: Install it (sudo apt-get install {}) or run as root.\n\
+                 xtask: ************************************************************\n",
+                needed.tests,
+                needed.what,
+                needed.packages.join(" "),
             );
             false
         }

@@ -306,6 +306,8 @@ pub async fn up(
         registry.port().to_string(),
         "--chat-port".into(),
         free_port()?.to_string(),
+        "--app-port".into(),
+        "0".into(),
         "--models".into(),
         models.display().to_string(),
         "--ports".into(),

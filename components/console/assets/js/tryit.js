@@ -1,0 +1,147 @@
+// Trying a model: its test examples as buttons, a form built from the request format its
+// /test_examples describes, and the answer shown readably (results.js).
+
+import { call, callAll, consoleConfig, modelPath } from "./api.js";
+import { h, replace, errorBox } from "./dom.js";
+import { renderPrediction } from "./results.js";
+
+/** Example fields that describe the example rather than being model input. */
+const EXAMPLE_META = ["name", "description", "category", "expected", "expected_output"];
+/** Names under which models commonly take their input. */
+const INPUT_FIELDS = ["text", "smiles", "input", "image", "image_url", "audio", "audio_url", "table"];
+
+const isPlaceholder = (v) => typeof v === "string" && v.startsWith("<") && v.endsWith(">");
+
+/** The /predict body an example stands for: the request format with its `<placeholder>`
+ *  values removed and the example's input in the matching placeholder's place (the same
+ *  rule `runtime-host check` uses). */
+export function requestFor(format, example, inputTypes) {
+  const data = {};
+  const placeholders = [];
+  for (const [k, v] of Object.entries(format.data ?? {})) {
+    if (isPlaceholder(v)) placeholders.push(k);
+    else data[k] = v;
+  }
+  const inputs = Object.entries(example).filter(([k]) => !EXAMPLE_META.includes(k));
+  const slot = placeholders.find((p) => inputs.some(([k]) => k === p))
+    ?? placeholders.find((p) => INPUT_FIELDS.includes(p)) ?? placeholders[0];
+  if (slot !== undefined && inputs.length) data[slot] = inputs[0][1];
+  else for (const [k, v] of inputs) data[k] = v;
+  const inputType = typeof format.input_type === "string" && !isPlaceholder(format.input_type)
+    ? format.input_type : inputTypes[0] ?? "text";
+  return { input_type: inputType, data };
+}
+
+/** A form field for one key of the request's `data`, shaped by its value in the format. */
+function field(key, sample) {
+  const id = `field-${key}`;
+  const structured = sample !== null && typeof sample === "object";
+  const text = structured ? JSON.stringify(sample, null, 2) : isPlaceholder(sample) ? "" : String(sample ?? "");
+  const attrs = { id, name: key, "data-kind": structured ? "json" : typeof sample };
+  const input = structured || key === "text" || key === "texts"
+    ? h("textarea", { ...attrs, rows: structured ? 6 : 3 }, text)
+    : h("input", { ...attrs, type: typeof sample === "number" ? "number" : "text", step: "any", value: text });
+  if (isPlaceholder(sample)) input.setAttribute("placeholder", sample.slice(1, -1));
+  return h("div", { class: "field" },
+    h("label", { for: id }, key, structured ? " (JSON)" : ""), input);
+}
+
+/** The request the form stands for; throws with a message naming a field that is not valid. */
+function requestFromForm(form) {
+  const data = {};
+  for (const el of form.querySelectorAll("[data-kind]")) {
+    const raw = el.value.trim();
+    if (raw === "") continue;
+    if (el.dataset.kind === "json") {
+      try {
+        data[el.name] = JSON.parse(raw);
+      } catch (e) {
+        throw new Error(`${el.name} is not valid JSON: ${e.message}`);
+      }
+    } else if (el.dataset.kind === "number") {
+      data[el.name] = Number(raw);
+    } else {
+      data[el.name] = raw;
+    }
+  }
+  return { input_type: form.elements.input_type.value, data };
+}
+
+function pickModel(served, current) {
+  const select = h("select", { id: "model-select" },
+    h("option", { value: "" }, "Choose a model"),
+    served.map((n) => h("option", { value: n, selected: n === current }, n)));
+  select.addEventListener("change", () => {
+    if (select.value) location.hash = `#/try/${encodeURIComponent(select.value)}`;
+  });
+  return h("div", { class: "field" }, h("label", { for: "model-select" }, "Model"), select);
+}
+
+export async function tryPage(name) {
+  const { models: served } = await consoleConfig();
+  if (!name) {
+    return h("section", {}, h("h1", {}, "Try it"),
+      served.length ? pickModel(served, "")
+        : h("p", { class: "muted" }, "This app serves no models under /models/."));
+  }
+  const base = modelPath(name);
+  const [examples, caps, ranges] = await callAll(
+    ["test_examples", "capabilities", "acceptable_ranges"].map((p) => `${base}/${p}`));
+  if (!examples.ok) return h("section", {}, h("h1", {}, `Try ${name}`), errorBox(examples.error, "Test examples"));
+  const inputTypes = caps.ok ? [...new Set(caps.value.capabilities.flatMap((c) => c.input_types))] : [];
+  const format = examples.value.usage_instructions.body_format ?? {};
+  const result = h("div", { id: "result-area", "aria-live": "polite" });
+
+  async function send(request, label) {
+    replace(result, h("p", { class: "loading", role: "status" }, `Running ${label}…`));
+    try {
+      const answer = await call(`${base}/predict`, { method: "POST", body: request });
+      replace(result, h("h2", {}, `Result: ${label}`), renderPrediction(answer, ranges.ok ? ranges.value : null));
+    } catch (e) {
+      replace(result, errorBox(e, `${label} failed`));
+    }
+  }
+
+  const form = h("form", { id: "predict-form", novalidate: true },
+    h("div", { class: "field" }, h("label", { for: "input_type" }, "input_type"),
+      h("select", { id: "input_type", name: "input_type" },
+        (inputTypes.length ? inputTypes : [format.input_type ?? "text"]).map((t) =>
+          h("option", { value: t, selected: t === format.input_type }, t)))),
+    Object.entries(format.data ?? {}).map(([k, v]) => field(k, v)),
+    h("button", { type: "submit" }, "Predict"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    let request;
+    try {
+      request = requestFromForm(form);
+    } catch (e) {
+      replace(result, errorBox(e, "The request"));
+      return;
+    }
+    send(request, "your request");
+  });
+
+  const buttons = examples.value.examples.map((ex, i) => {
+    const request = requestFor(format, ex, inputTypes);
+    return h("li", {}, h("button", {
+      type: "button",
+      class: "example",
+      "aria-describedby": `example-${i}`,
+      onclick: () => send(request, ex.name),
+    }, ex.name), " ", h("span", { id: `example-${i}`, class: "muted" },
+      `${ex.description}${ex.category ? ` (${ex.category})` : ""}`));
+  });
+
+  return h("section", {},
+    h("h1", {}, `Try ${name}`),
+    pickModel(served, name),
+    h("h2", {}, "Test examples"),
+    h("ul", { class: "examples" }, buttons),
+    h("h2", {}, "Your own request"),
+    h("p", { class: "muted" }, `POST ${base}${examples.value.usage_instructions.endpoint ?? "/predict"}`),
+    form,
+    examples.value.notes && examples.value.notes.length
+      ? h("details", {}, h("summary", {}, "Notes"), h("ul", {}, examples.value.notes.map((n) => h("li", {}, n))))
+      : null,
+    result);
+}

@@ -1,0 +1,71 @@
+//! The web console as a WebAssembly component: one page, its style sheet and its JavaScript
+//! modules, all compiled in (`assets/`), so the same `.wasm` serves the console under
+//! `spin up` (route `/...` in `spin.toml`) and on `runtime-host up`'s app port.
+//!
+//! The page talks to the other services on the same origin (`/registry`, `/api/...`,
+//! `/models/<name>/...`), which is why it needs no CORS anywhere. The only thing it cannot
+//! find out by itself is which models the app serves under `/models/`: under Spin nothing
+//! registers them, so the `models` variable lists their names, and `/console.json` hands that
+//! list to the page.
+//!
+//! | method    | path              | answer                                      |
+//! |-----------|-------------------|---------------------------------------------|
+//! | GET, HEAD | /                 | the page                                    |
+//! | GET, HEAD | /assets/{file}    | a style sheet, script module or icon        |
+//! | GET       | /console.json     | `{"models": [...]}`: names under /models/   |
+
+mod assets;
+
+use guest_kit::http::{self, ApiRequest, Response};
+use guest_kit::{ApiError, ErrorCode};
+use serde_json::json;
+use spin_sdk::http::IncomingRequest;
+use spin_sdk::http_component;
+
+/// The console takes no request bodies; anything larger is refused before routing.
+const MAX_BODY: usize = 16 * 1024;
+
+#[http_component]
+async fn handle(req: IncomingRequest) -> Response {
+    guest_kit::serve(req, MAX_BODY, async |r| route(&r)).await
+}
+
+fn route(req: &ApiRequest) -> Result<Response, ApiError> {
+    let path = req.path_info();
+    let head = req.method == "HEAD";
+    if !matches!(req.method.as_str(), "GET" | "HEAD") {
+        return Ok(http::method_not_allowed(&req.method, path, &["GET", "HEAD"]));
+    }
+    if path == "/console.json" {
+        return Ok(http::json(200, &json!({ "models": model_names() })));
+    }
+    let name = match path {
+        "/" | "/index.html" => "index.html",
+        _ => path
+            .strip_prefix("/assets/")
+            .ok_or_else(|| http::no_route(path))?,
+    };
+    let asset = assets::find(name).ok_or_else(|| {
+        ApiError::new(ErrorCode::NotFound, format!("the console has no file {path}"))
+    })?;
+    Ok(assets::respond(asset, req.header("if-none-match"), head))
+}
+
+/// The `models` variable: model names separated by commas or white space. Names that could
+/// not be a path segment are dropped (the page builds `/models/<name>/` from them).
+fn model_names() -> Vec<String> {
+    let raw = guest_kit::config::variable("models")
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    raw.split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|n| {
+            !n.is_empty()
+                && n.len() <= 200
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                && n.chars().any(|c| c != '.')
+        })
+        .map(str::to_owned)
+        .collect()
+}

@@ -1,0 +1,114 @@
+//! `runtime-host up` as a child process on free ports: registry, chat, the app port and every
+//! model, ready when it prints `stack ready`, stopped with Ctrl-C when dropped.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+pub struct Stack {
+    child: Child,
+    pub registry_port: u16,
+    pub chat_port: u16,
+    pub app_port: u16,
+    /// The admin token the chat service was given.
+    pub admin_token: String,
+    _data: tempfile::TempDir,
+}
+
+impl Stack {
+    /// Starts `up` with `extra` arguments (e.g. `--copies 9`), models assigned from a block
+    /// of `ports` free ports.
+    pub fn up(extra: &[&str], ports: u16) -> Self {
+        let data = crate::temp_dir();
+        let (registry_port, chat_port, app_port) =
+            (crate::free_port(), crate::free_port(), crate::free_port());
+        let first = crate::port_block(ports);
+        let admin_token = format!("stack-token-{}", std::process::id());
+        let mut child = Command::new(crate::host_binary())
+            .arg("up")
+            .args(extra)
+            .args(["--ports", &format!("{first}-{}", first + ports - 1)])
+            .args(["--registry-port", &registry_port.to_string()])
+            .args(["--chat-port", &chat_port.to_string()])
+            .args(["--app-port", &app_port.to_string()])
+            .arg("--data-dir")
+            .arg(data.path())
+            .arg("--ai-models-dir")
+            .arg(crate::ai_models_dir())
+            .env("RUNTIME_HOST_CACHE_DIR", crate::shared_cache_dir())
+            .env("CHAT_ADMIN_TOKEN", &admin_token)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting runtime-host up");
+        crate::wait_for_stack_ready(&mut child, Duration::from_secs(180));
+        Self {
+            child,
+            registry_port,
+            chat_port,
+            app_port,
+            admin_token,
+            _data: data,
+        }
+    }
+
+    /// `http://127.0.0.1:<app port><path>`: the one origin of every service.
+    pub fn app(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.app_port)
+    }
+
+    pub fn registry(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.registry_port)
+    }
+
+    pub fn chat(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.chat_port)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The port the registry assigned to `up`'s model `name` (registered as
+    /// `runtime-host/<name>`).
+    pub async fn model_port(&self, name: &str) -> u16 {
+        let listing: edge_api::registry::RegistryListing =
+            crate::Client::new().get(&self.registry("/registry")).await.json();
+        listing
+            .registrations
+            .iter()
+            .find(|r| r.app_name == format!("runtime-host/{name}"))
+            .unwrap_or_else(|| panic!("{name} is not registered: {listing:?}"))
+            .port
+    }
+
+    /// The data directory `up` was given.
+    pub fn data_dir(&self) -> &std::path::Path {
+        self._data.path()
+    }
+
+    /// Ctrl-C, then the exit status (killed after `timeout`). The data directory stays until
+    /// the stack is dropped.
+    pub fn stop(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        crate::interrupt(&self.child);
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("waiting for up") {
+                return status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("runtime-host up did not stop within {timeout:?} of Ctrl-C");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The web console and the app port of `runtime-host up`: every service on one origin,
+//! routed as `spin.toml` routes them, and the console page driven in a real headless
+//! Chromium (skipped, loudly, where Chromium is not installed).
+
+use e2e_tests::browser::Browser;
+use e2e_tests::{Client, Stack};
+use hyper::Method;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+/// The scripts and style sheets the page loads, found by following `assets/...` references
+/// in the page and `./x.js` imports in the modules.
+async fn assets_of_the_page(c: &Client, stack: &Stack) -> BTreeSet<String> {
+    let page = c.get(&stack.app("/")).await.text();
+    let mut todo: Vec<String> = page
+        .split("assets/")
+        .skip(1)
+        .map(|s| s.chars().take_while(|c| !matches!(c, '"' | '\'')).collect())
+        .collect();
+    let mut seen = BTreeSet::new();
+    while let Some(name) = todo.pop() {
+        if !seen.insert(name.clone()) || !name.ends_with(".js") {
+            continue;
+        }
+        let module = c.get(&stack.app(&format!("/assets/{name}"))).await.text();
+        for import in module.split("from \"./").skip(1) {
+            let file: String = import.chars().take_while(|c| *c != '"').collect();
+            todo.push(format!("js/{file}"));
+        }
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_app_port_routes_every_service_as_spin_toml_does() {
+    let stack = Stack::up(&[], 8);
+    let c = Client::new();
+
+    // The registry and chat answer the same on the app port as on their own.
+    let direct = c.get(&stack.registry("/registry")).await.value();
+    let via_app = c.get(&stack.app("/registry")).await.value();
+    assert_eq!(via_app["count"], direct["count"]);
+    assert_eq!(
+        c.get(&stack.app("/api/chats")).await.value(),
+        c.get(&stack.chat("/api/chats")).await.value()
+    );
+    let dialog = c.get(&stack.app("/api/dialog?id=welcome")).await;
+    assert_eq!(dialog.status, 200, "{}", dialog.text());
+
+    // Each model under /models/<name>/, the same deployment as on its registered port.
+    let port = stack.model_port("molprop").await;
+    let request = json!({"input_type": "text", "data": {"smiles": "CCO", "property": "logp"}});
+    let own = c
+        .post_json(&format!("http://127.0.0.1:{port}/predict"), &request, None)
+        .await
+        .value();
+    let routed = c
+        .post_json(&stack.app("/models/molprop/predict"), &request, None)
+        .await
+        .value();
+    assert_eq!(routed["results"], own["results"]);
+    let metrics = c.get(&stack.app("/models/molprop/metrics")).await.value();
+    assert_eq!(metrics["requests_served"], 2, "one deployment behind both: {metrics}");
+    for name in ["minilm", "solubility", "iris"] {
+        let r = c.get(&stack.app(&format!("/models/{name}/health"))).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+    }
+    // The router decides the path info; a client's own `spin-path-info` is dropped.
+    let r = c
+        .send(
+            Method::GET,
+            &stack.app("/models/molprop/health"),
+            None,
+            &[("spin-path-info", "/info")],
+        )
+        .await;
+    assert_eq!(r.value()["status"], "ok", "{}", r.text());
+    // A prefix matches whole segments only: /models/molprop2 is nobody's, so the console's
+    // catch-all answers, with the JSON error body.
+    c.get(&stack.app("/models/molprop2/health"))
+        .await
+        .assert_error(404, "not_found");
+
+    // The console: the page, every asset it loads, its configuration.
+    let page = c.get(&stack.app("/")).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
+    let csp = page.header("content-security-policy").unwrap_or_default();
+    assert!(csp.contains("script-src 'self'"), "{csp}");
+    let assets = assets_of_the_page(&c, &stack).await;
+    assert!(assets.len() >= 9, "{assets:?}");
+    for name in &assets {
+        let r = c.get(&stack.app(&format!("/assets/{name}"))).await;
+        assert_eq!(r.status, 200, "{name}");
+        let expected = match name.rsplit('.').next() {
+            Some("js") => "text/javascript; charset=utf-8",
+            Some("css") => "text/css; charset=utf-8",
+            Some("svg") => "image/svg+xml",
+            other => panic!("unexpected asset type {other:?}"),
+        };
+        assert_eq!(r.header("content-type"), Some(expected), "{name}");
+        assert!(!r.body.is_empty(), "{name}");
+    }
+    let config = c.get(&stack.app("/console.json")).await.value();
+    let models: BTreeSet<&str> = config["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(models, BTreeSet::from(["iris", "minilm", "molprop", "solubility"]));
+
+    // A reload costs a 304; HEAD has no body; bad paths and methods get the JSON error.
+    let tag = page.header("etag").expect("an ETag").to_owned();
+    let again = c
+        .send(Method::GET, &stack.app("/"), None, &[("if-none-match", &tag)])
+        .await;
+    assert_eq!(again.status, 304);
+    assert!(again.body.is_empty());
+    let head = c.send(Method::HEAD, &stack.app("/assets/console.css"), None, &[]).await;
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+    c.get(&stack.app("/assets/nothing.js"))
+        .await
+        .assert_error(404, "not_found");
+    c.get(&stack.app("/assets/../index.html"))
+        .await
+        .assert_error(404, "not_found");
+    let post = c
+        .send(Method::POST, &stack.app("/"), Some(b"{}".to_vec()), &[])
+        .await;
+    post.assert_error(405, "method_not_allowed");
+    assert_eq!(post.header("allow"), Some("GET, HEAD"));
+}
+
+/// The console in headless Chromium against a real `up`: the models page lists molprop with
+/// its port and process; a test example shows its result; the chats page opens a sample
+/// dialog; a wrong admin token shows the chat service's 403 message, the right one appends.
+/// Each page is saved as a screenshot under `target/console-screenshots/`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_console_works_in_a_real_browser() {
+    let Some(browser) = Browser::start("the_console_works_in_a_real_browser", 1280, 1000).await
+    else {
+        return;
+    };
+    let stack = Stack::up(&[], 8);
+    let c = Client::new();
+    let port = stack.model_port("molprop").await;
+
+    // Models: the registration row of molprop shows its port and process id.
+    browser.goto(&stack.app("/#/models")).await;
+    let table = browser
+        .wait_text("#registrations table", |t| t.contains("runtime-host/molprop"))
+        .await;
+    let molprop_row = table
+        .lines()
+        .find(|l| l.contains("runtime-host/molprop"))
+        .unwrap()
+        .to_owned();
+    let cells: Vec<&str> = molprop_row.split_whitespace().collect();
+    assert!(cells.contains(&port.to_string().as_str()), "port {port}: {molprop_row}");
+    assert!(cells.contains(&stack.pid().to_string().as_str()), "process: {molprop_row}");
+    assert!(cells.contains(&"alive"), "{molprop_row}");
+    browser
+        .wait_text("#served-models", |t| t.contains("molprop") && t.contains("Requests"))
+        .await;
+    browser.screenshot("models").await;
+
+    // One model: capabilities and acceptable ranges as tables.
+    browser.goto(&stack.app("/#/models/molprop")).await;
+    let ranges: Value = c.get(&stack.app("/models/molprop/acceptable_ranges")).await.value();
+    let first_property = ranges["property_ranges"].as_object().unwrap().keys().next().unwrap().clone();
+    browser
+        .wait_text("table.ranges", |t| t.contains(&first_property))
+        .await;
+    assert!(browser.text("main").await.contains("Capabilities"));
+    browser.screenshot("model-molprop").await;
+
+    // Try it: the first test example, run from its button, shows the model's own answer.
+    browser.goto(&stack.app("/#/try/molprop")).await;
+    browser.wait_text("ul.examples", |t| !t.is_empty()).await;
+    browser.click("button.example").await;
+    let shown = browser
+        .wait_text("#result-area", |t| t.contains("Prediction") || t.contains("could not"))
+        .await;
+    let examples = c.get(&stack.app("/models/molprop/test_examples")).await.value();
+    let first = &examples["examples"][0];
+    let smiles = first["smiles"].as_str().or(first["text"].as_str()).unwrap();
+    let answer = c
+        .post_json(
+            &stack.app("/models/molprop/predict"),
+            &json!({"input_type": "text", "data": {"smiles": smiles}}),
+            None,
+        )
+        .await
+        .value();
+    assert!(shown.contains(&format!("Result: {}", first["name"].as_str().unwrap())), "{shown}");
+    assert!(shown.contains(smiles), "the input is shown: {shown}");
+    let logp = answer["results"]["prediction"]["logp"].as_f64().expect("molprop predicts logp");
+    let logp_shown = format!("{}", (logp * 10_000.0).round() / 10_000.0);
+    assert!(shown.contains(&logp_shown), "logP {logp_shown} shown: {shown}");
+    assert!(shown.contains("Raw JSON"), "{shown}");
+    browser.screenshot("try-molprop").await;
+
+    // Chats: the list, then the sample dialog's messages by role.
+    browser.goto(&stack.app("/#/chats")).await;
+    browser
+        .wait_text("table.chats", |t| t.contains("Welcome to the chat service"))
+        .await;
+    browser.screenshot("chats").await;
+    browser.click("table.chats a[href='#/chats/welcome']").await;
+    let dialog: Value = c.get(&stack.app("/api/dialog?id=welcome")).await.value();
+    let messages = browser
+        .wait_text("#messages", |t| t.contains("What can I do with this service?"))
+        .await;
+    for m in dialog["messages"].as_array().unwrap() {
+        assert!(messages.contains(m["content"].as_str().unwrap()), "{messages}");
+    }
+    let shown = browser.eval("return document.querySelectorAll('#messages li').length").await;
+    assert_eq!(shown, json!(dialog["messages"].as_array().unwrap().len()));
+
+    // A wrong admin token: the chat service's 403 message, as it wrote it.
+    let refused = c
+        .post_json(
+            &stack.chat("/api/dialog/messages?id=welcome"),
+            &json!({"role": "user", "content": "x"}),
+            Some("wrong-token"),
+        )
+        .await;
+    let refusal = refused.assert_error(403, "forbidden");
+    browser.type_into("#admin-token", "wrong-token").await;
+    browser.type_into("#message-content", "Hello from the browser").await;
+    browser.click("#append-form button[type=submit]").await;
+    let status = browser
+        .wait_text("#append-status", |t| t.contains("Could not append"))
+        .await;
+    assert!(status.contains(&refusal.error), "{status} / {}", refusal.error);
+    browser.screenshot("dialog-wrong-token").await;
+
+    // The right token appends, and the message is stored.
+    browser.type_into("#admin-token", &stack.admin_token).await;
+    browser.click("#append-form button[type=submit]").await;
+    browser.wait_text("#append-status", |t| t.contains("Appended")).await;
+    browser
+        .wait_text("#messages", |t| t.contains("Hello from the browser"))
+        .await;
+    let stored: Value = c.get(&stack.app("/api/dialog?id=welcome")).await.value();
+    let last = stored["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"], "Hello from the browser");
+    assert_eq!(last["role"], "user");
+    browser.screenshot("dialog").await;
+
+    // An error from a service is its message on the page, never a blank one.
+    browser.goto(&stack.app("/#/chats/no-such-dialog")).await;
+    let missing = c.get(&stack.app("/api/dialog?id=no-such-dialog")).await;
+    let missing = missing.assert_error(404, "not_found");
+    let shown = browser.wait_text("main .error", |t| !t.is_empty()).await;
+    assert!(shown.contains(&missing.error), "{shown}");
+
+    // Every form control has a label; navigation moves the focus to the new page's heading.
+    browser.goto(&stack.app("/#/try/molprop")).await;
+    browser.wait_text("#predict-form", |t| !t.is_empty()).await;
+    let unlabelled = browser
+        .eval(
+            "return [...document.querySelectorAll('input, select, textarea')]
+               .filter((e) => !e.labels || e.labels.length === 0).map((e) => e.id)",
+        )
+        .await;
+    assert_eq!(unlabelled, json!([]), "controls without a label");
+    browser.click("nav a[data-section='chats']").await;
+    browser.wait_text("main h1", |t| t == "Chats").await;
+    let focused = browser.eval("return document.activeElement.textContent").await;
+    assert_eq!(focused, json!("Chats"));
+
+    // A phone-width screen: nothing wider than the screen but the tables' own scroll boxes.
+    browser.client.set_window_size(390, 844).await.expect("resizing");
+    browser.goto(&stack.app("/#/models")).await;
+    browser
+        .wait_text("#registrations table", |t| t.contains("runtime-host/molprop"))
+        .await;
+    let overflow = browser
+        .eval("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        .await;
+    assert_eq!(overflow, json!(0), "the page scrolls sideways at phone width");
+    browser.screenshot("models-phone").await;
+    browser.close().await;
+}
