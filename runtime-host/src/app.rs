@@ -104,9 +104,9 @@ impl AppRouter {
             .iter()
             .fold(Self::default(), |app, r| app.route(r, registry));
         app = CHAT_ROUTES.iter().fold(app, |app, r| app.route(r, chat));
-        app = models
-            .iter()
-            .fold(app, |app, (name, server)| app.route(&model_route(name), server));
+        app = models.iter().fold(app, |app, (name, server)| {
+            app.route(&model_route(name), server)
+        });
         app.route(CONSOLE_ROUTE, console)
     }
 
@@ -118,7 +118,11 @@ impl AppRouter {
 }
 
 impl Handler for AppRouter {
-    async fn handle(self: Arc<Self>, mut req: hyper::Request<Incoming>, peer: SocketAddr) -> HostResponse {
+    async fn handle(
+        self: Arc<Self>,
+        mut req: hyper::Request<Incoming>,
+        peer: SocketAddr,
+    ) -> HostResponse {
         let path = req.uri().path().to_owned();
         let Some((route, info)) = self.find(&path) else {
             return responses::error(
@@ -142,7 +146,10 @@ impl Handler for AppRouter {
         };
         set("spin-path-info", info);
         set("spin-matched-route", &route.spin_route);
-        set("spin-component-route", route.spin_route.trim_end_matches("/..."));
+        set(
+            "spin-component-route",
+            route.spin_route.trim_end_matches("/..."),
+        );
         set("spin-base-path", "/");
         set("spin-client-addr", &peer.to_string());
         route.server.clone().handle(req, peer).await
@@ -155,10 +162,16 @@ mod tests {
 
     #[test]
     fn exact_routes_and_longer_prefixes_win() {
-        let mut patterns: Vec<Pattern> = ["/...", "/api/...", "/registry", "/registry/...", "/models/molprop/..."]
-            .iter()
-            .map(|r| Pattern::parse(r))
-            .collect();
+        let mut patterns: Vec<Pattern> = [
+            "/...",
+            "/api/...",
+            "/registry",
+            "/registry/...",
+            "/models/molprop/...",
+        ]
+        .iter()
+        .map(|r| Pattern::parse(r))
+        .collect();
         patterns.sort_by_key(|p| std::cmp::Reverse(p.precedence()));
         let pick = |path: &str| {
             patterns
@@ -166,16 +179,25 @@ mod tests {
                 .find_map(|p| p.path_info(path).map(|i| (p.clone(), i.to_owned())))
                 .unwrap()
         };
-        assert_eq!(pick("/registry"), (Pattern::Exact("/registry".into()), String::new()));
+        assert_eq!(
+            pick("/registry"),
+            (Pattern::Exact("/registry".into()), String::new())
+        );
         assert_eq!(pick("/registry/x").0, Pattern::Prefix("/registry".into()));
-        assert_eq!(pick("/api/chats"), (Pattern::Prefix("/api".into()), "/chats".into()));
+        assert_eq!(
+            pick("/api/chats"),
+            (Pattern::Prefix("/api".into()), "/chats".into())
+        );
         assert_eq!(
             pick("/models/molprop/health"),
             (Pattern::Prefix("/models/molprop".into()), "/health".into())
         );
         // A prefix matches whole segments only.
         assert_eq!(pick("/apix").0, Pattern::Prefix(String::new()));
-        assert_eq!(pick("/models/molprop2/health").0, Pattern::Prefix(String::new()));
+        assert_eq!(
+            pick("/models/molprop2/health").0,
+            Pattern::Prefix(String::new())
+        );
         assert_eq!(pick("/").1, "/");
     }
 
@@ -196,7 +218,11 @@ mod tests {
         assert_eq!(by_component.remove("chat").unwrap(), CHAT_ROUTES);
         assert_eq!(by_component.remove("console").unwrap(), [CONSOLE_ROUTE]);
         for (component, routes) in by_component {
-            assert_eq!(routes, [model_route(&component)], "model component {component}");
+            assert_eq!(
+                routes,
+                [model_route(&component)],
+                "model component {component}"
+            );
         }
     }
 }

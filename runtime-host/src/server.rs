@@ -258,7 +258,11 @@ pub trait Handler: Send + Sync + 'static {
 }
 
 impl Handler for ComponentServer {
-    async fn handle(self: Arc<Self>, req: hyper::Request<Incoming>, peer: SocketAddr) -> HostResponse {
+    async fn handle(
+        self: Arc<Self>,
+        req: hyper::Request<Incoming>,
+        peer: SocketAddr,
+    ) -> HostResponse {
         self.serve_request(req, peer).await
     }
 }

@@ -32,11 +32,16 @@ impl Browser {
     /// A fresh headless browser with a `width` x `height` window, or `None` (announced
     /// loudly) where Chromium or its driver is not installed.
     pub async fn start(test: &str, width: u32, height: u32) -> Option<Self> {
-        let chromium = installed("E2E_CHROMIUM", &["/usr/bin/chromium", "/usr/bin/chromium-browser"]);
+        let chromium = installed(
+            "E2E_CHROMIUM",
+            &["/usr/bin/chromium", "/usr/bin/chromium-browser"],
+        );
         let driver = installed("E2E_CHROMEDRIVER", &["/usr/bin/chromedriver"]);
         let (Some(chromium), Some(driver)) = (chromium, driver) else {
             if std::env::var("E2E_REQUIRE_BROWSER").is_ok_and(|v| v == "1") {
-                panic!("{test}: chromium or chromedriver is not installed, but E2E_REQUIRE_BROWSER=1");
+                panic!(
+                    "{test}: chromium or chromedriver is not installed, but E2E_REQUIRE_BROWSER=1"
+                );
             }
             eprintln!(
                 "SKIPPED {test}: chromium and chromium-driver are not installed (apt-get install \
@@ -113,7 +118,9 @@ impl Browser {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let page = self.text("main").await;
-        panic!("`{css}` did not show what was expected within {WAIT:?}; it showed {last:?}; the page:\n{page}");
+        panic!(
+            "`{css}` did not show what was expected within {WAIT:?}; it showed {last:?}; the page:\n{page}"
+        );
     }
 
     /// The text of the first element matching `css` (empty when there is none).
@@ -151,6 +158,12 @@ impl Browser {
             .execute(script, vec![])
             .await
             .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+    }
+
+    /// The visible texts of the page whose contrast with their background is below WCAG
+    /// AA (4.5:1, or 3:1 for large text); empty when all pass.
+    pub async fn low_contrast_texts(&self) -> serde_json::Value {
+        self.eval(include_str!("contrast.js")).await
     }
 
     /// Saves a screenshot as `target/console-screenshots/<name>.png`; returns its path.

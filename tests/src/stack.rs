@@ -71,8 +71,10 @@ impl Stack {
     /// The port the registry assigned to `up`'s model `name` (registered as
     /// `runtime-host/<name>`).
     pub async fn model_port(&self, name: &str) -> u16 {
-        let listing: edge_api::registry::RegistryListing =
-            crate::Client::new().get(&self.registry("/registry")).await.json();
+        let listing: edge_api::registry::RegistryListing = crate::Client::new()
+            .get(&self.registry("/registry"))
+            .await
+            .json();
         listing
             .registrations
             .iter()

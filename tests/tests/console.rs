@@ -60,7 +60,10 @@ async fn the_app_port_routes_every_service_as_spin_toml_does() {
         .value();
     assert_eq!(routed["results"], own["results"]);
     let metrics = c.get(&stack.app("/models/molprop/metrics")).await.value();
-    assert_eq!(metrics["requests_served"], 2, "one deployment behind both: {metrics}");
+    assert_eq!(
+        metrics["requests_served"], 2,
+        "one deployment behind both: {metrics}"
+    );
     for name in ["minilm", "solubility", "iris"] {
         let r = c.get(&stack.app(&format!("/models/{name}/health"))).await;
         assert_eq!(r.status, 200, "{name}: {}", r.text());
@@ -84,7 +87,10 @@ async fn the_app_port_routes_every_service_as_spin_toml_does() {
     // The console: the page, every asset it loads, its configuration.
     let page = c.get(&stack.app("/")).await;
     assert_eq!(page.status, 200);
-    assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
     let csp = page.header("content-security-policy").unwrap_or_default();
     assert!(csp.contains("script-src 'self'"), "{csp}");
     let assets = assets_of_the_page(&c, &stack).await;
@@ -108,16 +114,26 @@ async fn the_app_port_routes_every_service_as_spin_toml_does() {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    assert_eq!(models, BTreeSet::from(["iris", "minilm", "molprop", "solubility"]));
+    assert_eq!(
+        models,
+        BTreeSet::from(["iris", "minilm", "molprop", "solubility"])
+    );
 
     // A reload costs a 304; HEAD has no body; bad paths and methods get the JSON error.
     let tag = page.header("etag").expect("an ETag").to_owned();
     let again = c
-        .send(Method::GET, &stack.app("/"), None, &[("if-none-match", &tag)])
+        .send(
+            Method::GET,
+            &stack.app("/"),
+            None,
+            &[("if-none-match", &tag)],
+        )
         .await;
     assert_eq!(again.status, 304);
     assert!(again.body.is_empty());
-    let head = c.send(Method::HEAD, &stack.app("/assets/console.css"), None, &[]).await;
+    let head = c
+        .send(Method::HEAD, &stack.app("/assets/console.css"), None, &[])
+        .await;
     assert_eq!(head.status, 200);
     assert!(head.body.is_empty());
     c.get(&stack.app("/assets/nothing.js"))
@@ -149,27 +165,49 @@ async fn the_console_works_in_a_real_browser() {
 
     // Models: the registration row of molprop shows its port and process id.
     browser.goto(&stack.app("/#/models")).await;
+    // The registry's monitor looks at each process every 5 s; the page refreshes every 3 s.
+    let molprop_line = |table: &str| {
+        table
+            .lines()
+            .find(|l| l.contains("runtime-host/molprop"))
+            .map(str::to_owned)
+    };
     let table = browser
-        .wait_text("#registrations table", |t| t.contains("runtime-host/molprop"))
+        .wait_text("#registrations table", |t| {
+            molprop_line(t).is_some_and(|l| l.split_whitespace().any(|w| w == "alive"))
+        })
         .await;
-    let molprop_row = table
-        .lines()
-        .find(|l| l.contains("runtime-host/molprop"))
-        .unwrap()
-        .to_owned();
+    let molprop_row = molprop_line(&table).unwrap();
     let cells: Vec<&str> = molprop_row.split_whitespace().collect();
-    assert!(cells.contains(&port.to_string().as_str()), "port {port}: {molprop_row}");
-    assert!(cells.contains(&stack.pid().to_string().as_str()), "process: {molprop_row}");
+    assert!(
+        cells.contains(&port.to_string().as_str()),
+        "port {port}: {molprop_row}"
+    );
+    assert!(
+        cells.contains(&stack.pid().to_string().as_str()),
+        "process: {molprop_row}"
+    );
     assert!(cells.contains(&"alive"), "{molprop_row}");
     browser
-        .wait_text("#served-models", |t| t.contains("molprop") && t.contains("Requests"))
+        .wait_text("#served-models", |t| {
+            t.contains("molprop") && t.contains("Requests")
+        })
         .await;
     browser.screenshot("models").await;
 
     // One model: capabilities and acceptable ranges as tables.
     browser.goto(&stack.app("/#/models/molprop")).await;
-    let ranges: Value = c.get(&stack.app("/models/molprop/acceptable_ranges")).await.value();
-    let first_property = ranges["property_ranges"].as_object().unwrap().keys().next().unwrap().clone();
+    let ranges: Value = c
+        .get(&stack.app("/models/molprop/acceptable_ranges"))
+        .await
+        .value();
+    let first_property = ranges["property_ranges"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
     browser
         .wait_text("table.ranges", |t| t.contains(&first_property))
         .await;
@@ -181,9 +219,14 @@ async fn the_console_works_in_a_real_browser() {
     browser.wait_text("ul.examples", |t| !t.is_empty()).await;
     browser.click("button.example").await;
     let shown = browser
-        .wait_text("#result-area", |t| t.contains("Prediction") || t.contains("could not"))
+        .wait_text("#result-area", |t| {
+            t.contains("Prediction") || t.contains("could not")
+        })
         .await;
-    let examples = c.get(&stack.app("/models/molprop/test_examples")).await.value();
+    let examples = c
+        .get(&stack.app("/models/molprop/test_examples"))
+        .await
+        .value();
     let first = &examples["examples"][0];
     let smiles = first["smiles"].as_str().or(first["text"].as_str()).unwrap();
     let answer = c
@@ -194,13 +237,53 @@ async fn the_console_works_in_a_real_browser() {
         )
         .await
         .value();
-    assert!(shown.contains(&format!("Result: {}", first["name"].as_str().unwrap())), "{shown}");
+    assert!(
+        shown.contains(&format!("Result: {}", first["name"].as_str().unwrap())),
+        "{shown}"
+    );
     assert!(shown.contains(smiles), "the input is shown: {shown}");
-    let logp = answer["results"]["prediction"]["logp"].as_f64().expect("molprop predicts logp");
+    let logp = answer["results"]["prediction"]["logp"]
+        .as_f64()
+        .expect("molprop predicts logp");
     let logp_shown = format!("{}", (logp * 10_000.0).round() / 10_000.0);
-    assert!(shown.contains(&logp_shown), "logP {logp_shown} shown: {shown}");
+    assert!(
+        shown.contains(&logp_shown),
+        "logP {logp_shown} shown: {shown}"
+    );
     assert!(shown.contains("Raw JSON"), "{shown}");
     browser.screenshot("try-molprop").await;
+
+    // The free form: a SMILES the model cannot read shows the model's own error message.
+    let broken = "C1CC(";
+    let refused = c
+        .post_json(
+            &stack.app("/models/molprop/predict"),
+            &json!({"input_type": "text", "data": {"text": broken}}),
+            None,
+        )
+        .await
+        .value();
+    assert_eq!(refused["success"], false, "{refused}");
+    let message = refused["error_message"].as_str().unwrap().to_owned();
+    browser.type_into("#field-text", broken).await;
+    browser.click("#predict-form button[type=submit]").await;
+    let shown = browser
+        .wait_text("#result-area", |t| t.contains("Result: your request"))
+        .await;
+    assert!(
+        shown.contains("could not predict") && shown.contains(&message),
+        "{shown}"
+    );
+
+    // A classifier: its probabilities and the applicability-domain flag.
+    browser.goto(&stack.app("/#/try/iris")).await;
+    browser.wait_text("ul.examples", |t| !t.is_empty()).await;
+    browser.click("button.example").await;
+    let shown = browser
+        .wait_text("#result-area", |t| t.contains("Probabilities"))
+        .await;
+    assert!(shown.contains("applicability domain"), "{shown}");
+    browser.screenshot("try-iris").await;
 
     // Chats: the list, then the sample dialog's messages by role.
     browser.goto(&stack.app("/#/chats")).await;
@@ -211,12 +294,19 @@ async fn the_console_works_in_a_real_browser() {
     browser.click("table.chats a[href='#/chats/welcome']").await;
     let dialog: Value = c.get(&stack.app("/api/dialog?id=welcome")).await.value();
     let messages = browser
-        .wait_text("#messages", |t| t.contains("What can I do with this service?"))
+        .wait_text("#messages", |t| {
+            t.contains("What can I do with this service?")
+        })
         .await;
     for m in dialog["messages"].as_array().unwrap() {
-        assert!(messages.contains(m["content"].as_str().unwrap()), "{messages}");
+        assert!(
+            messages.contains(m["content"].as_str().unwrap()),
+            "{messages}"
+        );
     }
-    let shown = browser.eval("return document.querySelectorAll('#messages li').length").await;
+    let shown = browser
+        .eval("return document.querySelectorAll('#messages li').length")
+        .await;
     assert_eq!(shown, json!(dialog["messages"].as_array().unwrap().len()));
 
     // A wrong admin token: the chat service's 403 message, as it wrote it.
@@ -229,23 +319,36 @@ async fn the_console_works_in_a_real_browser() {
         .await;
     let refusal = refused.assert_error(403, "forbidden");
     browser.type_into("#admin-token", "wrong-token").await;
-    browser.type_into("#message-content", "Hello from the browser").await;
+    browser
+        .type_into("#message-content", "Hello from the browser")
+        .await;
     browser.click("#append-form button[type=submit]").await;
     let status = browser
         .wait_text("#append-status", |t| t.contains("Could not append"))
         .await;
-    assert!(status.contains(&refusal.error), "{status} / {}", refusal.error);
+    assert!(
+        status.contains(&refusal.error),
+        "{status} / {}",
+        refusal.error
+    );
     browser.screenshot("dialog-wrong-token").await;
 
     // The right token appends, and the message is stored.
     browser.type_into("#admin-token", &stack.admin_token).await;
     browser.click("#append-form button[type=submit]").await;
-    browser.wait_text("#append-status", |t| t.contains("Appended")).await;
+    browser
+        .wait_text("#append-status", |t| t.contains("Appended"))
+        .await;
     browser
         .wait_text("#messages", |t| t.contains("Hello from the browser"))
         .await;
     let stored: Value = c.get(&stack.app("/api/dialog?id=welcome")).await.value();
-    let last = stored["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = stored["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(last["content"], "Hello from the browser");
     assert_eq!(last["role"], "user");
     browser.screenshot("dialog").await;
@@ -256,6 +359,107 @@ async fn the_console_works_in_a_real_browser() {
     let missing = missing.assert_error(404, "not_found");
     let shown = browser.wait_text("main .error", |t| !t.is_empty()).await;
     assert!(shown.contains(&missing.error), "{shown}");
+
+    // Many chats and a long dialog: a page at a time, "show more" for the rest.
+    let long: Vec<Value> = (0..250)
+        .map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("message number {i}")}))
+        .collect();
+    let created = c
+        .post_json(
+            &stack.chat("/api/chats"),
+            &json!({"id": "long", "chatName": "A long dialog", "messages": long}),
+            Some(&stack.admin_token),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.text());
+    for i in 0..60 {
+        let r = c
+            .post_json(
+                &stack.chat("/api/chats"),
+                &json!({"chatName": format!("Chat {i}"), "messages": []}),
+                Some(&stack.admin_token),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text());
+    }
+    let total = c
+        .get(&stack.chat("/api/chats"))
+        .await
+        .value()
+        .as_array()
+        .unwrap()
+        .len();
+    let rows = "return document.querySelectorAll('table.chats tbody tr').length";
+    browser.goto(&stack.app("/#/chats")).await;
+    browser
+        .wait_text(".pager", |t| {
+            t.contains(&format!("Showing 50 of {total} chats"))
+        })
+        .await;
+    assert_eq!(browser.eval(rows).await, json!(50));
+    browser.click(".pager button.more").await;
+    browser
+        .wait_text(".pager", |t| {
+            t.contains(&format!("Showing {total} of {total} chats"))
+        })
+        .await;
+    assert_eq!(browser.eval(rows).await, json!(total));
+    let more_hidden = "return document.querySelector('.pager button.more').hidden";
+    assert_eq!(browser.eval(more_hidden).await, json!(true));
+    browser.type_into("#chat-filter", "long dialog").await;
+    browser
+        .wait_text("table.chats", |t| t.contains("A long dialog"))
+        .await;
+    assert_eq!(browser.eval(rows).await, json!(1));
+    browser.goto(&stack.app("/#/chats/long")).await;
+    browser
+        .wait_text(".pager", |t| t.contains("Showing 100 of 250 messages"))
+        .await;
+    browser.click(".pager button.more").await;
+    browser
+        .wait_text(".pager", |t| t.contains("Showing 200 of 250 messages"))
+        .await;
+    let last_shown =
+        "return document.querySelector('#messages li:last-child .content').textContent";
+    assert_eq!(browser.eval(last_shown).await, json!("message number 199"));
+
+    // Keyboard: an example runs from Enter on its focused button.
+    browser.goto(&stack.app("/#/try/molprop")).await;
+    browser.wait_text("ul.examples", |t| !t.is_empty()).await;
+    let second = browser
+        .client
+        .find(fantoccini::Locator::Css(
+            "ul.examples li:nth-child(2) button",
+        ))
+        .await
+        .unwrap();
+    let name = second.text().await.unwrap();
+    second
+        .send_keys(&char::from(fantoccini::key::Key::Enter).to_string())
+        .await
+        .unwrap();
+    browser
+        .wait_text("#result-area", |t| t.contains(&format!("Result: {name}")))
+        .await;
+
+    // Contrast: every visible text on each page at WCAG AA or better.
+    for page in [
+        "/#/models",
+        "/#/models/molprop",
+        "/#/try/molprop",
+        "/#/chats/welcome",
+    ] {
+        browser.goto(&stack.app(page)).await;
+        browser.wait_text("main h1", |t| !t.is_empty()).await;
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        assert_eq!(browser.low_contrast_texts().await, json!([]), "{page}");
+    }
+    // The check itself: grey #999 on white (2.8:1) is caught.
+    browser
+        .eval("const p = document.createElement('p'); p.style.color = '#999'; p.textContent = 'pale'; document.querySelector('main').append(p); return null")
+        .await;
+    let caught = browser.low_contrast_texts().await;
+    assert!(caught.to_string().contains("pale"), "{caught}");
 
     // Every form control has a label; navigation moves the focus to the new page's heading.
     browser.goto(&stack.app("/#/try/molprop")).await;
@@ -269,19 +473,31 @@ async fn the_console_works_in_a_real_browser() {
     assert_eq!(unlabelled, json!([]), "controls without a label");
     browser.click("nav a[data-section='chats']").await;
     browser.wait_text("main h1", |t| t == "Chats").await;
-    let focused = browser.eval("return document.activeElement.textContent").await;
+    let focused = browser
+        .eval("return document.activeElement.textContent")
+        .await;
     assert_eq!(focused, json!("Chats"));
 
     // A phone-width screen: nothing wider than the screen but the tables' own scroll boxes.
-    browser.client.set_window_size(390, 844).await.expect("resizing");
+    browser
+        .client
+        .set_window_size(390, 844)
+        .await
+        .expect("resizing");
     browser.goto(&stack.app("/#/models")).await;
     browser
-        .wait_text("#registrations table", |t| t.contains("runtime-host/molprop"))
+        .wait_text("#registrations table", |t| {
+            t.contains("runtime-host/molprop")
+        })
         .await;
     let overflow = browser
         .eval("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
         .await;
-    assert_eq!(overflow, json!(0), "the page scrolls sideways at phone width");
+    assert_eq!(
+        overflow,
+        json!(0),
+        "the page scrolls sideways at phone width"
+    );
     browser.screenshot("models-phone").await;
     browser.close().await;
 }

@@ -308,7 +308,14 @@ async fn up_on_redis_keeps_machine_keys_under_its_scope() {
     let config = redis.runtime_config(dir.path(), 0);
     let (models, config) = (models.to_string_lossy(), config.to_string_lossy());
     let mut stack = Stack::up(
-        &["--registry-scope", "lab-1", "--models", &models, "--runtime-config-file", &config],
+        &[
+            "--registry-scope",
+            "lab-1",
+            "--models",
+            &models,
+            "--runtime-config-file",
+            &config,
+        ],
         4,
     );
     let port = stack.model_port("molprop").await;

@@ -56,8 +56,8 @@ fn etag(body: &[u8]) -> String {
 /// 200 with the file (no body for HEAD), or 304 when the client's copy is current.
 pub fn respond(asset: &Asset, if_none_match: Option<&str>, head: bool) -> Response {
     let tag = etag(asset.body);
-    let current = if_none_match
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == tag || t.trim() == "*"));
+    let current =
+        if_none_match.is_some_and(|v| v.split(',').any(|t| t.trim() == tag || t.trim() == "*"));
     let status = if current { 304 } else { 200 };
     let body = if current || head {
         Vec::new()

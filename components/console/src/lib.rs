@@ -34,7 +34,11 @@ fn route(req: &ApiRequest) -> Result<Response, ApiError> {
     let path = req.path_info();
     let head = req.method == "HEAD";
     if !matches!(req.method.as_str(), "GET" | "HEAD") {
-        return Ok(http::method_not_allowed(&req.method, path, &["GET", "HEAD"]));
+        return Ok(http::method_not_allowed(
+            &req.method,
+            path,
+            &["GET", "HEAD"],
+        ));
     }
     if path == "/console.json" {
         return Ok(http::json(200, &json!({ "models": model_names() })));
@@ -46,7 +50,10 @@ fn route(req: &ApiRequest) -> Result<Response, ApiError> {
             .ok_or_else(|| http::no_route(path))?,
     };
     let asset = assets::find(name).ok_or_else(|| {
-        ApiError::new(ErrorCode::NotFound, format!("the console has no file {path}"))
+        ApiError::new(
+            ErrorCode::NotFound,
+            format!("the console has no file {path}"),
+        )
     })?;
     Ok(assets::respond(asset, req.header("if-none-match"), head))
 }

@@ -91,6 +91,7 @@ function appendForm(id, onAppended) {
     } catch (e) {
       replace(status, errorBox(e, "Could not append"));
     }
+    status.scrollIntoView({ block: "nearest" });
   });
   return h("section", {}, h("h2", {}, "Append a message"), form);
 }

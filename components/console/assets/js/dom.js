@@ -33,19 +33,22 @@ export function replace(el, ...children) {
 }
 
 /** A table with a caption, column headers and rows of cells, scrolling sideways on narrow
- *  screens instead of overflowing the page. */
+ *  screens instead of overflowing the page. Each cell carries its column's name
+ *  (`data-label`), so a table of class `stack` can show each row as a card on a phone. */
 export function table(caption, headers, rows, attrs = {}) {
+  const cell = (c, i) => (i === 0
+    ? h("th", { scope: "row", "data-label": headers[i] }, c)
+    : h("td", { "data-label": headers[i] }, c));
   return h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": caption },
     h("table", attrs,
       h("caption", {}, caption),
       h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((c, i) =>
-        i === 0 ? h("th", { scope: "row" }, c) : h("td", {}, c)))))));
+      h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map(cell))))));
 }
 
-/** A two-column table of name and value. */
-export function facts(caption, pairs) {
-  return table(caption, ["Field", "Value"], pairs);
+/** Name and value pairs, as a definition list. */
+export function facts(pairs) {
+  return h("dl", { class: "facts" }, pairs.map(([name, value]) => [h("dt", {}, name), h("dd", {}, value)]));
 }
 
 /** The error box: what went wrong, as the service said it. */
@@ -68,18 +71,29 @@ export function num(value, digits = 2) {
   return value.toLocaleString("en", { maximumFractionDigits: digits });
 }
 
-/** An ISO 8601 time as local date and time, with how long ago (the raw value as a tooltip). */
+/** How long ago (or until) a time, in the largest unit that keeps it readable. */
+function relative(seconds) {
+  const abs = Math.abs(seconds);
+  const text = abs < 90 ? `${abs} s`
+    : abs < 5400 ? `${Math.round(abs / 60)} min`
+      : abs < 172800 ? `${Math.round(abs / 3600)} h`
+        : `${Math.round(abs / 86400)} days`;
+  return seconds >= 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** An ISO 8601 time as local time (with the date unless it is today) and how long ago;
+ *  the exact value is the tooltip. A time without a zone is UTC, as the registry writes. */
 export function when(iso) {
   if (!iso) return "–";
   const hasZone = /[zZ]|[+-]\d\d:?\d\d$/.test(iso);
   const date = new Date(hasZone ? iso : `${iso}Z`);
   if (Number.isNaN(date.getTime())) return String(iso);
+  const today = date.toDateString() === new Date().toDateString();
+  const shown = today ? date.toLocaleTimeString("en-GB") : date.toLocaleString("en-GB", {
+    year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
+  });
   const seconds = Math.round((Date.now() - date.getTime()) / 1000);
-  const ago = Math.abs(seconds) < 90 ? `${Math.abs(seconds)} s`
-    : Math.abs(seconds) < 5400 ? `${Math.round(Math.abs(seconds) / 60)} min`
-      : `${Math.round(Math.abs(seconds) / 3600)} h`;
-  return h("time", { datetime: iso, title: iso },
-    `${date.toLocaleString("en-GB")} (${seconds >= 0 ? `${ago} ago` : `in ${ago}`})`);
+  return h("time", { datetime: iso, title: iso }, shown, " ", h("small", { class: "rel" }, `(${relative(seconds)})`));
 }
 
 /** Pretty JSON in a collapsible block, for the raw answer one click away. */

@@ -25,11 +25,13 @@ function servedName(registration, served) {
 function aliveCell(alive) {
   if (alive === true) return badge("ok", "alive");
   if (alive === false) return badge("bad", "not running");
-  return badge("muted", "unknown");
+  // null: the registry has not looked at the process yet, or cannot (under Spin).
+  return h("span", { title: "the registry has not checked this process (yet)" }, badge("muted", "not checked"));
 }
 
 function registrationsTable(listing, served) {
-  const rows = listing.registrations.map((r) => {
+  const byPort = [...listing.registrations].sort((a, b) => a.port - b.port);
+  const rows = byPort.map((r) => {
     const name = servedName(r, served);
     return [
       r.app_name,
@@ -46,7 +48,7 @@ function registrationsTable(listing, served) {
   if (!rows.length) return h("p", { class: "muted" }, "No model is registered.");
   return table(`${listing.count} registration${listing.count === 1 ? "" : "s"}`,
     ["Name", "Model", "Version", "Port", "Process", "Alive", "Registered", "Last heartbeat", "Expires"],
-    rows, { class: "registrations" });
+    rows, { class: "registrations stack" });
 }
 
 /** The health and metrics of one served model, as a card. */
@@ -131,7 +133,7 @@ function rangesSection(ranges) {
   return h("div", {},
     h("p", {}, ranges.description),
     table("Acceptable ranges", ["Property", "Name", "Unit", "Training range", "Reliable range",
-      "Samples", "Validation", "Note"], rows, { class: "ranges" }),
+      "Samples", "Validation", "Note"], rows, { class: "ranges stack" }),
     h("h3", {}, "Supported"), list(ranges.chemical_scope.supported_features),
     h("h3", {}, "Limitations"), list(ranges.chemical_scope.limitations),
     h("h3", {}, "Recommendations"), list(ranges.usage_recommendations));
@@ -152,11 +154,11 @@ export async function modelPage(name, onCleanup) {
   const [health, metrics, info, citation, caps, ranges] = await callAll(
     ["health", "metrics", "info", "citation", "capabilities", "acceptable_ranges"]
       .map((p) => `${base}/${p}`));
-  const status = h("div", { id: "model-status" });
+  const status = h("div", { id: "model-status", class: "columns" });
   const showStatus = (hl, mt) => replace(status,
-    part("Health", hl, (v) => facts("Health", [["Status", badge("ok", v.status)],
+    part("Health", hl, (v) => facts([["Status", badge("ok", v.status)],
       ["Model", v.model], ["Version", v.version]])),
-    part("Metrics", mt, (m) => facts("Metrics", [
+    part("Metrics", mt, (m) => facts([
       ["Requests served", num(m.requests_served)],
       ["Average latency", `${num(m.avg_latency_ms, 3)} ms`],
       ["Last error", m.last_error ?? "none"],
@@ -173,7 +175,7 @@ export async function modelPage(name, onCleanup) {
       h("a", { class: "button", href: `#/try/${encodeURIComponent(name)}` }, `Try ${name}`), " ",
       h("a", { href: `${base}/openapi.json` }, "OpenAPI document")),
     status,
-    part("Information", info, (i) => facts("Information", [["Name", i.name],
+    part("Information", info, (i) => facts([["Name", i.name],
       ["Description", i.description], ["License", i.license], ["Citation", link(i.citation)],
       ["Maintainer", i.maintainer]])),
     part("Capabilities", caps, (c) => h("div", {}, capabilitiesTable(c),

@@ -28,20 +28,18 @@ function predictionTable(results, ranges) {
     const range = rangeOf(ranges, code);
     const unit = (results.units && results.units[code]) ?? (entries.length === 1 ? results.unit : undefined)
       ?? (range ? range.unit : "");
-    let flag = "";
+    let outside = false;
     if (range && typeof v === "number") {
-      const inside = v >= range.reliable_range.min && v <= range.reliable_range.max;
-      flag = inside ? badge("ok", "in range") : badge("warn", "outside reliable range");
+      outside = v < range.reliable_range.min || v > range.reliable_range.max;
     }
     return [
-      range ? `${code} (${range.property_name})` : code,
-      h("span", { class: "value" }, value(v)),
+      range ? h("span", {}, range.property_name, h("br"), h("code", { class: "muted" }, code)) : code,
+      h("span", {}, h("span", { class: "value" }, value(v)), outside ? [" ", badge("warn", "outside reliable range")] : null),
       unit || "",
       range ? `${num(range.reliable_range.min, 3)} … ${num(range.reliable_range.max, 3)}` : "–",
-      flag,
     ];
   });
-  return table("Prediction", ["Property", "Value", "Unit", "Reliable range", ""], rows,
+  return table("Prediction", ["Property", "Value", "Unit", "Reliable range"], rows,
     { class: "prediction" });
 }
 
@@ -78,7 +76,7 @@ export function renderPrediction(response, ranges) {
   } else {
     const r = response.results;
     if (r && typeof r === "object" && !Array.isArray(r)) {
-      if ("input" in r) parts.push(h("p", {}, h("strong", {}, "Input: "), value(r.input)));
+      if ("input" in r) parts.push(h("p", { class: "input" }, h("strong", {}, "Input: "), h("code", {}, value(r.input))));
       parts.push(flags(r), warnings(r));
       if ("prediction" in r) parts.push(predictionTable(r, ranges));
       if (r.probabilities && typeof r.probabilities === "object") {

@@ -67,6 +67,15 @@ function requestFromForm(form) {
   return { input_type: form.elements.input_type.value, data };
 }
 
+/** Shows `request` in the form, so an example can be changed and sent again. */
+function fillForm(form, request) {
+  form.elements.input_type.value = request.input_type;
+  for (const el of form.querySelectorAll("[data-kind]")) {
+    const v = request.data[el.name];
+    el.value = v === undefined ? "" : el.dataset.kind === "json" ? JSON.stringify(v, null, 2) : String(v);
+  }
+}
+
 function pickModel(served, current) {
   const select = h("select", { id: "model-select" },
     h("option", { value: "" }, "Choose a model"),
@@ -100,6 +109,7 @@ export async function tryPage(name) {
     } catch (e) {
       replace(result, errorBox(e, `${label} failed`));
     }
+    result.scrollIntoView({ block: "nearest" });
   }
 
   const form = h("form", { id: "predict-form", novalidate: true },
@@ -107,7 +117,10 @@ export async function tryPage(name) {
       h("select", { id: "input_type", name: "input_type" },
         (inputTypes.length ? inputTypes : [format.input_type ?? "text"]).map((t) =>
           h("option", { value: t, selected: t === format.input_type }, t)))),
-    Object.entries(format.data ?? {}).map(([k, v]) => field(k, v)),
+    // The input itself first, then the options (JSON objects carry no order of their own).
+    Object.entries(format.data ?? {})
+      .sort(([a], [b]) => Number(!INPUT_FIELDS.includes(a)) - Number(!INPUT_FIELDS.includes(b)))
+      .map(([k, v]) => field(k, v)),
     h("button", { type: "submit" }, "Predict"));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -127,21 +140,27 @@ export async function tryPage(name) {
       type: "button",
       class: "example",
       "aria-describedby": `example-${i}`,
-      onclick: () => send(request, ex.name),
+      onclick: () => {
+        fillForm(form, request);
+        send(request, ex.name);
+      },
     }, ex.name), " ", h("span", { id: `example-${i}`, class: "muted" },
       `${ex.description}${ex.category ? ` (${ex.category})` : ""}`));
   });
 
+  // Wide screens: the inputs on the left, the answer beside them; narrow ones: one column.
   return h("section", {},
     h("h1", {}, `Try ${name}`),
-    pickModel(served, name),
-    h("h2", {}, "Test examples"),
-    h("ul", { class: "examples" }, buttons),
-    h("h2", {}, "Your own request"),
-    h("p", { class: "muted" }, `POST ${base}${examples.value.usage_instructions.endpoint ?? "/predict"}`),
-    form,
-    examples.value.notes && examples.value.notes.length
-      ? h("details", {}, h("summary", {}, "Notes"), h("ul", {}, examples.value.notes.map((n) => h("li", {}, n))))
-      : null,
-    result);
+    h("div", { class: "columns try" },
+      h("div", {},
+        pickModel(served, name),
+        h("h2", {}, "Test examples"),
+        h("ul", { class: "examples" }, buttons),
+        h("h2", {}, "Your own request"),
+        h("p", { class: "muted" }, `POST ${base}${examples.value.usage_instructions.endpoint ?? "/predict"}`),
+        form,
+        examples.value.notes && examples.value.notes.length
+          ? h("details", {}, h("summary", {}, "Notes"), h("ul", {}, examples.value.notes.map((n) => h("li", {}, n))))
+          : null),
+      h("div", { class: "answer" }, result)));
 }
