@@ -478,6 +478,13 @@ async fn the_console_works_in_a_real_browser() {
         .await;
     assert_eq!(focused, json!("Chats"));
 
+    // The models page once the models have served requests (the README's picture).
+    browser.goto(&stack.app("/#/models")).await;
+    browser
+        .wait_text("#served-models", |t| t.contains("molprop") && t.contains("Requests"))
+        .await;
+    browser.screenshot("models-in-use").await;
+
     // A phone-width screen: nothing wider than the screen but the tables' own scroll boxes.
     browser
         .client

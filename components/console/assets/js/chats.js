@@ -35,7 +35,7 @@ export async function chatsPage() {
     replace(area, h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Chats" },
       h("table", { class: "chats" },
         h("caption", {}, `${shown.length} chat${shown.length === 1 ? "" : "s"}, latest first`),
-        h("thead", {}, h("tr", {}, ["Name", "Messages", "Updated", "Created"].map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, ["Name", "Messages", "Updated", "Created"].map((t) => h("th", { scope: "col", class: t === "Messages" ? "num" : undefined }, t)))),
         body)), more);
   }
   filter.addEventListener("input", render);
