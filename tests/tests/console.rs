@@ -161,8 +161,17 @@ async fn the_console_works_in_a_real_browser() {
     };
     let stack = Stack::up(&[], 8);
     let c = Client::new();
-    let port = stack.model_port("molprop").await;
+    models_pages(&browser, &stack, &c).await;
+    try_it(&browser, &stack, &c).await;
+    chats(&browser, &stack, &c).await;
+    long_lists(&browser, &stack, &c).await;
+    accessibility(&browser, &stack, &c).await;
+    browser.close().await;
+}
 
+/// Registrations with port, process and liveness; one model's tables.
+async fn models_pages(browser: &Browser, stack: &Stack, c: &Client) {
+    let port = stack.model_port("molprop").await;
     // Models: the registration row of molprop shows its port and process id.
     browser.goto(&stack.app("/#/models")).await;
     // The registry's monitor looks at each process every 5 s; the page refreshes every 3 s.
@@ -213,7 +222,10 @@ async fn the_console_works_in_a_real_browser() {
         .await;
     assert!(browser.text("main").await.contains("Capabilities"));
     browser.screenshot("model-molprop").await;
+}
 
+/// Test examples, the free form, a model's failure, a classifier, the keyboard.
+async fn try_it(browser: &Browser, stack: &Stack, c: &Client) {
     // Try it: the first test example, run from its button, shows the model's own answer.
     browser.goto(&stack.app("/#/try/molprop")).await;
     browser.wait_text("ul.examples", |t| !t.is_empty()).await;
@@ -285,6 +297,28 @@ async fn the_console_works_in_a_real_browser() {
     assert!(shown.contains("applicability domain"), "{shown}");
     browser.screenshot("try-iris").await;
 
+    // Keyboard: an example runs from Enter on its focused button.
+    browser.goto(&stack.app("/#/try/molprop")).await;
+    browser.wait_text("ul.examples", |t| !t.is_empty()).await;
+    let second = browser
+        .client
+        .find(fantoccini::Locator::Css(
+            "ul.examples li:nth-child(2) button",
+        ))
+        .await
+        .unwrap();
+    let name = second.text().await.unwrap();
+    second
+        .send_keys(&char::from(fantoccini::key::Key::Enter).to_string())
+        .await
+        .unwrap();
+    browser
+        .wait_text("#result-area", |t| t.contains(&format!("Result: {name}")))
+        .await;
+}
+
+/// The chat list, a dialog, a refused and an accepted append, a service's error.
+async fn chats(browser: &Browser, stack: &Stack, c: &Client) {
     // Chats: the list, then the sample dialog's messages by role.
     browser.goto(&stack.app("/#/chats")).await;
     browser
@@ -359,7 +393,10 @@ async fn the_console_works_in_a_real_browser() {
     let missing = missing.assert_error(404, "not_found");
     let shown = browser.wait_text("main .error", |t| !t.is_empty()).await;
     assert!(shown.contains(&missing.error), "{shown}");
+}
 
+/// Many chats and a long dialog stay usable: a page at a time.
+async fn long_lists(browser: &Browser, stack: &Stack, c: &Client) {
     // Many chats and a long dialog: a page at a time, "show more" for the rest.
     let long: Vec<Value> = (0..250)
         .map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("message number {i}")}))
@@ -422,26 +459,10 @@ async fn the_console_works_in_a_real_browser() {
     let last_shown =
         "return document.querySelector('#messages li:last-child .content').textContent";
     assert_eq!(browser.eval(last_shown).await, json!("message number 199"));
+}
 
-    // Keyboard: an example runs from Enter on its focused button.
-    browser.goto(&stack.app("/#/try/molprop")).await;
-    browser.wait_text("ul.examples", |t| !t.is_empty()).await;
-    let second = browser
-        .client
-        .find(fantoccini::Locator::Css(
-            "ul.examples li:nth-child(2) button",
-        ))
-        .await
-        .unwrap();
-    let name = second.text().await.unwrap();
-    second
-        .send_keys(&char::from(fantoccini::key::Key::Enter).to_string())
-        .await
-        .unwrap();
-    browser
-        .wait_text("#result-area", |t| t.contains(&format!("Result: {name}")))
-        .await;
-
+/// Contrast, labels, focus, a phone-width screen.
+async fn accessibility(browser: &Browser, stack: &Stack, c: &Client) {
     // Contrast: every visible text on each page at WCAG AA or better.
     for page in [
         "/#/models",
@@ -481,7 +502,9 @@ async fn the_console_works_in_a_real_browser() {
     // The models page once the models have served requests (the README's picture).
     browser.goto(&stack.app("/#/models")).await;
     browser
-        .wait_text("#served-models", |t| t.contains("molprop") && t.contains("Requests"))
+        .wait_text("#served-models", |t| {
+            t.contains("molprop") && t.contains("Requests")
+        })
         .await;
     browser.screenshot("models-in-use").await;
 
@@ -506,5 +529,4 @@ async fn the_console_works_in_a_real_browser() {
         "the page scrolls sideways at phone width"
     );
     browser.screenshot("models-phone").await;
-    browser.close().await;
 }
