@@ -165,7 +165,7 @@ async fn the_console_works_in_a_real_browser() {
     try_it(&browser, &stack, &c).await;
     chats(&browser, &stack, &c).await;
     long_lists(&browser, &stack, &c).await;
-    accessibility(&browser, &stack, &c).await;
+    accessibility(&browser, &stack).await;
     browser.close().await;
 }
 
@@ -462,7 +462,7 @@ async fn long_lists(browser: &Browser, stack: &Stack, c: &Client) {
 }
 
 /// Contrast, labels, focus, a phone-width screen.
-async fn accessibility(browser: &Browser, stack: &Stack, c: &Client) {
+async fn accessibility(browser: &Browser, stack: &Stack) {
     // Contrast: every visible text on each page at WCAG AA or better.
     for page in [
         "/#/models",
