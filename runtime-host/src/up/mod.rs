@@ -19,7 +19,6 @@ use crate::registry::{host_prefix, scoped_for_registry};
 use crate::serve::{
     DRAIN_GRACE, Loaded, default_component, print_attribution, shutdown_signal, with_start_time,
 };
-use crate::server::ComponentServer;
 use crate::state::Grants;
 use anyhow::{Context, Result};
 use std::net::SocketAddr;
@@ -253,7 +252,17 @@ pub async fn run(args: UpArgs) -> Result<()> {
     for (name, why) in &skipped {
         println!("  {name:<24} {:<32} not deployed: {why}", "-");
     }
-    let console = console(&engine, &args, &limits, &kv, &ai, &serving)?;
+    // The web console, told which models the app serves under `/models/`.
+    let names: Vec<&str> = serving.iter().map(|(n, _)| n.as_str()).collect();
+    let console_vars = args.runtime.variables(&[("models", names.join(","))])?;
+    let console = Loaded::load_in(
+        &engine,
+        &default_component("console")?,
+        service_grants(kv.clone(), console_vars),
+        limits.clone(),
+        None,
+    )?
+    .server;
     let app = AppRouter::for_stack(&registry_server, &chat_server, &console, &serving);
     let app_url = crate::serve::local_url(app_listener.local_addr()?);
     let app_task = tokio::spawn(crate::server::serve(
@@ -285,32 +294,6 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let _ = app_task.await;
     tracing::info!("stack stopped");
     Ok(())
-}
-
-/// The web console, told which models the app serves under `/models/`.
-fn console(
-    engine: &wasmtime::Engine,
-    args: &UpArgs,
-    limits: &crate::limits::Limits,
-    kv: &KeyValue,
-    ai: &AiModels,
-    serving: &[(String, Arc<ComponentServer>)],
-) -> Result<Arc<ComponentServer>> {
-    let names: Vec<&str> = serving.iter().map(|(n, _)| n.as_str()).collect();
-    let grants = Grants {
-        kv: kv.clone(),
-        vars: args.runtime.variables(&[("models", names.join(","))])?,
-        files: Mounts::default(),
-        ai: AiGrant::new(ai.clone(), &[])?,
-    };
-    let loaded = Loaded::load_in(
-        engine,
-        &default_component("console")?,
-        grants,
-        limits.clone(),
-        None,
-    )?;
-    Ok(loaded.server)
 }
 
 /// A model's stores. Each deployment keeps its metrics apart from the others': by default in
