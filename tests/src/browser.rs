@@ -178,11 +178,9 @@ impl Browser {
         path
     }
 
-    /// Ends the session and stops the driver.
-    pub async fn close(mut self) {
+    /// Ends the session; dropping `self` then stops the driver.
+    pub async fn close(self) {
         let _ = self.client.clone().close().await;
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
     }
 }
 

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a host may take to come up (includes compiling the component on a cold cache).
 const START_TIMEOUT: Duration = Duration::from_secs(120);
@@ -213,19 +213,14 @@ impl Host {
     /// Waits for the process to exit (panics after `timeout`).
     pub fn wait(&mut self, timeout: Duration) -> ExitStatus {
         let child = self.child.as_mut().expect("host already reaped");
-        let start = Instant::now();
-        loop {
-            if let Some(status) = child.try_wait().expect("waiting for runtime-host") {
-                self.child = None;
-                return status;
-            }
-            assert!(
-                start.elapsed() < timeout,
+        let Some(status) = crate::wait_for_exit(child, timeout) else {
+            panic!(
                 "runtime-host did not exit within {timeout:?}:\n{}",
                 self.output()
             );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        };
+        self.child = None;
+        status
     }
 
     /// SIGTERM and wait: the graceful path.

@@ -178,6 +178,23 @@ pub fn interrupt(child: &std::process::Child) {
     assert!(sent, "could not send SIGINT to {}", child.id());
 }
 
+/// Waits up to `timeout` for `child` to exit; `None` if it is still running then.
+pub fn wait_for_exit(
+    child: &mut std::process::Child,
+    timeout: std::time::Duration,
+) -> Option<std::process::ExitStatus> {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("waiting for a child process") {
+            return Some(status);
+        }
+        if start.elapsed() >= timeout {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// A free loopback port (bound, then released).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -11,7 +11,7 @@ pub struct Stack {
     pub app_port: u16,
     /// The admin token the chat service was given.
     pub admin_token: String,
-    _data: tempfile::TempDir,
+    data: tempfile::TempDir,
 }
 
 impl Stack {
@@ -47,7 +47,7 @@ impl Stack {
             chat_port,
             app_port,
             admin_token,
-            _data: data,
+            data,
         }
     }
 
@@ -85,24 +85,17 @@ impl Stack {
 
     /// The data directory `up` was given.
     pub fn data_dir(&self) -> &std::path::Path {
-        self._data.path()
+        self.data.path()
     }
 
     /// Ctrl-C, then the exit status (killed after `timeout`). The data directory stays until
     /// the stack is dropped.
     pub fn stop(&mut self, timeout: Duration) -> std::process::ExitStatus {
         crate::interrupt(&self.child);
-        let deadline = std::time::Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("waiting for up") {
-                return status;
-            }
-            if std::time::Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("runtime-host up did not stop within {timeout:?} of Ctrl-C");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        crate::wait_for_exit(&mut self.child, timeout).unwrap_or_else(|| {
+            let _ = self.child.kill();
+            panic!("runtime-host up did not stop within {timeout:?} of Ctrl-C")
+        })
     }
 }
 

@@ -57,8 +57,10 @@ fn is_root() -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
-/// Installs Debian `packages` with apt-get, if this process may.
+/// Installs Debian `packages` with apt-get, if this process may. The package lists are
+/// refreshed once per run, however many services need installing.
 fn apt_install(packages: &[&str]) -> Result<(), String> {
+    static UPDATED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if !is_root() || !installed("apt-get") {
         return Err("not root, or no apt-get".into());
     }
@@ -76,7 +78,10 @@ fn apt_install(packages: &[&str]) -> Result<(), String> {
                     .ok_or(format!("apt-get failed ({s})"))
             })
     };
-    quiet(&["update", "-qq"])?;
+    if !UPDATED.load(std::sync::atomic::Ordering::Relaxed) {
+        quiet(&["update", "-qq"])?;
+        UPDATED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let mut install = vec!["install", "-y", "-qq", "--no-install-recommends"];
     install.extend(packages);
     quiet(&install)

@@ -7,7 +7,8 @@
 //! The app port puts them all on one origin as `spin.toml` does, with the web console at `/`
 //! ([`crate::app`]).
 //!
-//! Ctrl-C stops the models first (each unregisters), then the registry and chat.
+//! Ctrl-C stops the models first (each unregisters), then the registry, chat and the app
+//! port.
 
 use crate::app::AppRouter;
 use crate::cli::UpArgs;
