@@ -5,6 +5,7 @@ use crate::client::HttpClient;
 use anyhow::{Context, Result, bail};
 use edge_api::chat::{ChatSummary, Dialog};
 use hyper::Method;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Duration;
 
@@ -27,8 +28,10 @@ fn encode_query(value: &str) -> String {
         .collect()
 }
 
-/// Fetches every dialog, in the order `/api/chats` lists them.
-pub async fn export(url: &str) -> Result<Vec<Dialog>> {
+/// Writes every dialog, in the order `/api/chats` lists them, as one JSON array. Dialogs are
+/// fetched and written one at a time, so memory holds one dialog however many there are.
+/// Returns how many were written.
+pub async fn export(url: &str, out: &mut dyn Write) -> Result<usize> {
     let client = HttpClient::new(TIMEOUT);
     let list = client
         .send(Method::GET, &format!("{}/api/chats", base(url)), None, None)
@@ -41,12 +44,13 @@ pub async fn export(url: &str) -> Result<Vec<Dialog>> {
         );
     }
     let summaries: Vec<ChatSummary> = list.json()?;
-    let mut dialogs = Vec::with_capacity(summaries.len());
+    let mut written = 0;
+    out.write_all(b"[")?;
     for s in summaries {
         let url = format!("{}/api/dialog?id={}", base(url), encode_query(&s.id));
         let reply = client.send(Method::GET, &url, None, None).await?;
-        match reply.status {
-            200 => dialogs.push(reply.json()?),
+        let dialog: Dialog = match reply.status {
+            200 => reply.json()?,
             // Deleted between listing and fetching: nothing to export.
             404 => continue,
             s => bail!(
@@ -54,21 +58,37 @@ pub async fn export(url: &str) -> Result<Vec<Dialog>> {
                 url,
                 reply.error_text()
             ),
-        }
+        };
+        out.write_all(if written == 0 { b"\n" } else { b",\n" })?;
+        serde_json::to_writer_pretty(&mut *out, &dialog)?;
+        written += 1;
     }
-    Ok(dialogs)
+    out.write_all(b"\n]\n")?;
+    out.flush()?;
+    Ok(written)
 }
 
 pub async fn export_to(url: &str, output: Option<&Path>) -> Result<()> {
-    let dialogs = export(url).await?;
-    let json = serde_json::to_string_pretty(&dialogs)?;
     match output {
         Some(path) => {
-            std::fs::write(path, json + "\n")
+            // Written beside the target and renamed, so a failed export leaves no half file.
+            let partial = path.with_extension("partial");
+            let file = std::fs::File::create(&partial)
+                .with_context(|| format!("creating {}", partial.display()))?;
+            let count = match export(url, &mut BufWriter::new(file)).await {
+                Ok(count) => count,
+                Err(e) => {
+                    let _ = std::fs::remove_file(&partial);
+                    return Err(e);
+                }
+            };
+            std::fs::rename(&partial, path)
                 .with_context(|| format!("writing {}", path.display()))?;
-            eprintln!("exported {} dialogs to {}", dialogs.len(), path.display());
+            eprintln!("exported {count} dialogs to {}", path.display());
         }
-        None => println!("{json}"),
+        None => {
+            export(url, &mut BufWriter::new(std::io::stdout().lock())).await?;
+        }
     }
     Ok(())
 }

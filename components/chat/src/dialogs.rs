@@ -1,13 +1,8 @@
-//! Dialog records in the key-value store.
-//!
-//! Layout (store `default`):
-//! - `chat/dialog/<id>`: the [`Dialog`] as JSON, the single source of truth;
-//! - `chat/guid/<GUID>`: the dialog id, so `/api/dialog?id=` also accepts the GUID.
-//!
-//! Every change to a dialog is a compare-and-swap on its record, so concurrent appends never
-//! lose or duplicate a message, and `numMessages` is always derived from the messages.
+//! The chat handlers: the spec's read endpoints and the write API beside them. How records
+//! are laid out in the store is [`crate::records`]'s business.
 
 use crate::auth::require_admin;
+use crate::records::{self, dialog_key, dialog_not_found, guid_key, load, resolve_id};
 use edge_api::chat::{self, Dialog, NewDialog, NewMessage};
 use edge_api::time::now_rfc3339;
 use guest_kit::http::{self, ApiRequest, Response};
@@ -16,55 +11,52 @@ use guest_kit::{ApiError, ErrorCode};
 use serde_json::json;
 use uuid::Uuid;
 
-const DIALOG_PREFIX: &str = "chat/dialog/";
-const GUID_PREFIX: &str = "chat/guid/";
-
-fn dialog_key(id: &str) -> String {
-    format!("{DIALOG_PREFIX}{id}")
-}
-
-fn guid_key(guid: &Uuid) -> String {
-    format!("{GUID_PREFIX}{}", guid.hyphenated())
-}
-
-fn dialog_not_found(id: &str) -> ApiError {
-    ApiError::not_found(format!("dialog not found: no dialog has id or GUID `{id}`"))
-}
-
 /// A fresh short dialog id: 12 hex digits of randomness.
 fn new_dialog_id() -> String {
     Uuid::new_v4().simple().to_string()[..12].to_owned()
 }
 
-/// `GET /api/chats`: every dialog's summary, most recently updated first.
-pub fn list() -> Result<Response, ApiError> {
+/// An optional non-negative integer query parameter.
+fn query_number(req: &ApiRequest, name: &str, max: usize) -> Result<Option<usize>, ApiError> {
+    let Some(raw) = req.query_param(name) else {
+        return Ok(None);
+    };
+    match raw.parse::<usize>() {
+        Ok(n) if n <= max && raw.bytes().all(|b| b.is_ascii_digit()) => Ok(Some(n)),
+        _ => Err(ApiError::invalid(
+            name,
+            format!("must be a whole number from 0 to {max}"),
+        )),
+    }
+}
+
+/// `GET /api/chats`: every dialog's summary, most recently updated first. With `limit`
+/// (1-1000) and `offset`, one page of that order; `X-Total-Count` gives the number of chats.
+pub fn list(req: &ApiRequest) -> Result<Response, ApiError> {
+    let limit = query_number(req, "limit", chat::MAX_PAGE)?;
+    if limit == Some(0) {
+        return Err(ApiError::invalid(
+            "limit",
+            format!("must be a whole number from 1 to {}", chat::MAX_PAGE),
+        ));
+    }
+    let offset = query_number(req, "offset", usize::MAX)?.unwrap_or(0);
     let store = Store::open_default()?;
-    let keys = store.keys_with_prefix(DIALOG_PREFIX)?;
-    let mut summaries: Vec<_> = store
-        .get_many_json::<Dialog>(&keys)?
-        .into_iter()
-        .map(|(_, d)| d.summary())
-        .collect();
+    let listing = records::summaries(&store)?;
+    let mut summaries = listing.summaries;
     chat::sort_summaries(&mut summaries);
-    Ok(http::json(200, &summaries))
-}
-
-/// Finds the dialog id behind an `id` query value, which may be the id or the GUID.
-fn resolve_id(store: &Store, given: &str) -> Result<Option<String>, ApiError> {
-    if store.exists(&dialog_key(given))? {
-        return Ok(Some(given.to_owned()));
+    let total = summaries.len();
+    let page: Vec<_> = summaries
+        .into_iter()
+        .skip(offset)
+        .take(limit.unwrap_or(usize::MAX))
+        .collect();
+    let mut resp = http::json(200, &page);
+    resp.set_header("x-total-count", total.to_string());
+    if !listing.unreadable.is_empty() {
+        resp.set_header("x-unreadable-records", listing.unreadable.len().to_string());
     }
-    match Uuid::try_parse(given) {
-        Ok(guid) => store.get_json::<String>(&guid_key(&guid)),
-        Err(_) => Ok(None),
-    }
-}
-
-fn load(store: &Store, given: &str) -> Result<Dialog, ApiError> {
-    let id = resolve_id(store, given)?.ok_or_else(|| dialog_not_found(given))?;
-    store
-        .get_json::<Dialog>(&dialog_key(&id))?
-        .ok_or_else(|| dialog_not_found(given))
+    Ok(resp)
 }
 
 /// `GET /api/dialog?id=`.
@@ -84,10 +76,17 @@ pub fn create(req: &ApiRequest) -> Result<Response, ApiError> {
     if let Some(id) = &input.id {
         chat::validate_id("id", id)?;
     }
-    let guid = match &input.guid {
-        Some(g) => Uuid::try_parse(g).map_err(|_| ApiError::invalid("GUID", "must be a UUID"))?,
-        None => Uuid::new_v4(),
+    // An id that is a UUID is the dialog's GUID too (see chat::check_id_against_guid).
+    let guid = match (&input.guid, &input.id) {
+        (Some(g), _) => {
+            Uuid::try_parse(g).map_err(|_| ApiError::invalid("GUID", "must be a UUID"))?
+        }
+        (None, Some(id)) => Uuid::try_parse(id).unwrap_or_else(|_| Uuid::new_v4()),
+        (None, None) => Uuid::new_v4(),
     };
+    if let Some(id) = &input.id {
+        chat::check_id_against_guid(id, &guid)?;
+    }
     let created = chat::validate_timestamp("created", input.created.as_deref())?
         .unwrap_or_else(|| now.clone());
     let updated = chat::validate_timestamp("updated", input.updated.as_deref())?
@@ -118,7 +117,6 @@ pub fn create(req: &ApiRequest) -> Result<Response, ApiError> {
     }
 
     let store = Store::open_default()?;
-    claim_guid(&store, &guid)?;
     let mut dialog = Dialog {
         id: input.id.clone().unwrap_or_else(new_dialog_id),
         chat_name,
@@ -127,10 +125,15 @@ pub fn create(req: &ApiRequest) -> Result<Response, ApiError> {
         updated,
         guid: guid.hyphenated().to_string(),
     };
+    chat::check_dialog_size(&dialog)?;
+    claim_guid(&store, &guid)?;
     // A generated id may (very rarely) collide; a client-chosen one must not.
     let attempts = if input.id.is_some() { 1 } else { 8 };
     let mut stored = false;
-    for _ in 0..attempts {
+    for attempt in 0..attempts {
+        if attempt > 0 {
+            dialog.id = new_dialog_id();
+        }
         let record = dialog.clone();
         stored = store.update(&dialog_key(&dialog.id), |current: Option<Dialog>| {
             Ok(match current {
@@ -141,7 +144,6 @@ pub fn create(req: &ApiRequest) -> Result<Response, ApiError> {
         if stored {
             break;
         }
-        dialog.id = new_dialog_id();
     }
     if !stored {
         store.delete(&guid_key(&guid))?;
@@ -151,14 +153,25 @@ pub fn create(req: &ApiRequest) -> Result<Response, ApiError> {
         ));
     }
     store.set_json(&guid_key(&guid), &dialog.id)?;
+    records::save_summary(&store, &dialog)?;
     let mut resp = http::json(201, &dialog);
     resp.set_header("location", format!("/api/dialog?id={}", dialog.id));
     Ok(resp)
 }
 
-/// Reserves a GUID for a new dialog (409 if a live dialog already has it). The index entry
-/// is written as `""` first and pointed at the dialog once that is stored.
+/// Reserves a GUID for a new dialog (409 if a live dialog already has it, as its GUID or as
+/// its id). The index entry is written as `""` first and pointed at the dialog once that is
+/// stored.
 fn claim_guid(store: &Store, guid: &Uuid) -> Result<(), ApiError> {
+    let taken = || {
+        ApiError::new(
+            ErrorCode::AlreadyExists,
+            format!("a dialog with GUID `{guid}` already exists"),
+        )
+    };
+    if store.exists(&dialog_key(&guid.hyphenated().to_string()))? {
+        return Err(taken());
+    }
     let key = guid_key(guid);
     let claimed = store.update(&key, |current: Option<String>| {
         Ok(match current {
@@ -167,14 +180,7 @@ fn claim_guid(store: &Store, guid: &Uuid) -> Result<(), ApiError> {
             _ => (Change::Put(String::new()), true),
         })
     })?;
-    if claimed {
-        Ok(())
-    } else {
-        Err(ApiError::new(
-            ErrorCode::AlreadyExists,
-            format!("a dialog with GUID `{guid}` already exists"),
-        ))
-    }
+    if claimed { Ok(()) } else { Err(taken()) }
 }
 
 /// `POST /api/dialog/messages?id=`: appends one message.
@@ -186,7 +192,7 @@ pub fn append(req: &ApiRequest) -> Result<Response, ApiError> {
     let message = input.into_message("message", || Uuid::new_v4().to_string(), &now)?;
     let store = Store::open_default()?;
     let id = resolve_id(&store, &given)?.ok_or_else(|| dialog_not_found(&given))?;
-    store.update(&dialog_key(&id), |current: Option<Dialog>| {
+    let dialog = store.update(&dialog_key(&id), |current: Option<Dialog>| {
         let mut dialog = current.ok_or_else(|| dialog_not_found(&given))?;
         if dialog.messages.iter().any(|m| m.id == message.id) {
             return Err(ApiError::new(
@@ -208,8 +214,10 @@ pub fn append(req: &ApiRequest) -> Result<Response, ApiError> {
         }
         dialog.messages.push(message.clone());
         dialog.updated = dialog.updated.clone().max(now.clone());
-        Ok((Change::Put(dialog), ()))
+        chat::check_dialog_size(&dialog)?;
+        Ok((Change::Put(dialog.clone()), dialog))
     })?;
+    records::save_summary(&store, &dialog)?;
     Ok(http::json(201, &message))
 }
 
@@ -219,10 +227,7 @@ pub fn delete(req: &ApiRequest) -> Result<Response, ApiError> {
     let given = req.required_query("id", "dialog id")?;
     let store = Store::open_default()?;
     let dialog = load(&store, &given)?;
-    store.delete(&dialog_key(&dialog.id))?;
-    if let Ok(guid) = Uuid::try_parse(&dialog.guid) {
-        store.delete(&guid_key(&guid))?;
-    }
+    records::delete(&store, &dialog)?;
     Ok(http::json(
         200,
         &json!({

@@ -4,12 +4,14 @@
 //!
 //! | method | path                         | answer                         |
 //! |--------|------------------------------|--------------------------------|
+//! | GET    | /api/chats?limit=&offset=    | 200 one page of summaries      |
 //! | POST   | /api/chats                   | 201 the new dialog             |
 //! | POST   | /api/dialog/messages?id=ID   | 201 the stored message         |
 //! | DELETE | /api/dialog?id=ID            | 200 `{success, message, id}`   |
 
 mod auth;
 mod dialogs;
+mod records;
 
 use guest_kit::ApiError;
 use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, Response};
@@ -28,7 +30,7 @@ fn route(req: ApiRequest) -> Result<Response, ApiError> {
         Err(answer) => return answer,
     };
     match (template, req.method.as_str()) {
-        ("/api/chats", "GET") => dialogs::list(),
+        ("/api/chats", "GET") => dialogs::list(&req),
         ("/api/chats", "POST") => dialogs::create(&req),
         ("/api/dialog", "GET") => dialogs::get(&req),
         ("/api/dialog", "DELETE") => dialogs::delete(&req),

@@ -10,7 +10,6 @@ use crate::routes::Route;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// Longest accepted `chatName`, in characters.
 /// Interface A (spec 4.1) and the write API beside it (DESIGN.md).
 pub const ROUTES: [Route; 3] = [
     Route {
@@ -27,11 +26,22 @@ pub const ROUTES: [Route; 3] = [
     },
 ];
 
+/// Longest accepted `chatName`, in characters.
 pub const MAX_CHAT_NAME_CHARS: usize = 200;
 /// Longest accepted client-chosen dialog or message `id`.
 pub const MAX_ID_CHARS: usize = 64;
 /// Most messages one dialog may hold; protects listing and appends from unbounded records.
 pub const MAX_MESSAGES_PER_DIALOG: usize = 10_000;
+/// Largest a stored dialog may grow, as JSON. Every read path loads one dialog whole (and
+/// answers it as one JSON body), so a write that would pass this is refused: what is
+/// accepted can always be read back within a component's memory (128 MiB by default).
+pub const MAX_DIALOG_BYTES: usize = 8 << 20;
+/// Deepest nesting of a message's `metadata` (the object itself is level 1). A stored
+/// dialog nests three levels above it (dialog, `messages`, message), so every dialog stays
+/// far below the JSON parsers' limit of 128 and always decodes.
+pub const MAX_METADATA_DEPTH: usize = 32;
+/// Most summaries one `GET /api/chats?limit=` page may hold.
+pub const MAX_PAGE: usize = 1000;
 
 /// Element of `GET /api/chats` (spec 2.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -172,6 +182,76 @@ pub fn validate_timestamp(field: &str, value: Option<&str>) -> Result<Option<Str
     }
 }
 
+/// How deeply `value` nests: 0 for a scalar, 1 for an object or array of scalars.
+pub fn nesting_depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(nesting_depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(nesting_depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Checks a message's `metadata` against [`MAX_METADATA_DEPTH`]: the one rule every write
+/// path (create, append, import) shares.
+pub fn validate_metadata(field: &str, metadata: &Map<String, Value>) -> Result<(), ApiError> {
+    let depth = 1 + metadata.values().map(nesting_depth).max().unwrap_or(0);
+    if depth > MAX_METADATA_DEPTH {
+        return Err(ApiError::invalid(
+            field,
+            format!("nests {depth} levels deep; at most {MAX_METADATA_DEPTH} are accepted"),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether an id given by a client may name a dialog whose GUID is `guid`. An id that is
+/// itself a UUID must be that dialog's own GUID: `/api/dialog?id=` accepts ids and GUIDs
+/// alike, so a dialog whose id equalled another dialog's GUID would take over its address.
+pub fn check_id_against_guid(id: &str, guid: &uuid::Uuid) -> Result<(), ApiError> {
+    match uuid::Uuid::try_parse(id) {
+        Ok(as_uuid) if as_uuid != *guid => Err(ApiError::invalid(
+            "id",
+            "an id in the form of a UUID must be the dialog's own GUID (ids and GUIDs share \
+             one namespace in /api/dialog?id=)",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Length of `value` encoded as JSON, without building the encoding.
+pub fn encoded_len<T: Serialize>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail, and our types always serialize.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// Refuses a dialog that would be larger than [`MAX_DIALOG_BYTES`] once stored.
+pub fn check_dialog_size(dialog: &Dialog) -> Result<(), ApiError> {
+    let len = encoded_len(dialog);
+    if len > MAX_DIALOG_BYTES {
+        return Err(ApiError::new(
+            crate::error::ErrorCode::PayloadTooLarge,
+            format!(
+                "dialog `{}` would hold {len} bytes; a dialog holds at most {MAX_DIALOG_BYTES} \
+                 bytes of JSON (start a new dialog)",
+                dialog.id
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl NewMessage {
     /// Turns the request into a stored message. `new_id` supplies an id when none was given;
     /// `now` is the creation time when none was given.
@@ -190,6 +270,9 @@ impl NewMessage {
         };
         let created = validate_timestamp(&format!("{field}.created"), self.created.as_deref())?
             .unwrap_or_else(|| now.to_owned());
+        if let Some(metadata) = &self.metadata {
+            validate_metadata(&format!("{field}.metadata"), metadata)?;
+        }
         Ok(Message {
             id,
             role: self.role,

@@ -76,8 +76,44 @@ fn strip_position(msg: &str) -> String {
     }
 }
 
+/// The deepest nesting of arrays and objects in JSON text (0 for a scalar), found without
+/// parsing it, so that text too deep for a parser's recursion limit can be measured.
+pub fn text_depth(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn text_depth_skips_strings() {
+        assert_eq!(super::text_depth(b"1"), 0);
+        assert_eq!(super::text_depth(br#"{"a": [1, {"b": "[[[{"}]}"#), 3);
+        assert_eq!(super::text_depth(br#"["\"[", []]"#), 2);
+        let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+        assert_eq!(super::text_depth(deep.as_bytes()), 300);
+    }
+
     use super::*;
     use serde::Deserialize;
 

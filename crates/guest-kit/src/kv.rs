@@ -79,13 +79,29 @@ fn store_err(what: &str, key: &str, e: store::Error) -> ApiError {
     )
 }
 
+/// Deepest nesting a stored record is decoded at. serde_json stops at 128 levels by default;
+/// records written before a write path checked nesting may go deeper (a chat message's
+/// `metadata` of 125 levels sits 129 deep in its dialog), and are still data someone stored.
+/// The guard keeps a hostile record from exhausting the stack.
+const MAX_STORED_DEPTH: usize = 256;
+
 fn decode<T: DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes).map_err(|e| {
+    let unreadable = |why: String| {
         ApiError::new(
             ErrorCode::StoreError,
-            format!("stored record `{key}` is unreadable: {e}"),
+            format!("stored record `{key}` is unreadable: {why}"),
         )
-    })
+    };
+    let depth = edge_api::json::text_depth(bytes);
+    if depth > MAX_STORED_DEPTH {
+        return Err(unreadable(format!(
+            "it nests {depth} levels deep (at most {MAX_STORED_DEPTH} are read)"
+        )));
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
+    let value = T::deserialize(&mut de).and_then(|v| de.end().map(|()| v));
+    value.map_err(|e| unreadable(e.to_string()))
 }
 
 fn encode<T: Serialize>(key: &str, value: &T) -> Result<Vec<u8>, ApiError> {
@@ -169,6 +185,27 @@ impl Store {
             .filter_map(|(k, v)| v.map(|v| (k, v)))
             .map(|(k, v)| decode(&k, &v).map(|t| (k, t)))
             .collect()
+    }
+
+    /// Values of many keys in one call, each decoded on its own: one unreadable record is
+    /// its key's error, not the whole call's. Absent keys are skipped.
+    pub fn get_many_each<T: DeserializeOwned>(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<(String, Result<T, ApiError>)>, ApiError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = batch::get_many(&self.bucket, keys)
+            .map_err(|e| store_err("read", &keys.join(","), e))?;
+        Ok(found
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .map(|(k, v)| {
+                let decoded = decode(&k, &v);
+                (k, decoded)
+            })
+            .collect())
     }
 
     /// Atomically adds `delta` to the counter at `key` (absent counts as 0); returns the sum.
