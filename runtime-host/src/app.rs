@@ -6,7 +6,7 @@
 //! Matching follows Spin: an exact route beats a wildcard, and of two wildcards the longer
 //! prefix wins. Like Spin, the router tells the component what part of the path is its own
 //! in `spin-path-info` (the model SDK routes on it, so `/models/molprop/health` reaches the
-//! model's `/health`); headers of that family sent by the client are dropped first.
+//! model's `/health`); headers of that family sent by the client are dropped on arrival.
 
 use crate::responses::{self, HostResponse};
 use crate::server::{ComponentServer, Handler};
@@ -130,15 +130,8 @@ impl Handler for AppRouter {
                 format!("no route for {path} on this app (see spin.toml for the routes)"),
             );
         };
+        // Clients' own `spin-*` headers were removed on arrival (crate::guard).
         let headers = req.headers_mut();
-        let spin: Vec<HeaderName> = headers
-            .keys()
-            .filter(|k| k.as_str().starts_with("spin-"))
-            .cloned()
-            .collect();
-        for name in spin {
-            headers.remove(name);
-        }
         let mut set = |name: &'static str, value: &str| {
             if let Ok(v) = HeaderValue::from_str(value) {
                 headers.insert(HeaderName::from_static(name), v);

@@ -17,6 +17,11 @@ use std::time::Duration;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// A further name this machine answers to on loopback listeners (beside localhost,
+    /// loopback addresses and its hostname); repeatable. Requests naming any other `Host`
+    /// are refused there, so a web page cannot reach the services by rebinding its DNS.
+    #[arg(long = "allowed-host", global = true, value_name = "NAME")]
+    pub allowed_hosts: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -64,6 +69,10 @@ pub struct RegistryArgs {
     /// Assignable ports, inclusive (must not include 5000).
     #[arg(long, default_value = "5100-5999")]
     pub ports: String,
+    /// Most live registrations one process (or one remote machine) may hold; 0 for no
+    /// limit. Keeps one caller from taking the whole port range.
+    #[arg(long, default_value_t = 64)]
+    pub max_per_process: u32,
     /// Seconds between checks that registered processes are still running.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub monitor_interval: Duration,
@@ -136,6 +145,9 @@ pub struct UpArgs {
     /// Ports the registry assigns.
     #[arg(long, default_value = "5100-5999")]
     pub ports: String,
+    /// Most live registrations one process may hold at the registry; 0 for no limit.
+    #[arg(long, default_value_t = 64)]
+    pub max_per_process: u32,
     /// Time between each model's heartbeats.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub heartbeat_interval: Duration,

@@ -4,12 +4,14 @@
 mod app;
 mod bench;
 mod bindings;
+mod caller;
 mod chats;
 mod check;
 mod cli;
 mod client;
 mod engine;
 mod files;
+mod guard;
 mod instances;
 mod keyvalue;
 mod limits;
@@ -45,6 +47,7 @@ async fn main() -> ExitCode {
         .with_ansi(ansi)
         .init();
     let cli = cli::Cli::parse();
+    guard::allow_hosts(&cli.allowed_hosts);
     let result = match cli.command {
         cli::Command::Serve(args) => serve::run(args).await,
         cli::Command::Registry(args) => registry::run(args).await,

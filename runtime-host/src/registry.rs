@@ -3,7 +3,7 @@
 
 use crate::cli::RegistryArgs;
 use crate::keyvalue::KeyValue;
-use crate::serve::{Service, default_component, print_attribution};
+use crate::serve::{Loaded, default_component, print_attribution};
 use anyhow::{Result, bail};
 use registry_core::PortRange;
 
@@ -11,9 +11,10 @@ pub async fn run(args: RegistryArgs) -> Result<()> {
     if args.ttl == 0 {
         bail!("--ttl must be at least 1 second");
     }
-    if let Err(e) = PortRange::parse(&args.ports) {
-        bail!("--ports: {e}");
-    }
+    check_ports(
+        &args.ports,
+        &[(args.listen.port(), "the registry listens on")],
+    )?;
     let component = match &args.component {
         Some(c) => c.clone(),
         None => default_component("registry")?,
@@ -25,16 +26,35 @@ pub async fn run(args: RegistryArgs) -> Result<()> {
         ("registry_ttl_secs", args.ttl.to_string()),
         ("registry_ports", args.ports.clone()),
         ("registry_maintenance_token", secret.clone()),
+        ("registry_max_per_process", args.max_per_process.to_string()),
     ];
     let kv = scoped_for_registry(
         args.runtime.key_value().await?,
         args.registry_scope.as_deref(),
     )?;
-    let service = Service::start(&component, args.listen, &args.runtime, kv, &vars).await?;
+    let service = Loaded::load(&component, &args.runtime, kv, &vars, None)?
+        .identifying_callers(secret.clone())
+        .bind(args.listen)
+        .await?;
     let interval = args.monitor_interval;
     tokio::spawn(crate::monitor::run(service.local_url(), secret, interval));
     tracing::info!(ttl_s = args.ttl, ports = %args.ports, monitor_interval = ?interval, "registry ready");
     service.run_until_signal().await
+}
+
+/// Checks `--ports`: a valid range that holds none of the host's own ports (`own`: each with
+/// what it is for), which the registry would otherwise hand to a model.
+pub fn check_ports(ports: &str, own: &[(u16, &str)]) -> Result<PortRange> {
+    let range = PortRange::parse(ports).map_err(|e| anyhow::anyhow!("--ports: {e}"))?;
+    if let Some((port, what)) = own.iter().find(|(p, _)| range.contains(*p)) {
+        bail!(
+            "--ports {ports} includes {port}, the port {what}: the registry would hand it to a \
+             model. Choose a range without it, e.g. --ports {}-{}",
+            port.saturating_add(100),
+            port.saturating_add(999)
+        );
+    }
+    Ok(range)
 }
 
 /// The registry's view of the stores. On a shared store its keys live under
@@ -64,7 +84,7 @@ pub fn host_prefix(scope: Option<&str>) -> Result<String> {
 }
 
 /// This machine's name, as `hostname` prints it.
-fn hostname() -> Result<String> {
+pub fn hostname() -> Result<String> {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is valid for its length; gethostname writes at most that much.
     let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };

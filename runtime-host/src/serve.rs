@@ -159,6 +159,15 @@ impl Loaded {
         }
     }
 
+    /// Makes this the registry's service: it learns who calls (see [`crate::caller`]),
+    /// vouched for by `token`, the component's `registry_maintenance_token`.
+    pub fn identifying_callers(mut self, token: String) -> Self {
+        Arc::get_mut(&mut self.server)
+            .expect("a service just loaded is not shared")
+            .identify_callers(token);
+        self
+    }
+
     pub async fn bind(&self, listen: SocketAddr) -> Result<Service> {
         let listener = TcpListener::bind(listen)
             .await

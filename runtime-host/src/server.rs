@@ -1,6 +1,7 @@
 //! Serving one component over HTTP/1.1: each request on a warm instance ([`InstancePool`]),
 //! with the request's limits enforced and every failure answered with the JSON error body.
 
+use crate::caller::{self, ConnInfo};
 use crate::instances::{Failure, InstancePool};
 use crate::limits::{DeadlineExceeded, Limits};
 use crate::responses::{self, HostResponse};
@@ -39,6 +40,8 @@ pub struct ComponentServer {
     limits: Limits,
     slots: Arc<Semaphore>,
     shutdown: Option<ShutdownRoute>,
+    /// Set for the registry: tell it who calls (see [`crate::caller`]), vouched for by this.
+    caller_token: Option<String>,
 }
 
 impl ComponentServer {
@@ -49,6 +52,7 @@ impl ComponentServer {
             limits,
             slots,
             shutdown: None,
+            caller_token: None,
         }
     }
 
@@ -56,6 +60,12 @@ impl ComponentServer {
     pub fn with_shutdown_route(mut self, route: ShutdownRoute) -> Self {
         self.shutdown = Some(route);
         self
+    }
+
+    /// Tells the component who calls each state-changing request, in the
+    /// [`crate::caller::HEADER`] header, vouched for by `token`.
+    pub fn identify_callers(&mut self, token: String) {
+        self.caller_token = Some(token);
     }
 
     /// Sends one request to the component in-process (no network), for the host's own use:
@@ -135,7 +145,15 @@ impl ComponentServer {
         resp
     }
 
+    /// Reads the body first and only then takes a concurrency slot: a client trickling its
+    /// body in holds a connection, never one of the slots the other clients need. The body
+    /// must arrive within the request's deadline.
     async fn answer(&self, req: hyper::Request<Incoming>) -> HostResponse {
+        let deadline = Instant::now() + self.limits.deadline;
+        let mut req = match self.read_body(req, deadline).await {
+            Ok(r) => r,
+            Err(resp) => return *resp,
+        };
         let Ok(slot) = self.slots.clone().try_acquire_owned() else {
             return responses::error(
                 ErrorCode::Overloaded,
@@ -145,11 +163,9 @@ impl ComponentServer {
                 ),
             );
         };
-        let deadline = Instant::now() + self.limits.deadline;
-        let req = match self.read_body(req, deadline).await {
-            Ok(r) => r,
-            Err(resp) => return *resp,
-        };
+        if let Some(token) = &self.caller_token {
+            identify_caller(&mut req, token).await;
+        }
         self.run_guest(req, deadline, Some(slot)).await
     }
 
@@ -267,6 +283,36 @@ impl Handler for ComponentServer {
     }
 }
 
+/// Adds [`crate::caller::HEADER`] to a state-changing request: who sent it and, when the
+/// body names a `process_id`, what that process is on this machine.
+async fn identify_caller(req: &mut hyper::Request<Full<Bytes>>, token: &str) {
+    if matches!(*req.method(), hyper::Method::GET | hyper::Method::HEAD) {
+        return;
+    }
+    let Some(conn) = req.extensions().get::<ConnInfo>().copied() else {
+        return; // the host's own in-process call
+    };
+    let claimed_pid = {
+        #[derive(serde::Deserialize)]
+        struct Claim {
+            process_id: Option<u64>,
+        }
+        let body = req.body().clone().collect().await.map(|b| b.to_bytes());
+        body.ok()
+            .and_then(|b| serde_json::from_slice::<Claim>(&b).ok())
+            .and_then(|c| c.process_id)
+    };
+    let found = tokio::task::spawn_blocking(move || {
+        (caller::identify(&conn), claimed_pid.map(caller::claimed))
+    })
+    .await;
+    let (who, claim) = found.unwrap_or((caller::Caller::Unknown, None));
+    let value = caller::header_value(token, &who, claim);
+    if let Ok(v) = hyper::header::HeaderValue::from_str(&value) {
+        req.headers_mut().insert(caller::HEADER, v);
+    }
+}
+
 /// Whether a request comes from a `runtime-host` (its client's `User-Agent`).
 fn is_host_traffic<B>(req: &hyper::Request<B>) -> bool {
     req.headers()
@@ -351,10 +397,20 @@ pub async fn serve<H: Handler>(
                     }
                 };
                 let _ = stream.set_nodelay(true);
+                let Ok(local) = stream.local_addr() else { continue };
                 let server = server.clone();
-                let service = hyper::service::service_fn(move |req| {
+                let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
                     let server = server.clone();
-                    async move { Ok::<_, std::convert::Infallible>(server.handle(req, peer).await) }
+                    async move {
+                        let resp = match crate::guard::admit(&mut req, local) {
+                            Ok(()) => {
+                                req.extensions_mut().insert(ConnInfo { peer, local });
+                                server.handle(req, peer).await
+                            }
+                            Err(refused) => *refused,
+                        };
+                        Ok::<_, std::convert::Infallible>(resp)
+                    }
                 });
                 let conn = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())

@@ -69,7 +69,10 @@ async fn deep_metadata_is_refused_by_every_write_path_alike() {
         .await
         .json();
     assert_eq!(got.messages.len(), 1);
-    assert_eq!(got.messages[0].metadata.clone().map(Value::Object), Some(nested(32)));
+    assert_eq!(
+        got.messages[0].metadata.clone().map(Value::Object),
+        Some(nested(32))
+    );
     assert_eq!(c.get(&h.url("/api/chats")).await.status, 200);
 }
 
@@ -165,7 +168,11 @@ async fn an_unreadable_record_is_skipped_and_counted_by_the_list() {
             .get(&h.url(&format!("/api/dialog?id={id}")))
             .await
             .assert_error(500, "store_error");
-        assert!(e.error.contains(&format!("chat/dialog/{id}")), "{}", e.error);
+        assert!(
+            e.error.contains(&format!("chat/dialog/{id}")),
+            "{}",
+            e.error
+        );
     }
     let got: Dialog = c
         .get(&h.url(&format!("/api/dialog?id={}", good.id)))
@@ -201,7 +208,10 @@ async fn ids_and_guids_never_collide() {
     // A UUID-shaped id alone becomes the dialog's GUID too.
     let id = uuid::Uuid::new_v4().to_string();
     let own = create(&c, &h, json!({"chatName": "own", "id": id})).await;
-    assert_eq!((own.id.as_str(), own.guid.as_str()), (id.as_str(), id.as_str()));
+    assert_eq!(
+        (own.id.as_str(), own.guid.as_str()),
+        (id.as_str(), id.as_str())
+    );
     // The victim's GUID still leads to the victim, for reads and writes.
     let got: Dialog = c
         .get(&h.url(&format!("/api/dialog?id={}", victim.guid)))
@@ -257,7 +267,13 @@ async fn big_dialogs_neither_break_the_list_nor_the_export() {
     assert_eq!(third, all[100..]);
     let past: Vec<ChatSummary> = page("limit=5&offset=1000").await.json();
     assert!(past.is_empty());
-    for bad in ["limit=0", "limit=1001", "limit=-1", "limit=ten", "offset=-3"] {
+    for bad in [
+        "limit=0",
+        "limit=1001",
+        "limit=-1",
+        "limit=ten",
+        "offset=-3",
+    ] {
         page(bad).await.assert_error(400, "invalid_field");
     }
 

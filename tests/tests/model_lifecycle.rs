@@ -336,53 +336,54 @@ async fn sigterm_and_shutdown_unregister_and_free_the_port() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_busy_assigned_port_is_reserved_and_the_model_moves_to_another() {
+async fn busy_assigned_ports_are_all_reserved_and_the_model_moves_past_them() {
     let (rdir, mdir) = (temp_dir(), temp_dir());
     let c = Client::new();
     let (reg, first) = registry(rdir.path(), &[]);
-    // A process outside the registry holds the first assignable port.
-    let squatter = StdListener::bind(("127.0.0.1", first)).unwrap();
+    // Processes outside the registry hold four of its five ports (more moves than the
+    // host used to allow); the model must find the fifth.
+    let squatters: Vec<_> = (first..first + 4)
+        .map(|p| StdListener::bind(("127.0.0.1", p)).unwrap())
+        .collect();
     let m = model(
         mdir.path(),
         &reg.base_url(),
         &["--heartbeat-interval", "300ms"],
     )
     .start();
-    assert_eq!(
-        m.addr.port(),
-        first + 1,
-        "moved to the next registered port"
-    );
+    assert_eq!(m.addr.port(), first + 4, "moved to the one free port");
     assert_eq!(c.get(&m.url("/health")).await.status, 200);
     let list = listing(&c, &reg).await;
     let model_entry = list
         .registrations
         .iter()
-        .find(|r| r.port == first + 1)
+        .find(|r| r.port == first + 4)
         .expect("registered where it serves");
     assert_eq!(model_entry.process_id, m.pid());
-    let guard = list
-        .registrations
-        .iter()
-        .find(|r| r.port == first)
-        .expect("busy port reserved");
-    assert!(guard.app_name.ends_with("busy-port-guard"), "{guard:?}");
-    // Nobody else is handed the busy port.
+    for busy in first..first + 4 {
+        let guard = list
+            .registrations
+            .iter()
+            .find(|r| r.port == busy)
+            .unwrap_or_else(|| panic!("busy port {busy} reserved: {list:?}"));
+        assert!(guard.app_name.ends_with("busy-port-guard"), "{guard:?}");
+    }
+    // Nobody else is handed a busy port.
     let body = serde_json::json!({"app_name": "other", "app_version": "1.2.0", "model_name": "x", "process_id": std::process::id(),
         "preferred_port": null, "reason": "test", "metadata": {}});
-    let other: edge_api::registry::RegistrationResponse =
-        c.post_json(&reg.url("/register"), &body, None).await.json();
-    assert_eq!(other.assigned_port, first + 2);
-    // Once the port is free, its reservation goes.
-    drop(squatter);
-    eventually("reservation released", Duration::from_secs(10), || {
+    c.post_json(&reg.url("/register"), &body, None)
+        .await
+        .assert_error(503, "no_ports_available");
+    // Once the ports are free, their reservations go.
+    drop(squatters);
+    eventually("reservations released", Duration::from_secs(10), || {
         let (c, reg) = (c.clone(), &reg);
         async move {
             !listing(&c, reg)
                 .await
                 .registrations
                 .iter()
-                .any(|r| r.port == first)
+                .any(|r| r.port < first + 4)
         }
     })
     .await;

@@ -35,7 +35,11 @@ async fn listing(c: &Client, h: &Host) -> RegistryListing {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn five_hundred_concurrent_registrations_get_distinct_ports_from_5100() {
     let dir = temp_dir();
-    let h = HostBuilder::registry(dir.path()).start();
+    // One test process holds all 500.
+    let h = HostBuilder::registry(dir.path())
+        .arg("--max-per-process")
+        .arg("0")
+        .start();
     let c = Client::new();
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let workers: Vec<_> = (0..32)

@@ -88,7 +88,10 @@ pub fn load(store: &Store, given: &str) -> Result<Dialog, ApiError> {
     let dialog = store
         .get_json::<Dialog>(&dialog_key(&id))?
         .ok_or_else(|| dialog_not_found(given))?;
-    let stored = store.get_json::<ChatSummary>(&summary_key(&id)).ok().flatten();
+    let stored = store
+        .get_json::<ChatSummary>(&summary_key(&id))
+        .ok()
+        .flatten();
     if stored.as_ref() != Some(&dialog.summary()) {
         save_summary(store, &dialog)?;
     }
@@ -150,6 +153,9 @@ fn migrate(store: &Store, id: &str, listing: &mut Listing) -> Result<(), ApiErro
 }
 
 fn unreadable(listing: &mut Listing, key: &str, error: &ApiError) {
-    eprintln!("chat: skipping an unreadable record in the list: {}", error.message);
+    eprintln!(
+        "chat: skipping an unreadable record in the list: {}",
+        error.message
+    );
     listing.unreadable.push(key.to_owned());
 }

@@ -1,5 +1,6 @@
 //! The registry's endpoints.
 
+use crate::caller::identity;
 use crate::records::{Record, Registry, record_key};
 use crate::settings::{maintenance_token, ms_to_time, now_ms};
 use edge_api::registry::{
@@ -57,12 +58,17 @@ enum Granted {
     New { port: u16, message: String },
 }
 
-/// `POST /register`.
+/// `POST /register`. Who may register which process, and who gets a registration id back,
+/// is [`registry_core::caller::Identity`]'s business.
 pub fn register(req: &ApiRequest) -> Result<Response, ApiError> {
     let body: RegistrationRequest = req.json()?;
     let warning = validate::registration(&body)?;
+    let identity = identity(req)?;
+    identity.may_register(body.process_id)?;
+    let holder = identity.holder(body.process_id);
     let reg = Registry::open()?;
     let now = now_ms();
+    check_holder_limit(&reg, &holder, now)?;
     let expires = now + reg.settings.ttl_ms();
     let owner = owner_hash(body.process_id, &body.app_name, &body.model_name);
 
@@ -81,6 +87,17 @@ pub fn register(req: &ApiRequest) -> Result<Response, ApiError> {
                 }
                 None => true,
             };
+            if same && !identity.is_related_to(body.process_id) {
+                // A registration id is a secret: only the registering process gets it back.
+                return Err(ApiError::new(
+                    ErrorCode::AlreadyExists,
+                    format!(
+                        "this process_id, app_name and model_name are already registered on \
+                         port {port}; its registration_id went to the process that registered. \
+                         Renew with POST /heartbeat/{port} and that id, or unregister with it"
+                    ),
+                ));
+            }
             if same {
                 table.set(
                     port,
@@ -134,6 +151,7 @@ pub fn register(req: &ApiRequest) -> Result<Response, ApiError> {
             let registration_id = id.hyphenated().to_string();
             let record = Record {
                 registration_id: registration_id.clone(),
+                holder: Some(holder),
                 entry: RegistryEntry {
                     port,
                     app_name: body.app_name,
@@ -167,25 +185,34 @@ pub fn register(req: &ApiRequest) -> Result<Response, ApiError> {
     ))
 }
 
-/// `POST /heartbeat/{port}`: renews the lease. The body is optional; a `registration_id` in
-/// it must match.
+/// `POST /heartbeat/{port}`: renews the lease. A `registration_id` in the body must match;
+/// without one, only the registered process may renew (as the native host tells).
 pub fn heartbeat(req: &ApiRequest, port: u16) -> Result<Response, ApiError> {
     let body: HeartbeatRequest = if req.body.iter().all(u8::is_ascii_whitespace) {
         HeartbeatRequest::default()
     } else {
         req.json()?
     };
+    let identity = identity(req)?;
     let reg = Registry::open()?;
     let now = now_ms();
     let expires = now + reg.settings.ttl_ms();
     let record = reg.with_leases(now, |table| {
         let (lease, record) = held(&reg, table, port, now)?;
-        if body
-            .registration_id
-            .as_ref()
-            .is_some_and(|id| *id != record.registration_id)
-        {
-            return Err(mismatch(port));
+        match &body.registration_id {
+            Some(id) if *id != record.registration_id => return Err(mismatch(port)),
+            Some(_) => {}
+            // Without the id, only the registered process itself (or its family) may renew.
+            None if identity.is_related_to(record.entry.process_id) => {}
+            None => {
+                return Err(ApiError::new(
+                    ErrorCode::Forbidden,
+                    format!(
+                        "a heartbeat without registration_id is accepted only from the \
+                         process registered on port {port}; send {{\"registration_id\": ...}}"
+                    ),
+                ));
+            }
         }
         table.set(
             port,
@@ -237,6 +264,40 @@ pub fn unregister(req: &ApiRequest, port: u16) -> Result<Response, ApiError> {
             freed_port: port,
         },
     ))
+}
+
+/// Refuses a registration that would give `holder` more than `registry_max_per_process`
+/// live registrations. Counted before the lease table is changed, so concurrent requests
+/// of one holder may pass the limit by as many as run at once.
+fn check_holder_limit(reg: &Registry, holder: &str, now: u64) -> Result<(), ApiError> {
+    let limit = reg.settings.max_per_process;
+    if limit == 0 {
+        return Ok(());
+    }
+    let table = reg.leases()?;
+    let live: Vec<(u16, Lease)> = table.live(now).collect();
+    if live.len() < limit {
+        return Ok(());
+    }
+    let keys: Vec<String> = live.iter().map(|(p, _)| record_key(*p)).collect();
+    let records: std::collections::HashMap<String, Record> =
+        reg.store.get_many_json(&keys)?.into_iter().collect();
+    let held = live
+        .iter()
+        .filter_map(|(port, lease)| records.get(&record_key(*port)).filter(|r| r.holds(lease)))
+        .filter(|r| r.holder() == holder)
+        .count();
+    if held >= limit {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "{} already holds {held} registrations, the most one may hold \
+                 (registry_max_per_process); unregister some first",
+                holder.replace(':', " ")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The live registrations, by port (never with their ids).

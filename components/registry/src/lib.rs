@@ -11,6 +11,7 @@
 //! Expired leases need no background task: every write sweeps them, and every read ignores
 //! them, so an expired registration is gone the moment its lease ends.
 
+mod caller;
 mod handlers;
 mod records;
 mod settings;

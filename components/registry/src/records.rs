@@ -24,11 +24,21 @@ pub fn record_key(port: u16) -> String {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
     pub registration_id: String,
+    /// Who the registration counts against (`pid:<n>` or `remote:<addr>`); records written
+    /// before it existed count against their process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<String>,
     #[serde(flatten)]
     pub entry: RegistryEntry,
 }
 
 impl Record {
+    pub fn holder(&self) -> String {
+        self.holder
+            .clone()
+            .unwrap_or_else(|| format!("pid:{}", self.entry.process_id))
+    }
+
     /// Whether this record is the one the lease was granted to.
     pub fn holds(&self, lease: &Lease) -> bool {
         parse_id(&self.registration_id) == Some(lease.id)

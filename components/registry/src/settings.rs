@@ -7,9 +7,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// Lease length unless `registry_ttl_secs` says otherwise (DESIGN.md).
 const DEFAULT_TTL_SECS: u64 = 120;
 
+/// Live registrations one holder may have unless `registry_max_per_process` says otherwise.
+const DEFAULT_MAX_PER_PROCESS: usize = 64;
+
 pub struct Settings {
     pub ttl: Duration,
     pub range: PortRange,
+    /// Most live registrations per process (or remote machine); 0 for no limit.
+    pub max_per_process: usize,
 }
 
 impl Settings {
@@ -28,6 +33,7 @@ impl Settings {
         Ok(Self {
             ttl: Duration::from_secs(ttl_secs),
             range,
+            max_per_process: config::parsed("registry_max_per_process", DEFAULT_MAX_PER_PROCESS)?,
         })
     }
 

@@ -83,6 +83,9 @@ fn store_err(what: &str, key: &str, e: store::Error) -> ApiError {
 /// records written before a write path checked nesting may go deeper (a chat message's
 /// `metadata` of 125 levels sits 129 deep in its dialog), and are still data someone stored.
 /// The guard keeps a hostile record from exhausting the stack.
+/// A key and its value, or why that value could not be decoded.
+pub type Decoded<T> = (String, Result<T, ApiError>);
+
 const MAX_STORED_DEPTH: usize = 256;
 
 fn decode<T: DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, ApiError> {
@@ -192,7 +195,7 @@ impl Store {
     pub fn get_many_each<T: DeserializeOwned>(
         &self,
         keys: &[String],
-    ) -> Result<Vec<(String, Result<T, ApiError>)>, ApiError> {
+    ) -> Result<Vec<Decoded<T>>, ApiError> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }

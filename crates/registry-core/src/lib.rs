@@ -5,8 +5,10 @@
 //! - [`LeaseTable`]: which ports are leased, until when, to whom and under which registration,
 //!   in a fixed-size binary
 //!   form that is read, changed and compare-and-swapped as one value;
-//! - [`validate`]: checks of a registration request beyond its JSON shape.
+//! - [`validate`]: checks of a registration request beyond its JSON shape;
+//! - [`caller`]: who is calling, and which registrations they may make and renew.
 
+pub mod caller;
 mod leases;
 mod range;
 pub mod validate;

@@ -40,7 +40,7 @@ impl PortRange {
         }
         if (first..=last).contains(&REGISTRY_DEFAULT_PORT) {
             return Err(format!(
-                "port range `{s}` includes {REGISTRY_DEFAULT_PORT}, which is reserved for the registry"
+                "port range `{s}` includes {REGISTRY_DEFAULT_PORT}, which the specification reserves for the port registry"
             ));
         }
         let range = Self { first, last };

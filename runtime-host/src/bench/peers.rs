@@ -50,6 +50,9 @@ pub async fn registry(
         ports.into(),
         "--ttl".into(),
         "3600".into(),
+        // The bench is one process holding thousands of registrations.
+        "--max-per-process".into(),
+        "0".into(),
         "--data-dir".into(),
         data.display().to_string(),
     ];

@@ -157,7 +157,7 @@ pub async fn deploy(
     };
     let state = Arc::new(Mutex::new(state));
 
-    let (service, guard) = bind_or_move(&loaded, &opts, &registry, &state).await?;
+    let (service, guards) = bind_or_move(&loaded, &opts, &registry, &state).await?;
     ready(service.addr);
     let heartbeat = Some(tokio::spawn(
         registry
@@ -169,57 +169,68 @@ pub async fn deploy(
         task.abort();
     }
     release(&registry, &state).await;
-    if let Some(guard) = guard {
+    for guard in guards {
         guard.release().await;
     }
     tracing::info!(model = %info.name, "stopped");
     Ok(())
 }
 
-/// Attempts at moving to another port when assigned ports turn out to be busy.
-const MAX_MOVES: usize = 3;
-
 /// Binds the registered port. If a process outside the registry holds it, the port is
-/// reserved under a guard registration (so the registry does not hand it out while busy),
-/// and the deployment registers again for another port and serves there.
+/// reserved under a guard registration (so the registry does not hand it out again while
+/// busy), and the deployment registers again for another port. Every busy port stays
+/// guarded, so the moves end at a free port or when the registry has none left.
 async fn bind_or_move(
     loaded: &Loaded,
     opts: &DeployOptions,
     registry: &Arc<Registry>,
     state: &Arc<Mutex<State>>,
-) -> Result<(crate::serve::Service, Option<PortGuard>)> {
-    let mut guard: Option<PortGuard> = None;
-    for _ in 0..=MAX_MOVES {
+) -> Result<(crate::serve::Service, Vec<PortGuard>)> {
+    let mut guards: Vec<PortGuard> = Vec::new();
+    loop {
         let (port, registered) = {
             let s = state.lock().unwrap();
             (s.port, s.registration_id.is_some())
         };
         let busy = match loaded.bind(SocketAddr::new(opts.host, port)).await {
-            Ok(service) => return Ok((service, guard)),
+            Ok(service) => return Ok((service, guards)),
             Err(e) if registered => e,
             Err(e) => return Err(e).context(format!("the preferred port {port} is busy")),
         };
         tracing::warn!(port, error = %format!("{busy:#}"), "assigned port is held by another process; moving");
         release(registry, state).await;
-        if guard.is_none() {
-            guard = PortGuard::reserve(registry, opts, port).await;
-        }
-        let r = registry
-            .register(None)
-            .await
-            .context("registering again for another port")?;
+        let Some(guard) = PortGuard::reserve(registry, opts, port).await else {
+            // Unguarded, the registry could hand the same port out again and again.
+            for g in guards {
+                g.release().await;
+            }
+            bail!("port {port} is busy and could not be reserved in the registry; not moving on");
+        };
+        guards.push(guard);
+        let r = match registry.register(None).await {
+            Ok(r) => r,
+            Err(e) => {
+                let busy: Vec<u16> = guards.iter().map(|g| g.port).collect();
+                for g in guards {
+                    g.release().await;
+                }
+                return Err(e).context(format!(
+                    "registering again for another port (busy: {busy:?})"
+                ));
+            }
+        };
         tracing::info!(port = r.assigned_port, "registered on another port");
         let mut s = state.lock().unwrap();
         s.port = r.assigned_port;
         s.lease = registration::lease_left(&r.expires_at);
         s.registration_id = Some(r.registration_id);
     }
-    bail!("every port the registry assigned was busy ({MAX_MOVES} moves)")
 }
 
 /// A registration that holds a port some other process occupies, so the registry does not
 /// assign it; released as soon as the port is free again (checked every heartbeat).
 struct PortGuard {
+    port: u16,
     registry: Arc<Registry>,
     state: Arc<Mutex<State>>,
     task: tokio::task::JoinHandle<()>,
@@ -229,6 +240,8 @@ impl PortGuard {
     async fn reserve(main: &Registry, opts: &DeployOptions, port: u16) -> Option<Self> {
         let mut request = main.request.clone();
         request.app_name = format!("{}/busy-port-guard", main.request.app_name);
+        // One registration per busy port: the same name twice would be a retry of the first.
+        request.model_name = format!("{}-port-{port}", main.request.model_name);
         request.reason = format!(
             "port {port} is held by a process outside the registry; reserved while it stays busy"
         );
@@ -275,6 +288,7 @@ impl PortGuard {
             }
         });
         Some(Self {
+            port,
             registry,
             state,
             task,

@@ -68,6 +68,14 @@ fn missing_ai_model(ai: &AiModels, name: &str) -> String {
 }
 
 pub async fn run(args: UpArgs) -> Result<()> {
+    crate::registry::check_ports(
+        &args.ports,
+        &[
+            (args.registry_port, "the registry listens on"),
+            (args.chat_port, "chat listens on"),
+            (args.app_port, "the app listens on"),
+        ],
+    )?;
     print_attribution();
     let data_dir = args.runtime.data_dir.clone();
     std::fs::create_dir_all(&data_dir)?;
@@ -93,6 +101,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
         ("registry_ttl_secs", args.ttl.to_string()),
         ("registry_ports", args.ports.clone()),
         ("registry_maintenance_token", secret.clone()),
+        ("registry_max_per_process", args.max_per_process.to_string()),
     ])?;
     let service_grants = |kv, vars| Grants {
         kv,
@@ -107,6 +116,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
         limits.clone(),
         None,
     )?
+    .identifying_callers(secret.clone())
     .bind(SocketAddr::new(host, args.registry_port))
     .await?;
     let registry_url = registry.local_url();
