@@ -413,11 +413,26 @@ async fn registry_and_model_answers_validate_against_their_documents() {
         a.value()["assigned_port"].clone(),
         a.value()["registration_id"].clone(),
     );
+    // Served without a host that knows the caller: renewal needs the id.
     assert_eq!(
         r.call(Method::POST, &format!("/heartbeat/{port}"), None, None)
             .await
             .status,
+        403
+    );
+    let own = json!({"registration_id": id});
+    assert_eq!(
+        r.json(Method::POST, &format!("/heartbeat/{port}"), own, None)
+            .await
+            .status,
         200
+    );
+    // A retry from a caller not known to be the registering process: 409, no id.
+    assert_eq!(
+        r.json(Method::POST, "/register", request("a", Value::Null), None)
+            .await
+            .status,
+        409
     );
     let wrong = json!({"registration_id": "00000000-0000-4000-8000-000000000000"});
     assert_eq!(
