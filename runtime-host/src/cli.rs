@@ -215,7 +215,7 @@ pub struct BenchArgs {
     pub ai_models_dir: PathBuf,
     /// Run only these sections (comma-separated): predict (with /health), solubility,
     /// embeddings, startup, registry, redis (registry and predict on Redis beside SQLite),
-    /// memory. Default: all.
+    /// chats (the chat list with 10,000 chats), memory. Default: all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Scratch directory: data directories, logs of every process started, the virtualenv.

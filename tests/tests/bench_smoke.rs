@@ -76,6 +76,17 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
     assert_eq!(r["registry"]["errors"], 0);
     assert!(r["registry"]["registrations_per_s"].as_f64().unwrap() > 0.0);
     assert_eq!(r["registry_scale"].as_array().unwrap().len(), 2);
+    // The chat list, whole and one page, with 1,000 chats (10,000 without --quick).
+    let lists = r["chat_list"].as_array().unwrap();
+    assert_eq!(lists.len(), 2, "{lists:?}");
+    for l in lists {
+        assert_eq!(l["chats"], 1000, "{l}");
+        assert!(l["p50_ms"].as_f64().unwrap() > 0.0, "{l}");
+    }
+    assert!(
+        lists[0]["bytes"].as_u64() > lists[1]["bytes"].as_u64(),
+        "a page is smaller"
+    );
     assert!(r["startup_cold_ms"].as_f64().unwrap() > 0.0);
     assert!(r["startup_warm_ms"].as_f64().unwrap() > 0.0);
     let memory: Vec<&str> = r["memory_mib"]

@@ -3,7 +3,8 @@
 //! for every sentence of the committed reference set, alone or batched with texts of very
 //! different lengths; its input rules give 400s naming the field; the host's side of the
 //! interface refuses what Spin refuses; missing weights say where they go and how to get
-//! them; a long batch holds up no other request and stops at the deadline.
+//! them; a long batch holds up no other request, embeddings included, and stops at the
+//! deadline.
 
 use e2e_tests::{Client, Host, HostBuilder, ai_models_dir, component, temp_dir, workspace_root};
 use serde_json::{Value, json};
@@ -360,6 +361,14 @@ async fn a_long_batch_holds_up_no_other_request() {
             "the batch finished too soon to show anything"
         );
     }
+    // And so is a one-word embedding from another client: it takes its turn between the
+    // batch's passes instead of waiting for all of them.
+    let small = embed_one(&c, &host, "word").await;
+    assert_eq!(small.len(), 384);
+    assert!(
+        !batch.is_finished(),
+        "the one-word request waited for the whole batch"
+    );
     let done = batch.await.unwrap();
     assert_eq!(done.status, 200, "{}", done.text());
 }

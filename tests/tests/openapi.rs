@@ -470,8 +470,20 @@ async fn registry_and_model_answers_validate_against_their_documents() {
         r.json(
             Method::POST,
             "/registry/maintenance/processes",
-            report,
+            report.clone(),
             None
+        )
+        .await
+        .status,
+        401,
+        "no token: 401, as the document's security scheme says"
+    );
+    assert_eq!(
+        r.json(
+            Method::POST,
+            "/registry/maintenance/processes",
+            report,
+            Some("guess")
         )
         .await
         .status,

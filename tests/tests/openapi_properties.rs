@@ -260,13 +260,24 @@ async fn exercise(contract: &Contract, host: &Host, ops: Vec<Op>) {
             .filter(|p| p["in"] == "query")
             .map(|p| (p["name"].as_str().unwrap().to_owned(), p["schema"].clone()))
             .collect();
+        let required: Vec<bool> = item["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["in"] == "query")
+            .map(|p| p["required"] == true)
+            .collect();
         let body_validator = body_schema.as_ref().map(|s| contract.validator(s).unwrap());
         for case in 0..2 * CASES {
             let want_valid = case < CASES;
-            // Query parameters: generated from their schemas; an invalid case may empty one.
+            // Query parameters: generated from their schemas (optional ones now and then left
+            // out); an invalid case breaks one: a word for a number, an empty value where one
+            // is required, or a required one left out.
             let mut params: Vec<(String, String)> = query
                 .iter()
-                .map(|(n, s)| {
+                .zip(&required)
+                .filter(|(_, required)| **required || proposer.rng.coin())
+                .map(|((n, s), _)| {
                     let v = proposer.value(s, 0);
                     (n.clone(), v.as_str().map_or(v.to_string(), str::to_owned))
                 })
@@ -280,11 +291,17 @@ async fn exercise(contract: &Contract, host: &Host, ops: Vec<Op>) {
                 let break_query = body.is_none() || (!params.is_empty() && proposer.rng.coin());
                 if break_query && !params.is_empty() {
                     let i = proposer.rng.below(params.len() as u64) as usize;
-                    let min = query[i].1["minLength"].as_u64().unwrap_or(0);
-                    if min >= 1 && proposer.rng.coin() {
+                    let q = query.iter().position(|(n, _)| *n == params[i].0).unwrap();
+                    let schema = &query[q].1;
+                    let min = schema["minLength"].as_u64().unwrap_or(0);
+                    if schema["type"] == "integer" {
+                        params[i].1 = "many".to_owned();
+                    } else if min >= 1 && (proposer.rng.coin() || !required[q]) {
                         params[i].1 = String::new();
-                    } else {
+                    } else if required[q] {
                         params.remove(i);
+                    } else {
+                        continue; // an optional free-form value: nothing to break
                     }
                     valid = false;
                 } else if let (Some(schema), Some(b)) = (&body_schema, &body) {
@@ -427,12 +444,21 @@ async fn registry_answers_generated_requests_as_its_document_says() {
         ],
     )
     .await;
-    // Without the secret, the route refuses before it reads the body, as documented.
+    // Without the secret, the route refuses before it reads the body, as documented: 401
+    // with no token (the security scheme), 403 with a wrong one.
     let r = Client::new()
         .post_raw(
             &host.url("/registry/maintenance/processes"),
             b"{}".to_vec(),
             None,
+        )
+        .await;
+    r.assert_error(401, "unauthorized");
+    let r = Client::new()
+        .post_raw(
+            &host.url("/registry/maintenance/processes"),
+            b"{}".to_vec(),
+            Some("guess"),
         )
         .await;
     r.assert_error(403, "forbidden");

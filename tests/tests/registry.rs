@@ -423,6 +423,58 @@ async fn bad_requests_get_the_right_status_and_error_body() {
     c.post_raw(&h.url("/heartbeat"), vec![], None)
         .await
         .assert_error(400, "missing_field");
+    // One spelling per port: no sign, no leading zero.
+    for odd in ["+5100", "05100", "5100%20"] {
+        c.post_raw(&h.url(&format!("/heartbeat/{odd}")), vec![], None)
+            .await
+            .assert_error(400, "invalid_field");
+    }
+    // Request bodies follow the rules of every service: one object, known fields only, no
+    // key twice, at most 128 levels deep.
+    let good = registration("strict", None);
+    let as_array = json!([
+        good["app_name"],
+        good["app_version"],
+        good["model_name"],
+        good["process_id"],
+        good["preferred_port"],
+        good["reason"],
+        good["metadata"]
+    ]);
+    c.post_json(&h.url("/register"), &as_array, None)
+        .await
+        .assert_error(400, "invalid_field");
+    let mut extra = good.clone();
+    extra["colour"] = json!("blue");
+    let e = c
+        .post_json(&h.url("/register"), &extra, None)
+        .await
+        .assert_error(400, "invalid_field");
+    assert!(e.error.contains("colour"), "{}", e.error);
+    let twice = good
+        .to_string()
+        .replacen('{', r#"{"model_name": "shadow", "#, 1);
+    c.post_raw(&h.url("/register"), twice.into_bytes(), None)
+        .await
+        .assert_error(400, "invalid_field");
+    let deep = format!(
+        r#"{{"registration_id": {}1{}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    c.post_raw(&h.url("/heartbeat/5100"), deep.clone().into_bytes(), None)
+        .await
+        .assert_error(400, "invalid_json");
+    let deep_objects = format!("{}1{}", r#"{"a":"#.repeat(200), "}".repeat(200));
+    c.post_raw(&h.url("/heartbeat/5100"), deep_objects.into_bytes(), None)
+        .await
+        .assert_error(400, "invalid_json");
+    // HEAD is GET without the body.
+    let head = c
+        .send(hyper::Method::HEAD, &h.url("/registry"), None, &[])
+        .await;
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
     // The maintenance route is not for outside callers.
     c.post_json(
         &h.url("/registry/maintenance/processes"),

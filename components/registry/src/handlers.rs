@@ -363,11 +363,20 @@ pub fn processes(req: &ApiRequest) -> Result<Response, ApiError> {
             "the maintenance route is disabled",
         ));
     };
-    if req.bearer_token() != Some(secret.as_str()) {
-        return Err(ApiError::new(
-            ErrorCode::Forbidden,
-            "the maintenance route is for the host only",
-        ));
+    match req.bearer_token() {
+        None => {
+            return Err(ApiError::new(
+                ErrorCode::Unauthorized,
+                "the maintenance route needs the host's `Authorization: Bearer` token",
+            ));
+        }
+        Some(token) if token != secret => {
+            return Err(ApiError::new(
+                ErrorCode::Forbidden,
+                "the maintenance route is for the host only",
+            ));
+        }
+        Some(_) => {}
     }
     let report: ProcessReport = req.json()?;
     let reg = Registry::open()?;

@@ -28,10 +28,14 @@ async fn handle(req: IncomingRequest) -> Response {
 
 /// Parses the `{port}` path segment.
 fn port_segment(segment: &str) -> Result<u16, ApiError> {
+    // Digits only, no sign or leading zero: one port, one spelling.
+    let canonical = !segment.is_empty()
+        && segment.bytes().all(|b| b.is_ascii_digit())
+        && !segment.starts_with('0');
     segment
         .parse::<u16>()
         .ok()
-        .filter(|p| *p > 0)
+        .filter(|p| *p > 0 && canonical)
         .ok_or_else(|| {
             ApiError::invalid(
                 "port",

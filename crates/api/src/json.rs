@@ -7,21 +7,111 @@
 use crate::error::{ApiError, ErrorCode};
 use serde::de::DeserializeOwned;
 
-/// Parses `body` as `T`, mapping every failure to a 400 [`ApiError`].
+/// Deepest nesting of arrays and objects a request body may have.
+pub const MAX_BODY_DEPTH: usize = 128;
+
+/// Parses `body` as `T`, mapping every failure to a 400 [`ApiError`]. One set of rules for
+/// every request body of every service (docs/DECISIONS.md "Error body and codes"): the body
+/// is one JSON object (400 `invalid_field` otherwise: serde would take an array for a
+/// struct), nests at most [`MAX_BODY_DEPTH`] levels (400 `invalid_json`), and no object in it
+/// repeats a key (400 `invalid_field`: serde would keep the last silently in free-form maps).
 pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::new(
-            ErrorCode::InvalidJson,
-            "request body is empty; expected a JSON object",
-        ));
+    let invalid_json = |msg: String| ApiError::new(ErrorCode::InvalidJson, msg);
+    match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => {
+            return Err(invalid_json(
+                "request body is empty; expected a JSON object".into(),
+            ));
+        }
+        Some(b'{') => {}
+        // Valid JSON of the wrong type; serde would even take an array for a struct.
+        Some(_) => {
+            return Err(ApiError::new(
+                ErrorCode::InvalidField,
+                "invalid request body: it must be a JSON object (`{...}`)",
+            ));
+        }
+    }
+    let depth = text_depth(body);
+    if depth > MAX_BODY_DEPTH {
+        return Err(invalid_json(format!(
+            "the request body nests {depth} levels deep; at most {MAX_BODY_DEPTH} are accepted"
+        )));
     }
     let de = &mut serde_json::Deserializer::from_slice(body);
     let result: Result<T, _> = serde_path_to_error::deserialize(de);
-    result.map_err(|err| {
+    let value = result.map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner();
         classify(&path, &inner)
-    })
+    })?;
+    if let Some(key) = duplicate_key(body) {
+        return Err(ApiError::new(
+            ErrorCode::InvalidField,
+            format!("duplicate key `{key}`: an object may name each key once"),
+        ));
+    }
+    Ok(value)
+}
+
+/// The first key that appears twice in one object of well-formed JSON text, if any. Keys
+/// are compared as decoded (`"a"` and `"\u0061"` are the same key).
+pub fn duplicate_key(bytes: &[u8]) -> Option<String> {
+    enum Frame {
+        Object {
+            keys: std::collections::HashSet<String>,
+            expect_key: bool,
+        },
+        Array,
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let mut end = i + 1;
+                let mut escaped = false;
+                while end < bytes.len() {
+                    match (escaped, bytes[end]) {
+                        (true, _) => escaped = false,
+                        (false, b'\\') => escaped = true,
+                        (false, b'"') => break,
+                        _ => {}
+                    }
+                    end += 1;
+                }
+                if let Some(Frame::Object { keys, expect_key }) = stack.last_mut()
+                    && *expect_key
+                {
+                    let raw = &bytes[i..=end.min(bytes.len() - 1)];
+                    let key = serde_json::from_slice::<String>(raw)
+                        .unwrap_or_else(|_| String::from_utf8_lossy(raw).into_owned());
+                    if !keys.insert(key.clone()) {
+                        return Some(key);
+                    }
+                    *expect_key = false;
+                }
+                i = end + 1;
+                continue;
+            }
+            b'{' => stack.push(Frame::Object {
+                keys: Default::default(),
+                expect_key: true,
+            }),
+            b'[' => stack.push(Frame::Array),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => {
+                if let Some(Frame::Object { expect_key, .. }) = stack.last_mut() {
+                    *expect_key = true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 fn classify(path: &str, err: &serde_json::Error) -> ApiError {
@@ -105,6 +195,47 @@ pub fn text_depth(bytes: &[u8]) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn duplicate_keys_are_found_at_any_depth_and_only_as_keys() {
+        use super::duplicate_key;
+        assert_eq!(duplicate_key(br#"{"a": 1, "b": {"c": 1}, "c": 2}"#), None);
+        assert_eq!(duplicate_key(br#"{"a": "a", "b": ["a", "a"]}"#), None);
+        assert_eq!(
+            duplicate_key(br#"{"data": {"text": "C", "text": "CC"}}"#).as_deref(),
+            Some("text")
+        );
+        assert_eq!(
+            duplicate_key(br#"{"x": [{"k": 1}, {"k": 2, "k": 3}]}"#).as_deref(),
+            Some("k")
+        );
+        assert_eq!(
+            duplicate_key(br#"{"a": 1, "\u0061": 2}"#).as_deref(),
+            Some("a")
+        );
+        assert_eq!(duplicate_key(br#"{"a\"b": 1, "c": "\"a\"b"}"#), None);
+    }
+
+    #[test]
+    fn bodies_are_one_object_of_bounded_depth() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Body {
+            a: Option<serde_json::Value>,
+        }
+        let code = |body: &[u8]| super::parse_body::<Body>(body).unwrap_err().code;
+        assert_eq!(
+            code(b"[1]"),
+            ErrorCode::InvalidField,
+            "an array for an object"
+        );
+        assert_eq!(code(b" \"x\""), ErrorCode::InvalidField);
+        let deep = format!("{{\"a\": {}1{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(code(deep.as_bytes()), ErrorCode::InvalidJson);
+        let fine = format!("{{\"a\": {}1{}}}", "[".repeat(100), "]".repeat(100));
+        assert!(super::parse_body::<Body>(fine.as_bytes()).is_ok());
+        assert_eq!(code(br#"{"a": {"b": 1, "b": 2}}"#), ErrorCode::InvalidField);
+    }
+
     #[test]
     fn text_depth_skips_strings() {
         assert_eq!(super::text_depth(b"1"), 0);

@@ -36,7 +36,9 @@ pub const FIRST_MODEL_PORT: u16 = 5100;
 pub const LAST_MODEL_PORT: u16 = 5999;
 
 /// `POST /register` body. Every field is required in v1.2; `preferred_port` may be null.
+/// Unknown fields are refused, as in every request body we define (docs/DECISIONS.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RegistrationRequest {
     pub app_name: String,
     pub app_version: String,
@@ -76,6 +78,7 @@ pub struct UnregistrationResponse {
 
 /// `POST /heartbeat/{port}` optional body.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HeartbeatRequest {
     #[serde(default)]
     pub registration_id: Option<String>,

@@ -76,7 +76,11 @@ impl ApiRequest {
 
 /// Reads the request, capping the body at `max_body` bytes.
 pub async fn read_request(req: IncomingRequest, max_body: usize) -> Result<ApiRequest, ApiError> {
-    let method = req.method().to_string().to_ascii_uppercase();
+    let method = match req.method().to_string().to_ascii_uppercase() {
+        // HEAD is GET without the body (RFC 9110, 9.3.2); the HTTP server leaves the body out.
+        m if m == "HEAD" => "GET".to_owned(),
+        m => m,
+    };
     let path_with_query = req.path_with_query().unwrap_or_else(|| "/".to_owned());
     let (path, query) = match path_with_query.split_once('?') {
         Some((p, q)) => (p.to_owned(), q.to_owned()),
@@ -197,6 +201,7 @@ pub fn unhandled_route(path: &str) -> ApiError {
 
 /// 404 for a path no route matches.
 pub fn no_route(path: &str) -> ApiError {
+    let path = if path.is_empty() { "/" } else { path };
     ApiError::not_found(format!("no route for {path}"))
 }
 

@@ -11,7 +11,9 @@
 //! 6. Resident memory of `up` with 1 and 25 molprop, 25 mixed (13 molprop, 12 solubility),
 //!    and 25 molprop beside the embedding model. 7. Registry latency at 10 and 2,000 active
 //!    registrations. 8. Sentence embeddings (minilm) vs a Python peer (sentence-transformers).
+//! 9. The chat list with 10,000 chats, whole and paged.
 
+mod chats;
 mod embeddings;
 mod load;
 mod onnx;
@@ -81,6 +83,9 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     }
     if wanted("redis") {
         redis::store_backends(&paths, &molecules, duration, &mut report).await?;
+    }
+    if wanted("chats") {
+        report.chat_list = chats::chat_list(&paths, args.quick).await?;
     }
     if wanted("memory") {
         memory_of_up(&paths, &args, &molecules, &mut report).await?;

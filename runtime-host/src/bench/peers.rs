@@ -24,7 +24,7 @@ pub struct Paths {
 }
 
 impl Paths {
-    fn log(&self, name: &str) -> PathBuf {
+    pub(super) fn log(&self, name: &str) -> PathBuf {
         self.work.join(format!("{name}.log"))
     }
 }

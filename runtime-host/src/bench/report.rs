@@ -24,6 +24,8 @@ pub struct Report {
     pub memory_mib: Vec<(String, f64)>,
     /// Resident memory of `runtime-host up`, MiB: (which models, how many, MiB).
     pub up_rss_mib: Vec<(String, usize, f64)>,
+    /// `GET /api/chats` with many chats stored.
+    pub chat_list: Vec<super::chats::ListRow>,
     pub targets: Vec<Target>,
     pub notes: Vec<String>,
 }
@@ -187,6 +189,15 @@ impl Report {
         if let (Some(c), Some(w)) = (self.startup_cold_ms, self.startup_warm_ms) {
             println!(
                 "\nstart-up, exec of `runtime-host model` to registered and healthy: cold {c:.0} ms, warm {w:.0} ms (median)"
+            );
+        }
+        if let Some(first) = self.chat_list.first() {
+            println!("\nchat list with {} chats stored", first.chats);
+        }
+        for c in &self.chat_list {
+            println!(
+                "  GET {:<22} p50 {:>7.2} ms, max {:>7.2} ms, {:>9} bytes",
+                c.request, c.p50_ms, c.max_ms, c.bytes
             );
         }
         println!("\nresident memory (VmRSS)");

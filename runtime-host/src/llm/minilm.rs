@@ -26,7 +26,7 @@ pub const TOKENIZER_FILE: &str = "tokenizer.json";
 /// soon and requests queued behind a long batch wait at most that long for their turn.
 /// Larger passes are no faster per token: beyond a few hundred tokens the matrix products
 /// already keep every core busy.
-const BATCH_TOKENS: usize = 1024;
+pub(super) const BATCH_TOKENS: usize = 1024;
 
 /// The fixed cost of one pass, in tokens' worth of work. Measured on a 2-core Xeon: a pass
 /// costs about 8 ms plus 0.2 ms per token it holds, padding included (one text of 8 tokens
@@ -52,6 +52,7 @@ pub struct MiniLm {
 }
 
 /// One text, tokenized.
+#[derive(Clone)]
 pub struct Tokens {
     ids: Vec<u32>,
 }

@@ -12,6 +12,12 @@
 //! each round (those it is about to answer and those queued meanwhile) and lets the next
 //! round wait a moment ([`GATHER`]) for that many. A lone client never waits: the count is 1.
 //!
+//! Fair shares. A round holds about one pass of work ([`ROUND_TOKENS`]), taken one text at a
+//! time from each request in turn; a request with more left over stays for the next round,
+//! which any request queued meanwhile joins. So a request of 64 long texts no longer holds a
+//! one-word request from another client for its whole length (9.6 s measured), only for the
+//! round under way.
+//!
 //! A request that stops waiting (its deadline passed, its client went away) drops its end of
 //! the reply channel, and its texts are skipped if they have not run yet.
 
@@ -22,8 +28,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
-/// Texts one round takes from the queue at most (a request's texts always run in one round).
-const ROUND_TEXTS: usize = 256;
+/// Tokens one round takes at most (a lone text longer than that runs alone): about one
+/// pass, so whoever queued meanwhile waits about one pass for a turn.
+const ROUND_TOKENS: usize = super::minilm::BATCH_TOKENS;
 /// Longest a round waits for the requests it expects: a small part of one pass, which takes
 /// 10 ms or more.
 const GATHER: Duration = Duration::from_millis(3);
@@ -104,84 +111,149 @@ struct Thread {
     waiting: Arc<AtomicUsize>,
 }
 
+/// A request being worked on: its texts, and the vectors done so far.
+struct Active {
+    job: Job,
+    tokens: Vec<Tokens>,
+    vectors: Vec<Vec<f32>>,
+    token_count: usize,
+}
+
+impl Active {
+    fn left(&self) -> usize {
+        self.tokens.len() - self.vectors.len()
+    }
+}
+
 impl Thread {
-    /// Gathers a round, runs it, answers, repeats until every handle is dropped.
+    /// Gathers a round, runs it, answers whoever is done, repeats until every handle is
+    /// dropped.
     fn run(self) {
+        let mut active: Vec<Active> = Vec::new();
         let mut expected = 1;
-        while let Ok(first) = self.jobs.recv() {
-            let gather_until = Instant::now() + GATHER;
-            let mut texts = first.texts.len();
-            let mut round = vec![first];
-            while texts < ROUND_TEXTS {
-                let next = if round.len() < expected {
+        loop {
+            if active.is_empty() {
+                // Idle: wait for work, then a moment for the others expected (module docs).
+                let Ok(first) = self.jobs.recv() else { return };
+                let gather_until = Instant::now() + GATHER;
+                let mut arrived = 1;
+                self.admit(first, &mut active);
+                while arrived < expected {
                     let left = gather_until.saturating_duration_since(Instant::now());
-                    self.jobs.recv_timeout(left).ok()
-                } else {
-                    self.jobs.try_recv().ok()
-                };
-                let Some(job) = next else { break };
-                texts += job.texts.len();
-                round.push(job);
+                    let Ok(job) = self.jobs.recv_timeout(left) else {
+                        break;
+                    };
+                    self.admit(job, &mut active);
+                    arrived += 1;
+                }
             }
-            let jobs = round.len();
-            expected = self.run_round(round).max(1);
-            self.waiting.fetch_sub(jobs, Ordering::Relaxed);
+            while let Ok(job) = self.jobs.try_recv() {
+                self.admit(job, &mut active);
+            }
+            self.run_round(&mut active);
+            expected = self.waiting.load(Ordering::Relaxed).max(1);
         }
     }
 
-    /// Tokenizes every live job (answering refusals at once), embeds the texts of the rest in
-    /// one go, and hands each job its vectors. Returns how many requests were waiting on the
-    /// thread when the embedding was done: what the next round should expect.
-    fn run_round(&self, round: Vec<Job>) -> usize {
-        let mut accepted: Vec<(Job, usize)> = Vec::new();
-        let mut all: Vec<Tokens> = Vec::new();
-        for job in round {
-            if job.reply.is_closed() {
-                continue;
-            }
-            match tokenize(&self.model, &job) {
-                Ok(tokens) => {
-                    let count = tokens.iter().map(Tokens::len).sum();
-                    all.extend(tokens);
-                    accepted.push((job, count));
-                }
-                Err(e) => {
-                    let _ = job.reply.send(Err(e));
-                }
+    /// Tokenizes a new request: refused at once if a text is too long, else queued.
+    fn admit(&self, job: Job, active: &mut Vec<Active>) {
+        if job.reply.is_closed() {
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
+            return;
+        }
+        match tokenize(&self.model, &job) {
+            Ok(tokens) => active.push(Active {
+                token_count: tokens.iter().map(Tokens::len).sum(),
+                vectors: Vec::with_capacity(tokens.len()),
+                tokens,
+                job,
+            }),
+            Err(e) => {
+                let _ = job.reply.send(Err(e));
+                self.waiting.fetch_sub(1, Ordering::Relaxed);
             }
         }
-        if accepted.is_empty() {
-            return self.waiting.load(Ordering::Relaxed);
+    }
+
+    /// Takes texts from the live requests in turn (one each, round and round) up to
+    /// [`ROUND_TOKENS`], embeds them in one go, and answers every request that is complete.
+    fn run_round(&self, active: &mut Vec<Active>) {
+        let before = active.len();
+        active.retain(|a| !a.job.reply.is_closed());
+        self.waiting
+            .fetch_sub(before - active.len(), Ordering::Relaxed);
+        // (request, text) of each text taken, in the order taken.
+        let mut taken: Vec<(usize, usize)> = Vec::new();
+        let mut next: Vec<usize> = active.iter().map(|a| a.vectors.len()).collect();
+        let mut budget = 0;
+        'fill: loop {
+            let mut took_any = false;
+            for (r, a) in active.iter().enumerate() {
+                let Some(text) = a.tokens.get(next[r]) else {
+                    continue;
+                };
+                if !taken.is_empty() && budget + text.len() > ROUND_TOKENS {
+                    break 'fill;
+                }
+                budget += text.len();
+                taken.push((r, next[r]));
+                next[r] += 1;
+                took_any = true;
+            }
+            if !took_any {
+                break;
+            }
         }
-        let keep_going = || accepted.iter().any(|(job, _)| !job.reply.is_closed());
+        if taken.is_empty() {
+            return;
+        }
+        // Each request's texts are taken in order, so its vectors arrive in order.
+        taken.sort_unstable();
+        let batch: Vec<Tokens> = taken
+            .iter()
+            .map(|&(r, t)| active[r].tokens[t].clone())
+            .collect();
         let started = Instant::now();
-        let result = self.model.embed(&all, keep_going);
-        let waiting = self.waiting.load(Ordering::Relaxed);
+        let result = self.model.embed(&batch, || true);
         tracing::debug!(
-            requests = accepted.len(),
-            texts = all.len(),
-            tokens = all.iter().map(Tokens::len).sum::<usize>(),
+            requests = active.len(),
+            texts = batch.len(),
+            tokens = budget,
             ms = started.elapsed().as_secs_f64() * 1000.0,
-            waiting,
             "embedding round"
         );
         match result {
             Ok(vectors) => {
-                let mut vectors = vectors.into_iter();
-                for (job, tokens) in accepted {
-                    let vectors = vectors.by_ref().take(job.texts.len()).collect();
-                    let _ = job.reply.send(Ok(Embedded { vectors, tokens }));
+                for (&(r, _), vector) in taken.iter().zip(vectors) {
+                    active[r].vectors.push(vector);
+                }
+                let mut i = 0;
+                while i < active.len() {
+                    if active[i].left() == 0 {
+                        let a = active.swap_remove(i);
+                        let _ = a.job.reply.send(Ok(Embedded {
+                            vectors: a.vectors,
+                            tokens: a.token_count,
+                        }));
+                        self.waiting.fetch_sub(1, Ordering::Relaxed);
+                    } else {
+                        i += 1;
+                    }
                 }
             }
             Err(e) => {
+                // Only the requests in this round are failed; the others keep their turn.
                 let message = format!("{e:#}");
                 tracing::error!(error = %message, "embedding failed");
-                for (job, _) in accepted {
-                    let _ = job.reply.send(Err(EmbedError::Runtime(message.clone())));
+                let mut failed: Vec<usize> = taken.iter().map(|&(r, _)| r).collect();
+                failed.dedup();
+                for r in failed.into_iter().rev() {
+                    let a = active.swap_remove(r);
+                    let _ = a.job.reply.send(Err(EmbedError::Runtime(message.clone())));
+                    self.waiting.fetch_sub(1, Ordering::Relaxed);
                 }
             }
         }
-        waiting
     }
 }
 
