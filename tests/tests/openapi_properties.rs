@@ -273,15 +273,13 @@ async fn exercise(contract: &Contract, host: &Host, ops: Vec<Op>) {
             // Query parameters: generated from their schemas (optional ones now and then left
             // out); an invalid case breaks one: a word for a number, an empty value where one
             // is required, or a required one left out.
-            let mut params: Vec<(String, String)> = query
-                .iter()
-                .zip(&required)
-                .filter(|(_, required)| **required || proposer.rng.coin())
-                .map(|((n, s), _)| {
+            let mut params: Vec<(String, String)> = Vec::new();
+            for ((n, s), required) in query.iter().zip(&required) {
+                if *required || proposer.rng.coin() {
                     let v = proposer.value(s, 0);
-                    (n.clone(), v.as_str().map_or(v.to_string(), str::to_owned))
-                })
-                .collect();
+                    params.push((n.clone(), v.as_str().map_or(v.to_string(), str::to_owned)));
+                }
+            }
             let mut body = body_schema.as_ref().map(|s| proposer.value(s, 0));
             let mut valid = true;
             if let (Some(b), Some(v)) = (&body, &body_validator) {

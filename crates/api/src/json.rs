@@ -24,12 +24,18 @@ pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
             ));
         }
         Some(b'{') => {}
-        // Valid JSON of the wrong type; serde would even take an array for a struct.
+        // Not an object: malformed JSON, or JSON of the wrong type (serde would even take an
+        // array for a struct).
         Some(_) => {
-            return Err(ApiError::new(
-                ErrorCode::InvalidField,
-                "invalid request body: it must be a JSON object (`{...}`)",
-            ));
+            return Err(
+                match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+                    Err(e) => invalid_json(format!("malformed JSON: {e}")),
+                    Ok(_) => ApiError::new(
+                        ErrorCode::InvalidField,
+                        "invalid request body: it must be a JSON object (`{...}`)",
+                    ),
+                },
+            );
         }
     }
     let depth = text_depth(body);
@@ -229,6 +235,7 @@ mod tests {
             "an array for an object"
         );
         assert_eq!(code(b" \"x\""), ErrorCode::InvalidField);
+        assert_eq!(code(b"\xff\xfe"), ErrorCode::InvalidJson, "not JSON at all");
         let deep = format!("{{\"a\": {}1{}}}", "[".repeat(100_000), "]".repeat(100_000));
         assert_eq!(code(deep.as_bytes()), ErrorCode::InvalidJson);
         let fine = format!("{{\"a\": {}1{}}}", "[".repeat(100), "]".repeat(100));

@@ -39,6 +39,23 @@ fn smallest_valence_at_least(atom: &Atom, v: u32) -> Option<u32> {
 
 pub fn assign(mol: &mut Molecule) -> Result<(), Error> {
     let n = mol.atoms.len();
+    // As RDKit: an aromatic atom must be in a ring (`cc`, `c1ccccc1cc` are refused).
+    let mut in_ring = vec![false; n];
+    for ring in mol.rings() {
+        ring.atoms.iter().for_each(|&a| in_ring[a] = true);
+    }
+    if let Some(atom) = (0..n)
+        .find(|&i| mol.atoms[i].aromatic && !in_ring[i])
+        .map(|i| &mol.atoms[i])
+    {
+        return Err(Error::at(
+            atom.position,
+            format!(
+                "aromatic `{}` is not in a ring (outside rings, write atoms in upper case)",
+                atom.element.symbol.to_lowercase()
+            ),
+        ));
+    }
     let mut needs = vec![false; n];
     for (i, need) in needs.iter_mut().enumerate() {
         let atom = &mol.atoms[i];
@@ -198,12 +215,15 @@ mod tests {
                 .contains("valence")
         );
         assert!(parse("[CH5]").unwrap_err().message.contains("valence"));
-        assert!(
-            parse("CcC")
-                .unwrap_err()
-                .message
-                .contains("not in an aromatic ring")
-        );
+        for outside in ["CcC", "c", "cc", "cccc", "c1ccccc1cc"] {
+            let e = parse(outside).unwrap_err();
+            assert!(
+                e.message.contains("not in a ring"),
+                "{outside}: {}",
+                e.message
+            );
+        }
+        assert!(parse("c1ccccc1CC").is_ok());
         assert!(parse("O=N(=O)C").is_ok());
         assert!(parse("C[N+](=O)[O-]").is_ok());
         assert!(parse("CS(=O)(=O)N").is_ok());

@@ -313,25 +313,31 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn number(&mut self) -> Option<u32> {
+    /// The digits at the cursor as a number (saturating: every digit is read, so a long
+    /// number is one token and its caller can say it is too large).
+    fn number(&mut self) -> Option<u64> {
         let start = self.i;
-        while self.peek(0).is_some_and(|c| c.is_ascii_digit()) && self.i - start < 4 {
+        let mut n: u64 = 0;
+        while let Some(d) = self.peek(0).and_then(|c| c.to_digit(10)) {
+            n = n.saturating_mul(10).saturating_add(u64::from(d));
             self.i += 1;
         }
-        (self.i > start).then(|| {
-            self.chars[start..self.i]
-                .iter()
-                .collect::<String>()
-                .parse()
-                .unwrap()
-        })
+        (self.i > start).then_some(n)
     }
 
     /// `[` isotope? symbol chirality? hcount? charge? class? `]`
     fn bracket_atom(&mut self) -> Result<Atom, Error> {
         let open = self.pos();
         self.i += 1;
-        let isotope = self.number().map(|n| n as u16);
+        let isotope = match self.number() {
+            Some(n) if n > 9999 => {
+                return Err(Error::at(
+                    open + 1,
+                    format!("isotope {n} is not a mass number (at most 9999)"),
+                ));
+            }
+            n => n.map(|n| n as u16),
+        };
         let at = self.pos();
         let (symbol, aromatic) = match (self.peek(0), self.peek(1)) {
             (Some(a), Some(b))
@@ -392,8 +398,18 @@ impl<'a> Parser<'a> {
         }
         let mut hydrogens = 0u8;
         if self.peek(0) == Some('H') {
+            let h_at = self.pos();
             self.i += 1;
-            hydrogens = self.number().unwrap_or(1).min(9) as u8;
+            hydrogens = match self.number() {
+                None => 1,
+                Some(n) if n <= 9 && self.pos() == h_at + 2 => n as u8,
+                Some(n) => {
+                    return Err(Error::at(
+                        h_at,
+                        format!("hydrogen count H{n}: a bracket atom holds at most H9"),
+                    ));
+                }
+            };
         }
         let mut charge: i32 = 0;
         if let Some(sign @ ('+' | '-')) = self.peek(0) {
@@ -401,7 +417,7 @@ impl<'a> Parser<'a> {
             self.i += 1;
             charge = unit;
             if let Some(n) = self.number() {
-                charge = unit * n as i32;
+                charge = unit * n.min(99) as i32;
             } else {
                 while self.peek(0) == Some(sign) {
                     self.i += 1;
@@ -486,5 +502,16 @@ mod tests {
     fn tokens_count_bracket_atoms_and_two_letter_elements_once() {
         assert_eq!(token_count("CC(=O)[NH3+]"), 7);
         assert_eq!(token_count("ClC%10CC%10Br"), 7);
+    }
+
+    #[test]
+    fn oversized_numbers_in_brackets_are_named() {
+        let e = parse("[99999999999999999999C]").unwrap_err();
+        assert!(e.message.contains("isotope"), "{}", e.message);
+        let e = parse("[CH99999]").unwrap_err();
+        assert!(e.message.contains("H99999"), "{}", e.message);
+        assert!(parse("[13CH4]").is_ok());
+        let e = parse("[C+99999999999]").unwrap_err();
+        assert!(e.message.contains("charge"), "{}", e.message);
     }
 }
