@@ -177,6 +177,12 @@ async fn input_rules_answer_400_naming_the_field() {
     let refused = [
         (json!({"text": ""}), "invalid_field", "data.text"),
         (json!({"text": " \n\t "}), "invalid_field", "data.text"),
+        // Only what the tokenizer drops: no content either.
+        (
+            json!({"text": "\u{200b}\u{7}\u{feff}"}),
+            "invalid_field",
+            "data.text",
+        ),
         (json!({"text": 42}), "invalid_field", "data.text"),
         (json!({}), "missing_field", "data.text"),
         (json!({"texts": []}), "invalid_field", "data.texts"),

@@ -148,6 +148,13 @@ async fn status_rules_400_200_false_and_error_bodies() {
         ("C[Xx]", "unknown element"),
         ("C(C)(C)(C)(C)C", "valence"),
         ("c1cccc1", "kekulize"),
+        // Aromatic atoms outside any ring (RDKit refuses them too).
+        ("cc", "not in a ring"),
+        ("cccc", "not in a ring"),
+        ("c1ccccc1cc", "not in a ring"),
+        // Numbers too large for a bracket atom are named, not misread.
+        ("[99999999999999999999C]", "isotope"),
+        ("[CH99999]", "H99999"),
     ] {
         let (status, body) = predict(&c, &h, json!({"text": bad})).await;
         assert_eq!(status, 200, "{bad}");
@@ -159,6 +166,10 @@ async fn status_rules_400_200_false_and_error_bodies() {
             "{bad}: {msg}"
         );
     }
+    // A key twice inside `data` is refused, as in every other body.
+    let twice = br#"{"input_type": "text", "data": {"text": "CCO", "text": "CCC"}}"#;
+    let r = c.post_raw(&h.url("/predict"), twice.to_vec(), None).await;
+    r.assert_error(400, "invalid_field");
     let (_, body) = predict(&c, &h, json!({"smiles": "CCO", "property": "formula"})).await;
     assert_eq!(body["results"]["prediction"], "C2H6O");
     assert_eq!(body["success"], true);

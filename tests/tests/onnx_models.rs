@@ -136,6 +136,16 @@ async fn solubility_predictions_carry_their_applicability_domain() {
         .as_array()
         .unwrap();
     assert!(outside.iter().any(|o| o["name"] == "logp"), "{v}");
+    // Figures are rounded to 4 decimals, like every other figure of the answer.
+    for o in outside {
+        for key in ["value", "training_min", "training_max"] {
+            let x = o[key].as_f64().unwrap();
+            assert!(
+                ((x * 1e4).round() / 1e4 - x).abs() < 1e-9,
+                "{key} {x} unrounded"
+            );
+        }
+    }
 
     // /acceptable_ranges states the rule with its threshold.
     let ranges = c.get(&host.url("/acceptable_ranges")).await.value();
@@ -193,6 +203,16 @@ async fn tabular_model_reads_named_or_ordered_features() {
     assert!((p - 1.0).abs() < 1e-3, "probabilities sum to {p}");
     assert_eq!(res["in_domain"], true);
     assert_eq!(res["input"]["sepal_length_cm"], 6.3);
+    // A finite number beyond the model's 32-bit floats is named as such.
+    let huge = predict(
+        &c,
+        &host,
+        "tabular",
+        json!({"features": [1e308, 3.3, 6.0, 2.5]}),
+    )
+    .await;
+    let e = huge.assert_error(400, "invalid_field");
+    assert!(e.error.contains("32-bit"), "{}", e.error);
 
     let setosa = predict(
         &c,

@@ -78,8 +78,18 @@ fn read_request(data: &Map<String, Value>) -> Result<Texts, ApiError> {
 
 /// A text must have content, and fit the model: refused above [`MAX_TOKENS`], never cut.
 fn check_text(field: &str, text: &str) -> Result<(), ApiError> {
-    if text.trim().is_empty() {
-        return Err(ApiError::invalid(field, "must not be empty"));
+    // What the tokenizer drops (white space, control and zero-width characters) is no
+    // content: such a text would embed as [CLS] [SEP] alone, like "".
+    let invisible = |c: char| {
+        c.is_whitespace()
+            || c.is_control()
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' | '\u{00AD}')
+    };
+    if text.chars().all(invisible) {
+        return Err(ApiError::invalid(
+            field,
+            "must not be empty (white space, control and zero-width characters do not count)",
+        ));
     }
     let tokens = wordpieces::count(text).map_err(|e| ApiError::invalid(field, e))?;
     if tokens > MAX_TOKENS {

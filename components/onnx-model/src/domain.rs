@@ -81,7 +81,7 @@ impl Domain {
                 .filter_map(|(name, r)| {
                     let v = value_of(name)?;
                     (v < r.min || v > r.max).then(|| {
-                        json!({"name": name, "value": v, "training_min": r.min, "training_max": r.max})
+                        json!({"name": name, "value": round4(v), "training_min": round4(r.min), "training_max": round4(r.max)})
                     })
                 })
                 .collect();
@@ -111,4 +111,14 @@ pub struct Assessment {
     pub warning: Option<String>,
     /// The evidence: nearest similarity, threshold, values outside their range.
     pub report: Value,
+}
+
+/// `x` to 4 decimals, as every figure the model answers with (descriptors are sums of
+/// contributions, and print as 3457.4919999999893 otherwise).
+fn round4(x: f64) -> f64 {
+    if x.abs() < 1e12 {
+        (x * 1e4).round() / 1e4
+    } else {
+        x
+    }
 }

@@ -131,7 +131,14 @@ impl Reader {
 fn number(field: &str, value: &Value) -> Result<f64, ApiError> {
     match value.as_f64() {
         Some(x) if x.is_finite() && x.abs() <= f64::from(f32::MAX) => Ok(x),
-        _ => Err(ApiError::invalid(field, "must be a finite number")),
+        Some(x) => Err(ApiError::invalid(
+            field,
+            format!(
+                "{x:e} is beyond ±{:e}: the model computes in 32-bit floats",
+                f32::MAX
+            ),
+        )),
+        None => Err(ApiError::invalid(field, "must be a number")),
     }
 }
 

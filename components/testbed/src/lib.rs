@@ -164,7 +164,9 @@ async fn route(req: ApiRequest) -> Result<Response, ApiError> {
         }
         "/llm/embed" => {
             let model = req.required_query("model", "AI model")?;
-            let texts: Vec<String> = req.json()?;
+            // A bare array, as the interface takes it (API bodies must be objects).
+            let texts: Vec<String> = serde_json::from_slice(&req.body)
+                .map_err(|e| ApiError::invalid("body", format!("an array of texts: {e}")))?;
             Ok(http::json(
                 200,
                 &match spin_sdk::llm::llm::generate_embeddings(&model, &texts) {

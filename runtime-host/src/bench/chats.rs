@@ -1,5 +1,5 @@
-//! 9. The chat list at scale (issue 22): `GET /api/chats` whole and one 50-chat page, with
-//! 10,000 stored chats (1,000 with `--quick`), on `runtime-host serve chat.wasm`.
+//! Section 9, the chat list at scale (issue 22): `GET /api/chats` whole and one 50-chat
+//! page, with 10,000 stored chats (1,000 with `--quick`), on `runtime-host serve chat.wasm`.
 
 use super::peers::Paths;
 use super::procs::{Proc, addr_in, fresh_dir};

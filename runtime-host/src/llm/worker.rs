@@ -162,6 +162,13 @@ impl Thread {
             return;
         }
         match tokenize(&self.model, &job) {
+            Ok(tokens) if tokens.is_empty() => {
+                let _ = job.reply.send(Ok(Embedded {
+                    vectors: Vec::new(),
+                    tokens: 0,
+                }));
+                self.waiting.fetch_sub(1, Ordering::Relaxed);
+            }
             Ok(tokens) => active.push(Active {
                 token_count: tokens.iter().map(Tokens::len).sum(),
                 vectors: Vec::with_capacity(tokens.len()),
