@@ -116,6 +116,9 @@ async fn molprop_documents_its_fields_and_properties() {
             json!({"text": null}),
             json!({"text": "   "}),
             json!({"text": 7}),
+            // One molecule, one field: the alias beside the field is refused, equal or not.
+            json!({"text": "CCO", "smiles": "CCO"}),
+            json!({"text": "CCO", "smiles": "CCC"}),
         ],
     })
     .await;

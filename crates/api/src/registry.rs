@@ -43,6 +43,7 @@ pub struct RegistrationRequest {
     pub app_name: String,
     pub app_version: String,
     pub model_name: String,
+    #[serde(deserialize_with = "whole_number")]
     pub process_id: u32,
     /// Required like every field (spec 2.13), but may be `null` for automatic assignment.
     #[serde(deserialize_with = "present_or_null")]
@@ -55,6 +56,25 @@ pub struct RegistrationRequest {
 /// report a missing key instead of defaulting to `None`).
 fn present_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u16>, D::Error> {
     Option::<u16>::deserialize(d)
+}
+
+/// A process id written as any JSON number with no fraction: JSON Schema's `integer` (the
+/// OpenAPI document's type) includes `165.0`, so the registry takes it too.
+fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    use serde::de::Error;
+    let n = serde_json::Number::deserialize(d)?;
+    let whole = match (n.as_u64(), n.as_f64()) {
+        (Some(u), _) => Some(u),
+        (None, Some(f)) if f.fract() == 0.0 && f >= 0.0 && f <= f64::from(u32::MAX) => {
+            Some(f as u64)
+        }
+        _ => None,
+    };
+    whole.and_then(|u| u32::try_from(u).ok()).ok_or_else(|| {
+        D::Error::custom(format!(
+            "{n} is not a process id (a whole number from 0 to 4294967295)"
+        ))
+    })
 }
 
 /// `POST /register` answer.
@@ -115,4 +135,26 @@ pub struct RegistryEntry {
     pub expires_at: String,
     /// Known only where a native host watches processes; null elsewhere.
     pub process_alive: Option<bool>,
+}
+
+#[cfg(test)]
+mod whole_number_tests {
+    use super::RegistrationRequest;
+
+    fn with_pid(pid: &str) -> Result<RegistrationRequest, serde_json::Error> {
+        serde_json::from_str(&format!(
+            r#"{{"app_name": "a", "app_version": "1.2.0", "model_name": "m", "process_id": {pid},
+                "preferred_port": null, "reason": "r", "metadata": {{}}}}"#
+        ))
+    }
+
+    #[test]
+    fn process_ids_are_whole_numbers_however_written() {
+        assert_eq!(with_pid("165").unwrap().process_id, 165);
+        assert_eq!(with_pid("165.0").unwrap().process_id, 165);
+        assert_eq!(with_pid("1.65e2").unwrap().process_id, 165);
+        for bad in ["165.5", "-1", "4294967296", "\"165\"", "1e300"] {
+            assert!(with_pid(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -34,17 +34,18 @@ pub fn string_field<'a>(
     }
 }
 
-/// The SMILES of a text request: `data.text`, or its alias `data.smiles` (both may be given if
-/// they agree), trimmed and not empty.
+/// The SMILES of a text request: `data.text`, or its alias `data.smiles`: exactly one of
+/// them (null counts as absent), trimmed and not empty. The rule is the schema's
+/// ([`smiles_data_schema`]), so a document-driven client and the model agree.
 pub fn smiles(data: &Map<String, Value>) -> Result<String, ApiError> {
     let smiles = match (string_field(data, "text")?, string_field(data, "smiles")?) {
-        (Some(a), Some(b)) if a != b => {
+        (Some(_), Some(_)) => {
             return Err(ApiError::invalid(
                 "data.smiles",
-                "differs from data.text; send one of them",
+                "is an alias of data.text: send one of them, not both",
             ));
         }
-        (Some(s), _) | (None, Some(s)) => s.trim().to_owned(),
+        (Some(s), None) | (None, Some(s)) => s.trim().to_owned(),
         (None, None) => return Err(ApiError::missing("data.text")),
     };
     if smiles.is_empty() {
@@ -54,7 +55,7 @@ pub fn smiles(data: &Map<String, Value>) -> Result<String, ApiError> {
 }
 
 /// JSON Schema of a `data` object that [`smiles`] reads, plus `extra` fields: `text` or its
-/// alias `smiles` (at least one a non-blank string; null counts as absent), nothing else.
+/// alias `smiles` (exactly one, a non-blank string; null counts as absent), nothing else.
 /// For [`crate::Model::data_schema`].
 pub fn smiles_data_schema(max_tokens: usize, extra: Map<String, Value>) -> Value {
     let smiles = |what: &str| {
@@ -67,23 +68,24 @@ pub fn smiles_data_schema(max_tokens: usize, extra: Map<String, Value>) -> Value
             ),
         })
     };
-    let given = |field: &str| {
+    // Exactly one of the two: this one a non-blank string, the other absent or null.
+    let given = |field: &str, other: &str| {
         serde_json::json!({
             "required": [field],
-            "properties": {field: {"type": "string", "pattern": "\\S"}},
+            "properties": {field: {"type": "string", "pattern": "\\S"}, other: {"type": "null"}},
         })
     };
     let mut properties = Map::new();
     properties.insert("text".into(), smiles("The molecule"));
     properties.insert(
         "smiles".into(),
-        smiles("Alias of `text` (if both are given they must be equal)"),
+        smiles("Alias of `text`: send exactly one of the two"),
     );
     properties.extend(extra);
     serde_json::json!({
         "type": "object",
         "properties": properties,
-        "anyOf": [given("text"), given("smiles")],
+        "oneOf": [given("text", "smiles"), given("smiles", "text")],
         "additionalProperties": false,
     })
 }
