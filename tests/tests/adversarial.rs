@@ -103,6 +103,17 @@ async fn odd_requests_are_answered_and_cost_no_instance() {
     assert_eq!(old.json()["status"], "ok");
     let new = raw::send(model, "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n").await;
     assert_eq!(new.status, 400, "{new:?}");
+    // CONNECT, and a model's prefix with a trailing slash on the app port: 404s that name a
+    // path, not "no route for " with nothing after it.
+    let connect = format!(
+        "CONNECT 127.0.0.1:{model} HTTP/1.1\r\nHost: 127.0.0.1:{model}\r\nConnection: close\r\n\r\n"
+    );
+    let r = raw::send(model, &connect).await;
+    assert_eq!(r.status, 404, "{r:?}");
+    assert!(r.json()["error"].as_str().unwrap().ends_with('/'), "{r:?}");
+    let r = c.get(&stack.app("/models/molprop/")).await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert!(!r.value()["error"].as_str().unwrap().ends_with("for "), "{}", r.text());
     // A client's Spin routing header does not pick another route, on a model's own port.
     let r = c
         .send(

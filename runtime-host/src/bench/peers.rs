@@ -40,7 +40,14 @@ pub async fn registry(
     ports: &str,
     extra: &[String],
 ) -> Result<(Proc, SocketAddr)> {
-    let addr = loopback(free_port()?);
+    // The registry refuses a range holding its own port, and ranges may reach into the
+    // ephemeral ports that free_port() hands out.
+    let range = registry_core::PortRange::parse(ports).map_err(anyhow::Error::msg)?;
+    let mut port = free_port()?;
+    while range.contains(port) {
+        port = free_port()?;
+    }
+    let addr = loopback(port);
     let data = super::procs::fresh_dir(&p.work, name)?;
     let mut args = vec![
         "registry".into(),
