@@ -113,7 +113,11 @@ async fn odd_requests_are_answered_and_cost_no_instance() {
     assert!(r.json()["error"].as_str().unwrap().ends_with('/'), "{r:?}");
     let r = c.get(&stack.app("/models/molprop/")).await;
     assert_eq!(r.status, 404, "{}", r.text());
-    assert!(!r.value()["error"].as_str().unwrap().ends_with("for "), "{}", r.text());
+    assert!(
+        !r.value()["error"].as_str().unwrap().ends_with("for "),
+        "{}",
+        r.text()
+    );
     // A client's Spin routing header does not pick another route, on a model's own port.
     let r = c
         .send(
