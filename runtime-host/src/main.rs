@@ -22,15 +22,15 @@ mod registry;
 mod responses;
 mod serve;
 mod server;
+mod signals;
 mod state;
 mod up;
 mod variables;
 
 use clap::Parser;
-use std::process::ExitCode;
 
 #[tokio::main]
-async fn main() -> ExitCode {
+async fn main() {
     // Request logs go through a buffer that a background thread writes out, so a request
     // never waits on stderr. Not lossy: when the buffer is full, logging waits rather than
     // dropping lines. `_flush` writes what is left when main returns.
@@ -48,6 +48,11 @@ async fn main() -> ExitCode {
         .init();
     let cli = cli::Cli::parse();
     guard::allow_hosts(&cli.allowed_hosts);
+    // Before anything else, so no Ctrl-C during start-up is lost (see signals.rs).
+    if let Err(e) = signals::install() {
+        eprintln!("error: cannot install the SIGINT/SIGTERM handlers: {e}");
+        std::process::exit(1);
+    }
     let result = match cli.command {
         cli::Command::Serve(args) => serve::run(args).await,
         cli::Command::Registry(args) => registry::run(args).await,
@@ -73,11 +78,16 @@ async fn main() -> ExitCode {
             })
         }
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    let code = match result {
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            1
         }
-    }
+    };
+    // Exit here rather than by returning: dropping the runtime would wait for blocking work
+    // still running (a compilation a Ctrl-C interrupted), which nothing needs any more. The
+    // log is flushed first.
+    drop(_flush);
+    std::process::exit(code)
 }

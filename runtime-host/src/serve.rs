@@ -258,19 +258,7 @@ pub fn default_component(name: &str) -> Result<PathBuf> {
     })
 }
 
-/// Resolves on SIGINT or SIGTERM.
+/// Resolves on SIGINT or SIGTERM, at once if one arrived earlier (see [`crate::signals`]).
 pub async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("installing the SIGTERM handler");
-        tokio::select! {
-            _ = ctrl_c => {},
-            _ = term.recv() => {},
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
-    tracing::info!("shutdown requested");
+    crate::signals::wait().await;
 }

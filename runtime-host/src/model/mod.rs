@@ -83,8 +83,23 @@ pub async fn deploy(
     stop: impl std::future::Future<Output = ()>,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<()> {
+    // `stop` may come at any step: before registering nothing needs undoing; after, the
+    // registration is given back.
+    tokio::pin!(stop);
+    macro_rules! or_stop {
+        ($work:expr, $undo:expr) => {
+            tokio::select! {
+                done = $work => done,
+                _ = &mut stop => {
+                    tracing::info!("stopped during start-up");
+                    $undo;
+                    return Ok(());
+                }
+            }
+        };
+    }
     // The self-test: the model SDK's /health runs every test example through /predict.
-    let (status, body) = loaded.server.call("GET", "/health").await?;
+    let (status, body) = or_stop!(loaded.server.call("GET", "/health"), ())?;
     if status != 200 {
         // The error body's message (a bad model directory names the file and field there).
         let answer = serde_json::from_slice::<serde_json::Value>(&body).ok();
@@ -124,10 +139,11 @@ pub async fn deploy(
         ]),
     };
     let registry = Arc::new(Registry::new(&opts.registry, request));
-    let state = match registry
-        .register_within(opts.preferred_port, opts.registry_wait)
-        .await
-    {
+    let registered = or_stop!(
+        registry.register_within(opts.preferred_port, opts.registry_wait),
+        ()
+    );
+    let state = match registered {
         Ok(r) => {
             tracing::info!(model = %info.name, port = r.assigned_port, message = %r.message, "registered");
             State {
@@ -157,14 +173,17 @@ pub async fn deploy(
     };
     let state = Arc::new(Mutex::new(state));
 
-    let (service, guards) = bind_or_move(&loaded, &opts, &registry, &state).await?;
+    let (service, guards) = or_stop!(
+        bind_or_move(&loaded, &opts, &registry, &state),
+        release(&registry, &state).await
+    )?;
     ready(service.addr);
     let heartbeat = Some(tokio::spawn(
         registry
             .clone()
             .keep_alive(state.clone(), opts.heartbeat_interval),
     ));
-    service.run_until(stop).await?;
+    service.run_until(&mut stop).await?;
     if let Some(task) = heartbeat {
         task.abort();
     }

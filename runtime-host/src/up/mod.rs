@@ -7,8 +7,9 @@
 //! The app port puts them all on one origin as `spin.toml` does, with the web console at `/`
 //! ([`crate::app`]).
 //!
-//! Ctrl-C stops the models first (each unregisters), then the registry, chat and the app
-//! port.
+//! Ctrl-C (or SIGTERM) stops the models first (each unregisters), then the registry, chat and
+//! the app port, at any moment: during start-up it stops what has started so far
+//! ([`started`]), and compilation runs off the async threads so a signal is seen at once.
 
 use crate::app::AppRouter;
 use crate::cli::UpArgs;
@@ -20,28 +21,23 @@ use crate::registry::{host_prefix, scoped_for_registry};
 use crate::serve::{
     DRAIN_GRACE, Loaded, default_component, print_attribution, shutdown_signal, with_start_time,
 };
+use crate::signals::unless_stopped;
 use crate::state::Grants;
 use anyhow::{Context, Result};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
 
 mod models;
+mod started;
 use models::model_specs;
+use started::Started;
 
 /// Sample dialogs loaded into a fresh chat store.
 const SAMPLE_DIALOGS: &str = include_str!("../../../components/chat/samples/dialogs.json");
 /// Instances the shared pool holds at once, across all services.
 const SHARED_SLOTS: u32 = 1024;
-
-fn stopper(rx: &watch::Receiver<bool>) -> impl std::future::Future<Output = ()> + use<> {
-    let mut rx = rx.clone();
-    async move {
-        let _ = rx.wait_for(|stop| *stop).await;
-    }
-}
 
 /// The admin token: `$CHAT_ADMIN_TOKEN`, else the one kept in the data directory (made on
 /// first run).
@@ -92,8 +88,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let app_listener = tokio::net::TcpListener::bind(app_addr).await.with_context(|| {
         format!("cannot listen on {app_addr}: is another process using it? Choose another with --app-port")
     })?;
-    let (stop_models, models_rx) = watch::channel(false);
-    let (stop_services, services_rx) = watch::channel(false);
+    let mut started = Started::new();
 
     // Registry.
     let secret = uuid::Uuid::new_v4().simple().to_string();
@@ -109,16 +104,21 @@ pub async fn run(args: UpArgs) -> Result<()> {
         files: Mounts::default(),
         ai: AiGrant::new(ai.clone(), &[]).expect("no AI models granted"),
     };
-    let registry = Loaded::load_in(
+    let Some(registry) = compile(
         &engine,
-        &default_component("registry")?,
+        default_component("registry")?,
         service_grants(registry_kv, reg_vars),
-        limits.clone(),
-        None,
-    )?
-    .identifying_callers(secret.clone())
-    .bind(SocketAddr::new(host, args.registry_port))
-    .await?;
+        &limits,
+    )
+    .await?
+    else {
+        started.stop().await;
+        return Ok(());
+    };
+    let registry = registry
+        .identifying_callers(secret.clone())
+        .bind(SocketAddr::new(host, args.registry_port))
+        .await?;
     let registry_url = registry.local_url();
     let registry_server = registry.server.clone();
     tokio::spawn(crate::monitor::run(
@@ -126,22 +126,25 @@ pub async fn run(args: UpArgs) -> Result<()> {
         secret,
         Duration::from_secs(5),
     ));
-    let registry_task = tokio::spawn(registry.run_until(stopper(&services_rx)));
+    started.service(tokio::spawn(registry.run_until(started.service_stopper())));
 
     // Chat, with the sample dialogs.
     let token = admin_token(&data_dir)?;
     let chat_vars = args
         .runtime
         .variables(&[("chat_admin_token", token.clone())])?;
-    let chat = Loaded::load_in(
+    let Some(chat) = compile(
         &engine,
-        &default_component("chat")?,
+        default_component("chat")?,
         service_grants(kv.clone(), chat_vars),
-        limits.clone(),
-        None,
-    )?
-    .bind(SocketAddr::new(host, args.chat_port))
-    .await?;
+        &limits,
+    )
+    .await?
+    else {
+        started.stop().await;
+        return Ok(());
+    };
+    let chat = chat.bind(SocketAddr::new(host, args.chat_port)).await?;
     let chat_url = chat.local_url();
     let chat_server = chat.server.clone();
     let dialogs: Vec<serde_json::Value> = serde_json::from_str(SAMPLE_DIALOGS)?;
@@ -163,7 +166,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
             tracing::warn!(status, body = %String::from_utf8_lossy(&body), "sample dialog not loaded");
         }
     }
-    let chat_task = tokio::spawn(chat.run_until(stopper(&services_rx)));
+    started.service(tokio::spawn(chat.run_until(started.service_stopper())));
 
     // Models.
     let opts = DeployOptions {
@@ -191,8 +194,14 @@ pub async fn run(args: UpArgs) -> Result<()> {
         let pre = match compiled.get(&spec.component) {
             Some(pre) => Clone::clone(pre),
             None => {
-                let pre = crate::engine::load_proxy(&engine, &spec.component)
-                    .with_context(|| format!("loading model {}", spec.name))?;
+                let (engine, path) = (engine.clone(), spec.component.clone());
+                let compiling =
+                    tokio::task::spawn_blocking(move || crate::engine::load_proxy(&engine, &path));
+                let Some(pre) = unless_stopped(compiling).await else {
+                    started.stop().await;
+                    return Ok(());
+                };
+                let pre = pre?.with_context(|| format!("loading model {}", spec.name))?;
                 compiled.insert(spec.component.clone(), pre.clone());
                 pre
             }
@@ -221,7 +230,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
                 app_name: format!("runtime-host/{name}"),
                 ..opts.clone()
             };
-            let (model, stop) = (name.clone(), stopper(&models_rx));
+            let (model, stop) = (name.clone(), started.model_stopper());
             let task = tokio::spawn(async move {
                 let outcome = deploy(loaded, &source, opts, stop, |addr| {
                     let _ = addr_tx.send(addr);
@@ -232,7 +241,8 @@ pub async fn run(args: UpArgs) -> Result<()> {
                 }
                 outcome
             });
-            deployments.push((name, server, addr_rx, task));
+            started.model(task);
+            deployments.push((name, server, addr_rx));
         }
     }
 
@@ -248,17 +258,19 @@ pub async fn run(args: UpArgs) -> Result<()> {
         format!("{chat_url}/api/chats"),
         data_dir.display()
     );
-    let mut tasks = Vec::new();
     let mut serving = Vec::new();
-    for (name, server, addr_rx, task) in deployments {
-        match addr_rx.await {
-            Ok(addr) => {
+    for (name, server, addr_rx) in deployments {
+        match unless_stopped(addr_rx).await {
+            None => {
+                started.stop().await;
+                return Ok(());
+            }
+            Some(Ok(addr)) => {
                 serving.push((name.clone(), server));
                 println!("  {:<24} {:<32} registered", name, format!("http://{addr}"));
             }
-            Err(_) => println!("  {:<24} {:<32} failed (see log)", name, "-"),
+            Some(Err(_)) => println!("  {:<24} {:<32} failed (see log)", name, "-"),
         }
-        tasks.push(task);
     }
     for (name, why) in &skipped {
         println!("  {name:<24} {:<32} not deployed: {why}", "-");
@@ -266,22 +278,26 @@ pub async fn run(args: UpArgs) -> Result<()> {
     // The web console, told which models the app serves under `/models/`.
     let names: Vec<&str> = serving.iter().map(|(n, _)| n.as_str()).collect();
     let console_vars = args.runtime.variables(&[("models", names.join(","))])?;
-    let console = Loaded::load_in(
+    let Some(console) = compile(
         &engine,
-        &default_component("console")?,
+        default_component("console")?,
         service_grants(kv.clone(), console_vars),
-        limits.clone(),
-        None,
-    )?
-    .server;
+        &limits,
+    )
+    .await?
+    else {
+        started.stop().await;
+        return Ok(());
+    };
+    let console = console.server;
     let app = AppRouter::for_stack(&registry_server, &chat_server, &console, &serving);
     let app_url = crate::serve::local_url(app_listener.local_addr()?);
-    let app_task = tokio::spawn(crate::server::serve(
+    started.service(tokio::spawn(crate::server::serve(
         app_listener,
         Arc::new(app),
-        stopper(&services_rx),
+        started.service_stopper(),
         limits.deadline + DRAIN_GRACE,
-    ));
+    )));
     println!(
         "  {:<24} {:<32} ready (every service on one origin)",
         "console",
@@ -295,16 +311,26 @@ pub async fn run(args: UpArgs) -> Result<()> {
     println!("stack ready");
 
     shutdown_signal().await;
-    let _ = stop_models.send(true);
-    for t in tasks {
-        let _ = t.await;
-    }
-    let _ = stop_services.send(true);
-    let _ = registry_task.await;
-    let _ = chat_task.await;
-    let _ = app_task.await;
-    tracing::info!("stack stopped");
+    started.stop().await;
     Ok(())
+}
+
+/// Compiles a service's component off the async threads, unless a stop signal comes first
+/// (`None`).
+async fn compile(
+    engine: &wasmtime::Engine,
+    component: std::path::PathBuf,
+    grants: Grants,
+    limits: &crate::limits::Limits,
+) -> Result<Option<Loaded>> {
+    let (engine, limits) = (engine.clone(), limits.clone());
+    let compiling = tokio::task::spawn_blocking(move || {
+        Loaded::load_in(&engine, &component, grants, limits, None)
+    });
+    match unless_stopped(compiling).await {
+        None => Ok(None),
+        Some(loaded) => Ok(Some(loaded??)),
+    }
 }
 
 /// A model's stores. Each deployment keeps its metrics apart from the others': by default in
