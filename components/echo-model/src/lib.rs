@@ -1,6 +1,7 @@
 //! A minimal model for the SDK's own tests: `tabular` input, echoed back. `data.outcome`
 //! steers it: `"fail"` → 200 with `success: false`, `"fault"` → 500. With the variable
-//! `echo_broken=true` it fails its own test examples, so `/health` must stay 503.
+//! `echo_broken=true` it fails its own test examples, so `/health` must stay 503; with
+//! `echo_busy_ms=N` every prediction keeps the CPU busy for N ms (a self-test under load).
 
 use model_sdk::*;
 use serde_json::{Map, Value, json};
@@ -82,6 +83,11 @@ impl Model for Echo {
             .flatten()
             .as_deref()
             == Some("true");
+        let busy_ms: u64 = guest_kit::config::parsed("echo_busy_ms", 0).unwrap_or(0);
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(busy_ms);
+        while std::time::Instant::now() < until {
+            std::hint::spin_loop();
+        }
         match data.get("outcome").and_then(Value::as_str) {
             _ if broken => Err(PredictError::Failed("echo is configured broken".into())),
             Some("fail") => Err(PredictError::Failed("asked to fail".into())),

@@ -73,6 +73,10 @@ pub async fn run(args: ModelArgs) -> Result<()> {
     .await
 }
 
+/// Self-test runs before a model is declared failed, when it ran out of time or found the
+/// host busy.
+const SELF_TEST_ATTEMPTS: u32 = 3;
+
 /// Runs one loaded model through the lifecycle until `stop`: self-test, register, bind,
 /// serve (calling `ready` with the address), heartbeat, then stop and unregister. `source`
 /// (the component, or an ONNX model's directory) is named in the registration's reason.
@@ -87,6 +91,9 @@ pub async fn deploy(
     // registration is given back.
     tokio::pin!(stop);
     macro_rules! or_stop {
+        ($work:expr) => {
+            or_stop!($work, {})
+        };
         ($work:expr, $undo:expr) => {
             tokio::select! {
                 done = $work => done,
@@ -98,8 +105,30 @@ pub async fn deploy(
             }
         };
     }
-    // The self-test: the model SDK's /health runs every test example through /predict.
-    let (status, body) = or_stop!(loaded.server.call("GET", "/health"), ())?;
+    // The self-test: the model SDK's /health runs every test example through /predict. One
+    // that ran out of time or found the host busy (cores shared with other start-ups) is
+    // tried again, twice, after 2 and 4 s; any other failure is final.
+    let mut attempt = 1;
+    let (status, body) = loop {
+        let (status, body) = or_stop!(loaded.server.call("GET", "/health"))?;
+        let code = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v["error_code"].as_str().map(str::to_owned));
+        let transient = matches!(code.as_deref(), Some("timeout" | "overloaded"));
+        if !transient || attempt == SELF_TEST_ATTEMPTS {
+            break (status, body);
+        }
+        tracing::warn!(
+            status,
+            attempt,
+            code,
+            "the self-test did not finish; trying again"
+        );
+        or_stop!(tokio::time::sleep(std::time::Duration::from_secs(
+            1 << attempt
+        )));
+        attempt += 1;
+    };
     if status != 200 {
         // The error body's message (a bad model directory names the file and field there).
         let answer = serde_json::from_slice::<serde_json::Value>(&body).ok();
@@ -139,10 +168,7 @@ pub async fn deploy(
         ]),
     };
     let registry = Arc::new(Registry::new(&opts.registry, request));
-    let registered = or_stop!(
-        registry.register_within(opts.preferred_port, opts.registry_wait),
-        ()
-    );
+    let registered = or_stop!(registry.register_within(opts.preferred_port, opts.registry_wait));
     let state = match registered {
         Ok(r) => {
             tracing::info!(model = %info.name, port = r.assigned_port, message = %r.message, "registered");

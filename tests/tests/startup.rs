@@ -1,6 +1,9 @@
-//! Ctrl-C at any moment of start-up (issue 23, section 1): `up`, `model` and `registry` stop
-//! what they started, in order, unregister what registered and exit 0 by themselves, whether
-//! the parent left SIGINT at its default or ignored it (as shells do for background jobs).
+//! Start-up that never loses a model or a Ctrl-C (issue 23):
+//! - Ctrl-C at any moment: `up`, `model` and `registry` stop what they started, in order,
+//!   unregister what registered and exit 0 by themselves, whether the parent left SIGINT at
+//!   its default or ignored it (as shells do for background jobs);
+//! - a self-test that runs out of time is tried again before the model is declared failed,
+//!   and `up`'s table says why a model failed.
 
 use e2e_tests::{HostBuilder, component, host_binary, interrupt, temp_dir, wait_for_exit};
 use std::io::{BufRead, BufReader};
@@ -115,6 +118,11 @@ fn up_args(data: &std::path::Path) -> Vec<String> {
     for onnx in ["iris", "solubility"] {
         std::os::unix::fs::symlink(e2e_tests::model_dir(onnx), models.join(onnx)).unwrap();
     }
+    up_args_with(data, &models)
+}
+
+/// `up` with the models of `models`, on free ports.
+fn up_args_with(data: &std::path::Path, models: &std::path::Path) -> Vec<String> {
     let first = e2e_tests::port_block(6);
     [
         "up",
@@ -209,4 +217,28 @@ async fn model_and_registry_stop_in_order_during_start_up() {
             assert_eq!(listing.count, 0, "nothing left registered ({how:?})");
         }
     }
+}
+
+#[test]
+fn a_self_test_out_of_time_is_retried_and_the_failure_is_named() {
+    // A self-test that takes 1.5 s under a 1 s deadline: every attempt times out.
+    let dir = temp_dir();
+    let models = dir.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    std::os::unix::fs::symlink(component("echo-model"), models.join("echo.wasm")).unwrap();
+    let mut args = up_args_with(dir.path(), &models);
+    args.extend(["--deadline", "1s", "--variable", "echo_busy_ms=1500"].map(str::to_owned));
+    let up = Child2::spawn(&args, Disposition::Default);
+    up.wait_for("stack ready", Duration::from_secs(120));
+    let out = up.interrupt_and_expect_orderly_exit("after a failed model");
+    let retries = out.matches("trying again").count();
+    assert_eq!(retries, 2, "two more attempts before giving up:\n{out}");
+    let row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("echo "))
+        .unwrap_or_else(|| panic!("no table row for echo:\n{out}"));
+    assert!(
+        row.contains("failed: the model failed its self-test"),
+        "the table says why: {row}"
+    );
 }
