@@ -230,8 +230,9 @@ pub struct RuntimeArgs {
     /// `spin up --state-dir` too) and, unless --cache-dir says otherwise, the compilation cache.
     #[arg(long, default_value = ".data")]
     pub data_dir: PathBuf,
-    /// Where compiled components are cached (default: `cache/` in the data directory).
-    /// Several hosts may share one: a large component (an ONNX model) then compiles once.
+    /// Where compiled components are cached (default: `runtime-host/` in the user's cache
+    /// directory, `$XDG_CACHE_HOME` or `~/.cache`). Every host and data directory shares it:
+    /// a large component (an ONNX model) compiles once per user, not once per data directory.
     #[arg(long, env = "RUNTIME_HOST_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Application variable given to the component, `name=value`; repeatable. Also read

@@ -36,10 +36,20 @@ impl RuntimeArgs {
         }
     }
 
-    /// The compilation cache: --cache-dir, else `cache/` in the data directory.
+    /// The compilation cache: --cache-dir (or `RUNTIME_HOST_CACHE_DIR`), else one per user
+    /// in the platform's cache directory (`$XDG_CACHE_HOME/runtime-host`, by default
+    /// `~/.cache/runtime-host`, as wasmtime's own CLI keeps its cache), so every data directory
+    /// and every test shares compiled components; `cache/` in the data directory only where
+    /// there is no home.
     pub fn cache_dir(&self) -> PathBuf {
-        self.cache_dir
-            .clone()
+        if let Some(dir) = &self.cache_dir {
+            return dir.clone();
+        }
+        let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        non_empty("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| non_empty("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .map(|base| base.join("runtime-host"))
             .unwrap_or_else(|| self.data_dir.join("cache"))
     }
 

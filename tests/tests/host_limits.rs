@@ -163,21 +163,35 @@ async fn sigterm_finishes_requests_in_flight_then_exits_zero() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn compiled_component_is_cached_on_disk() {
-    let dir = temp_dir();
-    let h = testbed(dir.path(), &[]);
-    h.stop();
-    let cache = dir.path().join("cache");
+async fn compiled_components_are_cached_once_per_user_for_every_data_directory() {
+    // The user's cache directory, as the platform names it (isolated for the test).
+    let home_cache = temp_dir();
+    let start = |data: &std::path::Path| {
+        HostBuilder::new(component("testbed"), data)
+            .env("XDG_CACHE_HOME", &home_cache.path().display().to_string())
+            .start()
+    };
+    let first_data = temp_dir();
+    start(first_data.path()).stop();
+    let cache = home_cache.path().join("runtime-host");
     let files = walk(&cache);
     assert!(
         !files.is_empty(),
         "cache at {} holds compiled artifacts",
         cache.display()
     );
-    // A restart reuses them: no new files appear.
-    let h = testbed(dir.path(), &[]);
-    h.stop();
-    assert_eq!(walk(&cache).len(), files.len());
+    assert!(
+        walk(&first_data.path().join("cache")).is_empty(),
+        "not in the data directory"
+    );
+    // A new data directory reuses them: no new files appear.
+    let second_data = temp_dir();
+    start(second_data.path()).stop();
+    assert_eq!(
+        walk(&cache).len(),
+        files.len(),
+        "compiled again for a new data directory"
+    );
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
