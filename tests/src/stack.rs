@@ -1,11 +1,14 @@
 //! `runtime-host up` as a child process on free ports: registry, chat, the app port and every
-//! model, ready when it prints `stack ready`, stopped with Ctrl-C when dropped.
+//! model, ready when it prints `stack ready`, stopped with Ctrl-C when dropped. Its log is
+//! kept and printed when the test fails, so a failure says what the stack saw.
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 pub struct Stack {
     child: Child,
+    /// `up`'s log (stderr), printed when a test fails while the stack runs.
+    log: std::sync::Arc<std::sync::Mutex<String>>,
     pub registry_port: u16,
     pub chat_port: u16,
     pub app_port: u16,
@@ -37,12 +40,31 @@ impl Stack {
             .env("RUNTIME_HOST_CACHE_DIR", crate::shared_cache_dir())
             .env("CHAT_ADMIN_TOKEN", &admin_token)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("starting runtime-host up");
-        crate::wait_for_stack_ready(&mut child, Duration::from_secs(180));
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (stderr, kept) = (child.stderr.take().expect("piped"), log.clone());
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+                kept.push_str(&line);
+                kept.push('\n');
+            }
+        });
+        if let Err(why) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::wait_for_stack_ready(&mut child, Duration::from_secs(180))
+        })) {
+            eprintln!("--- runtime-host up's log ---\n{}", log.lock().unwrap());
+            std::panic::resume_unwind(why);
+        }
         Self {
             child,
+            log,
             registry_port,
             chat_port,
             app_port,
@@ -101,6 +123,10 @@ impl Stack {
 
 impl Drop for Stack {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+            eprintln!("--- runtime-host up's log ---\n{log}");
+        }
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
             let _ = self.child.wait();
