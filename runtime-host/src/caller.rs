@@ -8,16 +8,16 @@
 //! only what it registered. Callers that cannot be known (another machine, another user's
 //! process we may not inspect) are named as such and get the stricter rules.
 //!
-//! The answer goes to the component in one request header, [`HEADER`], vouched for by a
-//! secret the host generates at each start (the component's `registry_maintenance_token`):
+//! The answer goes to the component in one request header, [`HEADER`] (written and read by
+//! `registry_core::caller`), vouched for by a secret the host generates at each start (the
+//! component's `registry_maintenance_token`):
 //! the host removes the header from every incoming request (`crate::guard`), so a client
 //! cannot forge it, and under Spin, where no one vouches, the component ignores it.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-/// The request header that carries [`Caller`] to the component.
-pub const HEADER: &str = "runtime-host-caller";
+pub use registry_core::caller::{Caller, Claimed, HEADER, Identity};
 
 /// The two ends of a connection, put in each request's extensions by `crate::server::serve`.
 #[derive(Debug, Clone, Copy)]
@@ -26,33 +26,11 @@ pub struct ConnInfo {
     pub local: SocketAddr,
 }
 
-/// Who is at the other end of a connection.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Caller {
-    /// A process on this machine: `related[0]` is the caller, then its ancestors (not
-    /// init) and its descendants.
-    Local { related: Vec<u32> },
-    /// Another machine.
-    Remote(IpAddr),
-    /// A loopback connection whose process we may not inspect.
-    Unknown,
-}
-
-/// What the host knows about a `process_id` a registration claims.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Claimed {
-    Alive,
-    /// No such process (or a zombie).
-    Dead,
-    /// init or a kernel thread: never a model deployment's.
-    System,
-}
-
 /// Finds who is at the other end of `conn` (blocking: reads /proc).
 pub fn identify(conn: &ConnInfo) -> Caller {
     let peer = conn.peer.ip().to_canonical();
     if !peer.is_loopback() {
-        return Caller::Remote(peer);
+        return Caller::Remote(peer.to_string());
     }
     let Some(inode) = socket_inode(conn) else {
         return Caller::Unknown;
@@ -81,26 +59,6 @@ pub fn claimed(pid: u64) -> Claimed {
         Some(s) if matches!(s.state, 'Z' | 'X') => Claimed::Dead,
         Some(_) => Claimed::Alive,
     }
-}
-
-/// The header value: `<token>; pids=1,2,3`, `<token>; remote=ADDR`, or `<token>; unknown`,
-/// followed by `; claimed=alive|dead|system` when the request names a process.
-pub fn header_value(token: &str, caller: &Caller, claim: Option<Claimed>) -> String {
-    let who = match caller {
-        Caller::Local { related } => {
-            let pids: Vec<String> = related.iter().map(u32::to_string).collect();
-            format!("pids={}", pids.join(","))
-        }
-        Caller::Remote(ip) => format!("remote={ip}"),
-        Caller::Unknown => "unknown".to_owned(),
-    };
-    let claim = match claim {
-        None => "",
-        Some(Claimed::Alive) => "; claimed=alive",
-        Some(Claimed::Dead) => "; claimed=dead",
-        Some(Claimed::System) => "; claimed=system",
-    };
-    format!("{token}; {who}{claim}")
 }
 
 /// The inode of the socket at the client's end of `conn`, from the kernel's TCP tables.
@@ -277,19 +235,5 @@ mod tests {
         let pid = child.id();
         child.wait().unwrap();
         assert_eq!(claimed(pid.into()), Claimed::Dead);
-    }
-
-    #[test]
-    fn header_values() {
-        let local = Caller::Local {
-            related: vec![10, 9],
-        };
-        assert_eq!(
-            header_value("t", &local, Some(Claimed::Alive)),
-            "t; pids=10,9; claimed=alive"
-        );
-        let remote = Caller::Remote("10.0.0.2".parse().unwrap());
-        assert_eq!(header_value("t", &remote, None), "t; remote=10.0.0.2");
-        assert_eq!(header_value("t", &Caller::Unknown, None), "t; unknown");
     }
 }

@@ -306,8 +306,8 @@ async fn identify_caller(req: &mut hyper::Request<Full<Bytes>>, token: &str) {
         (caller::identify(&conn), claimed_pid.map(caller::claimed))
     })
     .await;
-    let (who, claim) = found.unwrap_or((caller::Caller::Unknown, None));
-    let value = caller::header_value(token, &who, claim);
+    let (caller, claimed) = found.unwrap_or((caller::Caller::Unknown, None));
+    let value = caller::Identity { caller, claimed }.header_value(token);
     if let Ok(v) = hyper::header::HeaderValue::from_str(&value) {
         req.headers_mut().insert(caller::HEADER, v);
     }

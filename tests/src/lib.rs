@@ -55,6 +55,23 @@ pub fn host_binary() -> PathBuf {
     must_exist(target_dir().join("release").join("runtime-host"))
 }
 
+/// Every dialog of the chat service at `url`, through `runtime-host chats export --output`
+/// (into `file`); panics with the command's stderr if it fails.
+pub fn export_chats(url: &str, file: &std::path::Path) -> Vec<edge_api::chat::Dialog> {
+    let out = std::process::Command::new(host_binary())
+        .args(["chats", "export", "--url", url, "--output"])
+        .arg(file)
+        .output()
+        .expect("running runtime-host chats export");
+    assert!(
+        out.status.success(),
+        "chats export failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(file).expect("the export file"))
+        .expect("the export is a JSON array of dialogs")
+}
+
 /// The natively compiled molprop server the benchmark compares against.
 pub fn native_peer_binary() -> PathBuf {
     must_exist(target_dir().join("release").join("molprop-native"))

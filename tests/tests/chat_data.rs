@@ -111,17 +111,7 @@ async fn export_then_import_reproduces_every_dialog() {
         assert_eq!(r.status, 201);
     }
     let file = src_dir.path().join("export.json");
-    let out = Command::new(host_binary())
-        .args(["chats", "export", "--url", &src.base_url(), "--output"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let exported: Vec<Dialog> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let exported = e2e_tests::export_chats(&src.base_url(), &file);
     assert_eq!(exported.len(), 3);
 
     let dst_dir = temp_dir();

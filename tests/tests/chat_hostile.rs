@@ -2,11 +2,10 @@
 //! every read reads back; one bad record never takes the list down; ids and GUIDs never
 //! collide; the list and the export do not load every dialog at once.
 
-use e2e_tests::{Client, Host, HostBuilder, component, host_binary, temp_dir};
+use e2e_tests::{Client, Host, HostBuilder, component, temp_dir};
 use edge_api::chat::{ChatSummary, Dialog};
 use edge_api::json::text_depth;
 use serde_json::{Value, json};
-use std::process::Command;
 
 const TOKEN: &str = "h0stile";
 
@@ -297,17 +296,7 @@ async fn big_dialogs_neither_break_the_list_nor_the_export() {
     assert_eq!(grown.messages.len(), 8, "every accepted append reads back");
 
     let file = dir.path().join("export.json");
-    let out = Command::new(host_binary())
-        .args(["chats", "export", "--url", &h.base_url(), "--output"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let exported: Vec<Dialog> = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let exported = e2e_tests::export_chats(&h.base_url(), &file);
     assert_eq!(exported.len(), 140);
     assert_eq!(exported[0].messages.len(), 8);
 }

@@ -36,6 +36,27 @@ pub struct Identity {
 }
 
 impl Identity {
+    /// The header's value, as the native host writes it: `<secret>; pids=1,2,3`,
+    /// `<secret>; remote=ADDR` or `<secret>; unknown`, then `; claimed=alive|dead|system`
+    /// when the request names a process. [`Identity::parse`] reads it back.
+    pub fn header_value(&self, secret: &str) -> String {
+        let who = match &self.caller {
+            Caller::Local { related } => {
+                let pids: Vec<String> = related.iter().map(u32::to_string).collect();
+                format!("pids={}", pids.join(","))
+            }
+            Caller::Remote(addr) => format!("remote={addr}"),
+            Caller::Unknown => "unknown".to_owned(),
+        };
+        let claim = match self.claimed {
+            None => "",
+            Some(Claimed::Alive) => "; claimed=alive",
+            Some(Claimed::Dead) => "; claimed=dead",
+            Some(Claimed::System) => "; claimed=system",
+        };
+        format!("{secret}; {who}{claim}")
+    }
+
     /// Reads the header's `value`, trusting it only when it carries the host's `secret`.
     pub fn parse(secret: Option<&str>, value: Option<&str>) -> Self {
         let unknown = Self {
@@ -120,6 +141,34 @@ mod tests {
                 related: related.to_vec(),
             },
             claimed: None,
+        }
+    }
+
+    #[test]
+    fn what_the_host_writes_the_registry_reads() {
+        for id in [
+            Identity {
+                caller: Caller::Local {
+                    related: vec![10, 9],
+                },
+                claimed: Some(Claimed::Alive),
+            },
+            Identity {
+                caller: Caller::Remote("10.0.0.2".into()),
+                claimed: Some(Claimed::Dead),
+            },
+            Identity {
+                caller: Caller::Unknown,
+                claimed: None,
+            },
+        ] {
+            let value = id.header_value("s3");
+            let back = Identity::parse(Some("s3"), Some(&value));
+            assert_eq!(
+                (back.caller, back.claimed),
+                (id.caller, id.claimed),
+                "{value}"
+            );
         }
     }
 
