@@ -111,6 +111,10 @@ pub struct ModelArgs {
     /// How long to keep trying the registry at start-up.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub registry_wait: Duration,
+    /// Longest one try of the model's self-test may run (its own deadline, apart from
+    /// --deadline: it runs every test example, while other start-ups may share the cores).
+    #[arg(long, default_value = "120s", value_parser = parse_duration)]
+    pub self_test_deadline: Duration,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }
@@ -151,6 +155,10 @@ pub struct UpArgs {
     /// Time between each model's heartbeats.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub heartbeat_interval: Duration,
+    /// Longest one try of the model's self-test may run (its own deadline, apart from
+    /// --deadline: it runs every test example, while other start-ups may share the cores).
+    #[arg(long, default_value = "120s", value_parser = parse_duration)]
+    pub self_test_deadline: Duration,
     /// On a shared store (Redis), the registry keeps its keys under `hosts/<SCOPE>/`:
     /// registries with the same scope are one registry (one port space; each lists every
     /// registration), other scopes are not seen. Ports belong to a machine, so each machine

@@ -74,6 +74,17 @@ impl ComponentServer {
         self.call_with(method, path, Vec::new(), &[]).await
     }
 
+    /// [`ComponentServer::call`] with its own deadline instead of the requests' one.
+    pub async fn call_within(
+        &self,
+        method: &str,
+        path: &str,
+        budget: Duration,
+    ) -> Result<(u16, Bytes)> {
+        self.send_in_process(method, path, Vec::new(), &[], budget)
+            .await
+    }
+
     /// [`ComponentServer::call`] with a body and headers.
     pub async fn call_with(
         &self,
@@ -81,6 +92,18 @@ impl ComponentServer {
         path: &str,
         body: Vec<u8>,
         headers: &[(&str, &str)],
+    ) -> Result<(u16, Bytes)> {
+        self.send_in_process(method, path, body, headers, self.limits.deadline)
+            .await
+    }
+
+    async fn send_in_process(
+        &self,
+        method: &str,
+        path: &str,
+        body: Vec<u8>,
+        headers: &[(&str, &str)],
+        budget: Duration,
     ) -> Result<(u16, Bytes)> {
         let mut req = hyper::Request::builder()
             .method(method)
@@ -91,7 +114,7 @@ impl ComponentServer {
         }
         let req = req.body(Full::new(Bytes::from(body)))?;
         let resp = self
-            .run_guest(req, Instant::now() + self.limits.deadline, None)
+            .run_guest(req, (Instant::now() + budget, budget), None)
             .await;
         let status = resp.status().as_u16();
         let body = resp
@@ -166,7 +189,8 @@ impl ComponentServer {
         if let Some(token) = &self.caller_token {
             identify_caller(&mut req, token).await;
         }
-        self.run_guest(req, deadline, Some(slot)).await
+        self.run_guest(req, (deadline, self.limits.deadline), Some(slot))
+            .await
     }
 
     /// Reads the whole body (bounded by the cap and the deadline) so that an oversized
@@ -241,15 +265,15 @@ impl ComponentServer {
         }
     }
 
-    /// Runs `req` on an instance. `slot` (a place under `--max-concurrency`) is held until
+    /// Runs `req` on an instance by `deadline` (`budget` after it began, as errors say it).
+    /// `slot` (a place under `--max-concurrency`) is held until
     /// the instance is done with the request, body included, not just until it answers.
     async fn run_guest(
         &self,
         req: hyper::Request<Full<Bytes>>,
-        deadline: Instant,
+        (deadline, budget): (Instant, Duration),
         slot: Option<tokio::sync::OwnedSemaphorePermit>,
     ) -> HostResponse {
-        let budget = self.limits.deadline;
         match self.pool.serve(req, deadline, slot).await {
             Ok(resp) => resp,
             Err(Failure::Guest(code)) => {

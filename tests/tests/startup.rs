@@ -221,13 +221,21 @@ async fn model_and_registry_stop_in_order_during_start_up() {
 
 #[test]
 fn a_self_test_out_of_time_is_retried_and_the_failure_is_named() {
-    // A self-test that takes 1.5 s under a 1 s deadline: every attempt times out.
+    // A self-test that takes 1.5 s under its own deadline of 1 s: every attempt times out.
     let dir = temp_dir();
     let models = dir.path().join("models");
     std::fs::create_dir_all(&models).unwrap();
     std::os::unix::fs::symlink(component("echo-model"), models.join("echo.wasm")).unwrap();
     let mut args = up_args_with(dir.path(), &models);
-    args.extend(["--deadline", "1s", "--variable", "echo_busy_ms=1500"].map(str::to_owned));
+    args.extend(
+        [
+            "--self-test-deadline",
+            "1s",
+            "--variable",
+            "echo_busy_ms=1500",
+        ]
+        .map(str::to_owned),
+    );
     let up = Child2::spawn(&args, Disposition::Default);
     up.wait_for("stack ready", Duration::from_secs(120));
     let out = up.interrupt_and_expect_orderly_exit("after a failed model");
@@ -240,5 +248,32 @@ fn a_self_test_out_of_time_is_retried_and_the_failure_is_named() {
     assert!(
         row.contains("failed: the model failed its self-test"),
         "the table says why: {row}"
+    );
+    assert!(
+        out.contains("deadline of 1 s"),
+        "the self-test's own deadline is the one named:\n{out}"
+    );
+}
+
+#[test]
+fn the_self_test_has_its_own_deadline_apart_from_requests() {
+    // Requests may take 1 s; the self-test takes 1.5 s and is allowed its default 120 s.
+    let dir = temp_dir();
+    let models = dir.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    std::os::unix::fs::symlink(component("echo-model"), models.join("echo.wasm")).unwrap();
+    let mut args = up_args_with(dir.path(), &models);
+    args.extend(["--deadline", "1s", "--variable", "echo_busy_ms=1500"].map(str::to_owned));
+    let up = Child2::spawn(&args, Disposition::Default);
+    up.wait_for("stack ready", Duration::from_secs(120));
+    let out = up.interrupt_and_expect_orderly_exit("after start-up");
+    let row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("echo "))
+        .unwrap_or_else(|| panic!("no table row for echo:\n{out}"));
+    assert!(row.ends_with("registered"), "{row}");
+    assert!(
+        !out.contains("trying again"),
+        "passed at the first try:\n{out}"
     );
 }

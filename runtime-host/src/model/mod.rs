@@ -33,6 +33,8 @@ pub struct DeployOptions {
     pub host: std::net::IpAddr,
     pub heartbeat_interval: std::time::Duration,
     pub registry_wait: std::time::Duration,
+    /// One self-test try's deadline (`--self-test-deadline`).
+    pub self_test_deadline: std::time::Duration,
 }
 
 impl DeployOptions {
@@ -44,6 +46,7 @@ impl DeployOptions {
             host: args.host,
             heartbeat_interval: args.heartbeat_interval,
             registry_wait: args.registry_wait,
+            self_test_deadline: args.self_test_deadline,
         }
     }
 }
@@ -110,7 +113,10 @@ pub async fn deploy(
     // tried again, twice, after 2 and 4 s; any other failure is final.
     let mut attempt = 1;
     let (status, body) = loop {
-        let (status, body) = or_stop!(loaded.server.call("GET", "/health"))?;
+        let health = loaded
+            .server
+            .call_within("GET", "/health", opts.self_test_deadline);
+        let (status, body) = or_stop!(health)?;
         let code = serde_json::from_slice::<serde_json::Value>(&body)
             .ok()
             .and_then(|v| v["error_code"].as_str().map(str::to_owned));

@@ -176,6 +176,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
         host,
         heartbeat_interval: args.heartbeat_interval,
         registry_wait: Duration::from_secs(10),
+        self_test_deadline: args.self_test_deadline,
     };
     // Every component is compiled before any model starts its self-test: a self-test that
     // shared the cores with a compilation took 15-18 s instead of 61 ms (issue 23). Each
