@@ -182,6 +182,16 @@ pub fn pass_runtime_config(data_dir: &Path) -> Option<std::path::PathBuf> {
     Some(write_runtime_config(data_dir, &format!("{url}/{db}")))
 }
 
+/// For a scenario that works on the SQLite file itself: in the Redis pass, says why it
+/// does not run there and returns `true` (the caller returns).
+pub fn skip_in_redis_pass(what_it_does: &str) -> bool {
+    let skip = redis_pass();
+    if skip {
+        eprintln!("not in the Redis pass: this scenario {what_it_does}");
+    }
+    skip
+}
+
 /// Whether this run keeps the hosts' stores on Redis (the Redis pass).
 pub fn redis_pass() -> bool {
     std::env::var("E2E_REDIS_URL").is_ok()

@@ -172,8 +172,7 @@ async fn sample_dialogs_import_cleanly() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn store_file_uses_spins_layout() {
-    if e2e_tests::redis::redis_pass() {
-        eprintln!("not in the Redis pass: this scenario reads the SQLite file itself");
+    if e2e_tests::redis::skip_in_redis_pass("reads the SQLite file itself") {
         return;
     }
     let dir = temp_dir();

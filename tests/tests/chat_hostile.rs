@@ -77,8 +77,7 @@ async fn deep_metadata_is_refused_by_every_write_path_alike() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_record_stored_too_deep_before_the_fix_still_reads_back() {
-    if e2e_tests::redis::redis_pass() {
-        eprintln!("not in the Redis pass: this scenario writes the SQLite file itself");
+    if e2e_tests::redis::skip_in_redis_pass("writes the SQLite file itself") {
         return;
     }
     let dir = temp_dir();
@@ -127,8 +126,7 @@ async fn a_record_stored_too_deep_before_the_fix_still_reads_back() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unreadable_record_is_skipped_and_counted_by_the_list() {
-    if e2e_tests::redis::redis_pass() {
-        eprintln!("not in the Redis pass: this scenario writes the SQLite file itself");
+    if e2e_tests::redis::skip_in_redis_pass("writes the SQLite file itself") {
         return;
     }
     let dir = temp_dir();

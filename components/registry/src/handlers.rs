@@ -279,13 +279,9 @@ fn check_holder_limit(reg: &Registry, holder: &str, now: u64) -> Result<(), ApiE
     if live.len() < limit {
         return Ok(());
     }
-    let keys: Vec<String> = live.iter().map(|(p, _)| record_key(*p)).collect();
-    let records: std::collections::HashMap<String, Record> =
-        reg.store.get_many_json(&keys)?.into_iter().collect();
-    let held = live
+    let held = held_records(reg, live)?
         .iter()
-        .filter_map(|(port, lease)| records.get(&record_key(*port)).filter(|r| r.holds(lease)))
-        .filter(|r| r.holder() == holder)
+        .filter(|(_, r)| r.holder() == holder)
         .count();
     if held >= limit {
         return Err(ApiError::new(
@@ -300,22 +296,29 @@ fn check_holder_limit(reg: &Registry, holder: &str, now: u64) -> Result<(), ApiE
     Ok(())
 }
 
-/// The live registrations, by port (never with their ids).
-fn live_entries(reg: &Registry, now: u64) -> Result<Vec<RegistryEntry>, ApiError> {
-    let table = reg.leases()?;
-    let live: Vec<(u16, Lease)> = table.live(now).collect();
+/// The records of the `live` leases that still hold them, read in one store call.
+fn held_records(reg: &Registry, live: Vec<(u16, Lease)>) -> Result<Vec<(Lease, Record)>, ApiError> {
     let keys: Vec<String> = live.iter().map(|(p, _)| record_key(*p)).collect();
-    let records: std::collections::HashMap<String, Record> =
+    let mut records: std::collections::HashMap<String, Record> =
         reg.store.get_many_json(&keys)?.into_iter().collect();
     Ok(live
         .into_iter()
         .filter_map(|(port, lease)| {
-            let record = records.get(&record_key(port))?;
-            record.holds(&lease).then(|| {
-                let mut entry = record.entry.clone();
-                entry.expires_at = ts(lease.expires_at_ms);
-                entry
-            })
+            let record = records.remove(&record_key(port))?;
+            record.holds(&lease).then_some((lease, record))
+        })
+        .collect())
+}
+
+/// The live registrations, by port (never with their ids).
+fn live_entries(reg: &Registry, now: u64) -> Result<Vec<RegistryEntry>, ApiError> {
+    let live: Vec<(u16, Lease)> = reg.leases()?.live(now).collect();
+    Ok(held_records(reg, live)?
+        .into_iter()
+        .map(|(lease, record)| {
+            let mut entry = record.entry;
+            entry.expires_at = ts(lease.expires_at_ms);
+            entry
         })
         .collect())
 }

@@ -79,13 +79,13 @@ fn store_err(what: &str, key: &str, e: store::Error) -> ApiError {
     )
 }
 
-/// Deepest nesting a stored record is decoded at. serde_json stops at 128 levels by default;
-/// records written before a write path checked nesting may go deeper (a chat message's
-/// `metadata` of 125 levels sits 129 deep in its dialog), and are still data someone stored.
-/// The guard keeps a hostile record from exhausting the stack.
 /// A key and its value, or why that value could not be decoded.
 pub type Decoded<T> = (String, Result<T, ApiError>);
 
+/// Deepest nesting a stored record is decoded at. serde_json gives up near 128 levels by
+/// default; records written before a write path checked nesting may go that deep (a chat
+/// message's `metadata` of 125 levels sits 128 deep in its dialog), and are still data someone
+/// stored. The guard keeps a hostile record from exhausting the stack.
 const MAX_STORED_DEPTH: usize = 256;
 
 fn decode<T: DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, ApiError> {

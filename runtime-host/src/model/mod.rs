@@ -112,17 +112,18 @@ pub async fn deploy(
     // that ran out of time or found the host busy (cores shared with other start-ups) is
     // tried again, twice, after 2 and 4 s; any other failure is final.
     let mut attempt = 1;
-    let (status, body) = loop {
+    let (status, body, answer) = loop {
         let health = loaded
             .server
             .call_within("GET", "/health", opts.self_test_deadline);
         let (status, body) = or_stop!(health)?;
-        let code = serde_json::from_slice::<serde_json::Value>(&body)
-            .ok()
+        let answer = serde_json::from_slice::<serde_json::Value>(&body).ok();
+        let code = answer
+            .as_ref()
             .and_then(|v| v["error_code"].as_str().map(str::to_owned));
         let transient = matches!(code.as_deref(), Some("timeout" | "overloaded"));
         if !transient || attempt == SELF_TEST_ATTEMPTS {
-            break (status, body);
+            break (status, body, answer);
         }
         tracing::warn!(
             status,
@@ -137,7 +138,6 @@ pub async fn deploy(
     };
     if status != 200 {
         // The error body's message (a bad model directory names the file and field there).
-        let answer = serde_json::from_slice::<serde_json::Value>(&body).ok();
         let field = |k: &str| {
             answer
                 .as_ref()
@@ -220,9 +220,7 @@ pub async fn deploy(
         task.abort();
     }
     release(&registry, &state).await;
-    for guard in guards {
-        guard.release().await;
-    }
+    PortGuard::release_all(guards).await;
     tracing::info!(model = %info.name, "stopped");
     Ok(())
 }
@@ -252,9 +250,7 @@ async fn bind_or_move(
         release(registry, state).await;
         let Some(guard) = PortGuard::reserve(registry, opts, port).await else {
             // Unguarded, the registry could hand the same port out again and again.
-            for g in guards {
-                g.release().await;
-            }
+            PortGuard::release_all(guards).await;
             bail!("port {port} is busy and could not be reserved in the registry; not moving on");
         };
         guards.push(guard);
@@ -262,9 +258,7 @@ async fn bind_or_move(
             Ok(r) => r,
             Err(e) => {
                 let busy: Vec<u16> = guards.iter().map(|g| g.port).collect();
-                for g in guards {
-                    g.release().await;
-                }
+                PortGuard::release_all(guards).await;
                 return Err(e).context(format!(
                     "registering again for another port (busy: {busy:?})"
                 ));
@@ -349,6 +343,12 @@ impl PortGuard {
     async fn release(self) {
         self.task.abort();
         release(&self.registry, &self.state).await;
+    }
+
+    async fn release_all(guards: Vec<Self>) {
+        for guard in guards {
+            guard.release().await;
+        }
     }
 }
 
