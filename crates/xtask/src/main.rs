@@ -199,6 +199,15 @@ fn prepare_tests() -> std::thread::JoinHandle<Result<Prepared, String>> {
 /// Redis pass.
 fn test(extra: &[String], prepared: Prepared) -> Result<(), String> {
     let Prepared { redis, browser } = prepared;
+    // CI can install both (it runs as root), so a skip there would hide a broken install.
+    let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
+    if in_ci && !(redis && browser) {
+        return Err(
+            "CI runs every test, but redis-server or Chromium could not be installed \
+                    (see above); nothing was skipped silently"
+                .into(),
+        );
+    }
     // Tests that need a service this command has fail, rather than skip, if it went missing.
     let mut env = Vec::new();
     if redis {
@@ -260,28 +269,30 @@ fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Tot
             label = format!("{}-{n}", binary.name);
         }
         jobs.push(runner::Job {
+            alone: services::RUN_ALONE.contains(&binary.name.as_str()),
             label,
             binary: binary.clone(),
             env: env.to_vec(),
         });
     }
     let server = if redis {
-        let server = services::PassRedis::start(&root().join("target/redis-pass"))?;
+        let server = services::pass_redis(&root().join("target/redis-pass"))?;
         eprintln!(
             "xtask: the Redis pass: {} again with every store on {}",
             services::REDIS_PASS.join(", "),
-            server.url
+            server.url()
         );
         for name in services::REDIS_PASS {
             let binary = binaries.iter().find(|b| b.name == *name).ok_or(format!(
                 "the Redis pass names {name}, which is no test binary"
             ))?;
             let mut env = env.to_vec();
-            env.push(("E2E_REDIS_URL".to_owned(), server.url.clone()));
+            env.push(("E2E_REDIS_URL".to_owned(), server.url()));
             jobs.push(runner::Job {
                 label: format!("{name}-on-redis"),
                 binary: binary.clone(),
                 env,
+                alone: false,
             });
         }
         Some(server)

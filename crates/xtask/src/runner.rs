@@ -34,6 +34,9 @@ pub struct Job {
     pub label: String,
     pub binary: Binary,
     pub env: Vec<(String, String)>,
+    /// Runs with no other binary beside it: it loads every core on purpose (the bench) or
+    /// times CPU-bound work against deadlines (the embedding model).
+    pub alone: bool,
 }
 
 /// What the jobs added up to.
@@ -89,24 +92,44 @@ fn test_binary(message: &serde_json::Value) -> Option<Binary> {
     })
 }
 
-/// Runs `jobs`, at most `parallel` at once, the longest of the last run first (times kept in
-/// `log_dir/times.json`); prints each job's output as it ends and returns the totals.
-pub fn run(mut jobs: Vec<Job>, parallel: usize, log_dir: &Path) -> Result<Totals, String> {
+/// Runs `jobs`: those not `alone` at most `parallel` at once, then each `alone` one by
+/// itself; the longest of the last run first (times kept in `log_dir/times.json`). Prints
+/// each job's output as it ends and returns the totals.
+pub fn run(jobs: Vec<Job>, parallel: usize, log_dir: &Path) -> Result<Totals, String> {
     std::fs::create_dir_all(log_dir).map_err(|e| format!("{}: {e}", log_dir.display()))?;
     let times_file = log_dir.join("times.json");
     let mut times = read_times(&times_file);
-    // Unknown jobs count as long: a new test file is started early rather than last.
-    let expected = |label: &str| times.get(label).copied().unwrap_or(f64::MAX);
-    jobs.sort_by(|a, b| expected(&b.label).total_cmp(&expected(&a.label)));
-
-    let started = Instant::now();
-    let (done_tx, done_rx) = mpsc::channel();
-    let mut waiting = jobs.into_iter();
-    let mut running = 0usize;
     let mut totals = Totals {
         ok: true,
         ..Totals::default()
     };
+    let started = Instant::now();
+    let (alone, shared): (Vec<Job>, Vec<Job>) = jobs.into_iter().partition(|j| j.alone);
+    run_pool(shared, parallel, log_dir, &mut times, &mut totals)?;
+    run_pool(alone, 1, log_dir, &mut times, &mut totals)?;
+    eprintln!(
+        "xtask: every test binary ran in {:.0} s, {parallel} at a time (those that need the \
+         machine to themselves alone)",
+        started.elapsed().as_secs_f64(),
+    );
+    write_times(&times_file, &times);
+    Ok(totals)
+}
+
+/// Runs `jobs` at most `parallel` at once, the longest of the last run first.
+fn run_pool(
+    mut jobs: Vec<Job>,
+    parallel: usize,
+    log_dir: &Path,
+    times: &mut BTreeMap<String, f64>,
+    totals: &mut Totals,
+) -> Result<(), String> {
+    // Unknown jobs count as long: a new test file is started early rather than last.
+    let expected = |label: &str| times.get(label).copied().unwrap_or(f64::MAX);
+    jobs.sort_by(|a, b| expected(&b.label).total_cmp(&expected(&a.label)));
+    let (done_tx, done_rx) = mpsc::channel();
+    let mut waiting = jobs.into_iter();
+    let mut running = 0usize;
     loop {
         while running < parallel.max(1) {
             let Some(job) = waiting.next() else { break };
@@ -120,7 +143,7 @@ pub fn run(mut jobs: Vec<Job>, parallel: usize, log_dir: &Path) -> Result<Totals
             running += 1;
         }
         if running == 0 {
-            break;
+            return Ok(());
         }
         let (label, log, (status, took)) = done_rx.recv().map_err(|e| e.to_string())?;
         running -= 1;
@@ -140,13 +163,6 @@ pub fn run(mut jobs: Vec<Job>, parallel: usize, log_dir: &Path) -> Result<Totals
         }
         times.insert(label, took.as_secs_f64());
     }
-    eprintln!(
-        "xtask: every test binary ran in {:.0} s, {} at a time",
-        started.elapsed().as_secs_f64(),
-        parallel
-    );
-    write_times(&times_file, &times);
-    Ok(totals)
 }
 
 fn spawn(job: &Job, log: &Path) -> Result<Child, String> {

@@ -2,8 +2,7 @@
 //! test command runs as root (as CI does), otherwise reported loudly as skipped.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 /// Test binaries whose scenarios run a second time with every host's store on Redis.
 pub const REDIS_PASS: &[&str] = &[
@@ -13,6 +12,11 @@ pub const REDIS_PASS: &[&str] = &[
     "registry",
     "model_lifecycle",
 ];
+
+/// Test binaries that run with no other beside them: the bench's smoke run loads every core
+/// on purpose, and the embedding tests time CPU-bound passes against request deadlines
+/// (beside the bench, a 2 s deadline was missed).
+pub const RUN_ALONE: &[&str] = &["bench_smoke", "embeddings"];
 
 /// A service some tests need: the programs that must run, the Debian packages that bring
 /// them, and which tests are skipped without it.
@@ -126,41 +130,12 @@ fn ensure(needed: &Needed) -> bool {
 
 /// A redis-server for the Redis pass: many databases (one per test data directory), no
 /// persistence (the pass checks behaviour, not durability), killed when dropped.
-pub struct PassRedis {
-    child: Child,
-    pub url: String,
-}
-
-impl PassRedis {
-    pub fn start(dir: &Path) -> Result<Self, String> {
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(|e| e.to_string())?
-            .port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .arg("--dir")
-            .arg(dir)
-            .args(["--save", "", "--appendonly", "no", "--databases", "10000"])
-            .stdout(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("starting redis-server: {e}"))?;
-        let url = format!("redis://127.0.0.1:{port}");
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if started.elapsed() > Duration::from_secs(10) {
-                return Err(format!("redis-server did not listen on {port} within 10 s"));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Ok(Self { child, url })
-    }
-}
-
-impl Drop for PassRedis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+pub fn pass_redis(dir: &Path) -> Result<local_redis::RedisServer, String> {
+    local_redis::RedisServer::start(
+        dir,
+        local_redis::Options {
+            durability: local_redis::Durability::None,
+            databases: 10_000,
+        },
+    )
 }
