@@ -11,26 +11,22 @@
 //!   Redis.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+
+pub use local_redis::cli;
 
 /// Databases the pass's server offers: one per data directory of the tests.
 pub const PASS_DATABASES: u32 = 10_000;
 
+/// A private server in a temporary directory, every write fsynced before Redis answers.
 pub struct RedisServer {
-    child: Option<Child>,
-    port: u16,
-    dir: tempfile::TempDir,
+    server: local_redis::RedisServer,
+    _dir: tempfile::TempDir,
 }
 
 impl RedisServer {
     /// A fresh server, or `None` (announced loudly) where `redis-server` is not installed.
     pub fn start(test: &str) -> Option<Self> {
-        if Command::new("redis-server")
-            .arg("--version")
-            .output()
-            .is_err()
-        {
+        if !local_redis::installed() {
             if std::env::var("E2E_REQUIRE_REDIS").is_ok_and(|v| v == "1") {
                 panic!("{test}: redis-server is not installed, but E2E_REQUIRE_REDIS=1");
             }
@@ -41,110 +37,36 @@ impl RedisServer {
             return None;
         }
         let dir = crate::temp_dir();
-        let port = crate::free_port();
-        let mut server = Self {
-            child: None,
-            port,
-            dir,
-        };
-        server.launch();
-        Some(server)
-    }
-
-    fn launch(&mut self) {
-        let child = Command::new("redis-server")
-            .args(server_args(self.port, self.dir.path(), 16))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawning redis-server");
-        self.child = Some(child);
-        wait_for_ping(&self.url());
+        let server = local_redis::RedisServer::start(dir.path(), Default::default())
+            .unwrap_or_else(|e| panic!("{test}: {e}"));
+        Some(Self { server, _dir: dir })
     }
 
     /// `redis://127.0.0.1:PORT` (database 0).
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        self.server.url()
     }
 
     /// Kills the server with SIGKILL, as a crash would; [`RedisServer::restart`] brings
     /// it back with its data.
     pub fn kill(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
+        self.server.kill();
     }
 
     /// Starts the server again on the same port and directory (after [`RedisServer::kill`]).
     pub fn restart(&mut self) {
-        self.kill();
-        self.launch();
+        self.server.restart().expect("restarting redis-server");
     }
 
     /// Runs `redis-cli` against database `db` and returns what it printed.
     pub fn cli(&self, db: u32, args: &[&str]) -> String {
-        cli(&format!("{}/{db}", self.url()), args)
+        self.server.cli(db, args)
     }
 
     /// A runtime-config file naming this server as `default` (database `db`).
     pub fn runtime_config(&self, dir: &Path, db: u32) -> std::path::PathBuf {
         write_runtime_config(dir, &format!("{}/{db}", self.url()))
     }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// The arguments of a private server: loopback only, data in `dir`, every write fsynced
-/// to the append-only file before Redis answers.
-pub fn server_args(port: u16, dir: &Path, databases: u32) -> Vec<String> {
-    [
-        "--port",
-        &port.to_string(),
-        "--bind",
-        "127.0.0.1",
-        "--dir",
-        &dir.display().to_string(),
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--save",
-        "",
-        "--databases",
-        &databases.to_string(),
-        "--maxclients",
-        "1000",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
-}
-
-/// Runs `redis-cli -u URL ARGS...` and returns its output, trimmed.
-pub fn cli(url: &str, args: &[&str]) -> String {
-    let out = Command::new("redis-cli")
-        .arg("-u")
-        .arg(url)
-        .args(args)
-        .output()
-        .expect("running redis-cli");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-fn wait_for_ping(url: &str) {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(10) {
-        if cli(url, &["PING"]) == "PONG" {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("redis-server at {url} did not answer PING within 10 s");
 }
 
 /// Writes `runtime-config.redis.toml` in `dir` with `default` on `url`.

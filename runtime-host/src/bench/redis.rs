@@ -1,18 +1,19 @@
 //! Section `redis`: the registry and `/predict` with the store on Redis beside SQLite.
-//! A private `redis-server` (Debian's package) runs on a free loopback port, fsyncing its
-//! append-only file every second (Redis's default for durability; the tests use `always`).
+//! A private `redis-server` (Debian's package, through `local-redis`) runs on a free loopback
+//! port, fsyncing its append-only file every second (Redis's default for durability; the
+//! tests use every write).
 //! Without `redis-server` the section is skipped with a note.
 
 use super::load::{self, Call};
 use super::peers::{self, ModelUnderTest, Paths};
-use super::procs::{self, Proc, free_port};
+use super::procs;
 use super::registry::{self, Throughput};
 use super::report::Report;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct StoreRow {
@@ -26,59 +27,32 @@ pub struct StoreRow {
 
 /// A private redis-server and a runtime-config file naming it as `default`.
 struct BenchRedis {
-    proc: Proc,
+    _server: local_redis::RedisServer,
     config: PathBuf,
 }
 
-async fn start_redis(paths: &Paths) -> Result<Option<BenchRedis>> {
-    if std::process::Command::new("redis-server")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
+fn start_redis(paths: &Paths) -> Result<Option<BenchRedis>> {
+    if !local_redis::installed() {
         return Ok(None);
     }
     let dir = procs::fresh_dir(&paths.work, "redis")?;
-    let port = free_port()?;
-    let args: Vec<String> = [
-        "--port",
-        &port.to_string(),
-        "--bind",
-        "127.0.0.1",
-        "--dir",
-        &dir.display().to_string(),
-        "--appendonly",
-        "yes",
-        "--save",
-        "",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let proc = Proc::spawn(
-        "redis",
-        Path::new("redis-server"),
-        &args,
-        &paths.work.join("redis.log"),
-    )?;
-    let started = Instant::now();
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        if started.elapsed() > Duration::from_secs(10) {
-            bail!("redis-server did not listen on port {port} within 10 s");
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let options = local_redis::Options {
+        durability: local_redis::Durability::EverySecond,
+        ..Default::default()
+    };
+    let server = local_redis::RedisServer::start(&dir, options).map_err(anyhow::Error::msg)?;
     let config = dir.join("runtime-config.redis.toml");
     std::fs::write(
         &config,
         format!(
-            "[key_value_store.default]\ntype = \"redis\"\nurl = \"redis://127.0.0.1:{port}/0\"\n"
+            "[key_value_store.default]\ntype = \"redis\"\nurl = \"{}/0\"\n",
+            server.url()
         ),
     )?;
-    Ok(Some(BenchRedis { proc, config }))
+    Ok(Some(BenchRedis {
+        _server: server,
+        config,
+    }))
 }
 
 pub async fn store_backends(
@@ -87,7 +61,7 @@ pub async fn store_backends(
     duration: Duration,
     report: &mut Report,
 ) -> Result<()> {
-    let Some(redis) = start_redis(paths).await? else {
+    let Some(redis) = start_redis(paths)? else {
         report.notes.push(
             "section redis skipped: redis-server is not installed (apt-get install redis-server)"
                 .into(),
@@ -130,6 +104,6 @@ pub async fn store_backends(
         model.stop().await;
         reg.stop().await;
     }
-    redis.proc.stop().await;
+    drop(redis);
     Ok(())
 }

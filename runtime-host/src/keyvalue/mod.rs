@@ -1,27 +1,31 @@
 //! `wasi:keyvalue@0.2.0-draft2` (store, atomics, batch) for components, over the stores
-//! the runtime configuration names ([`config`]): SQLite ([`sqlite`], the embedded default) or
-//! Redis ([`redis`], shared by several hosts), one [`backend::Backend`] per label. The calls
-//! are async: a write waits for its commit or Redis's reply without holding up the executor.
+//! the runtime configuration names ([`config`]). The seam is the [`store::Store`] trait:
+//! SQLite ([`sqlite`], the embedded default) and Redis ([`redis`], shared by several hosts)
+//! implement it, [`wrap`] and [`turns`] wrap any store, [`open`] opens one per label. The
+//! calls are async: a write waits for its commit or Redis's reply without holding up the
+//! executor.
 //!
 //! Only the labels the host was configured with can be opened (`default` always), as under
 //! Spin, where a component sees only the stores its manifest grants.
 
-pub mod backend;
 pub mod config;
+#[cfg(test)]
+mod contract;
+mod open;
 pub mod redis;
 pub mod sqlite;
+pub mod store;
 mod turns;
+pub mod wrap;
 
-use crate::bindings::wasi::keyvalue::{atomics, batch, store};
-use backend::Backend;
-use config::StoreConfig;
-use redis::Swap;
-use sqlite::KvDatabase;
+use crate::bindings::wasi::keyvalue::{atomics, batch, store as wit_store};
+use sqlite::{KvDatabase, SqliteStore};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use turns::{Turn, Turns};
+use store::{Cas, Store};
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
+use wrap::{BrokenSwap, Wrapped};
 
 /// Store label every component gets.
 pub const DEFAULT_LABEL: &str = "default";
@@ -30,40 +34,25 @@ pub const DEFAULT_LABEL: &str = "default";
 /// the prefix its keys live under (empty unless the store is shared, see [`KeyValue::scoped`]).
 #[derive(Clone)]
 pub struct KeyValue {
-    stores: Arc<BTreeMap<String, Backend>>,
+    stores: Arc<BTreeMap<String, Arc<dyn Store>>>,
     prefix: Arc<str>,
-    /// Report every swap as lost, after writing it (`--simulate-broken-swap`).
-    broken_swap: bool,
-    /// This host's requests take turns at a record they update (see [`turns`]).
-    turns: Arc<Turns>,
 }
 
 impl KeyValue {
     /// Opens every store `config` names (a Redis that does not answer is an error).
-    pub async fn open(config: &StoreConfig) -> anyhow::Result<Self> {
+    pub async fn open(config: &config::StoreConfig) -> anyhow::Result<Self> {
         Ok(Self {
-            stores: Arc::new(backend::open_all(config).await?),
+            stores: Arc::new(open::open_all(config).await?),
             prefix: Arc::from(""),
-            broken_swap: false,
-            turns: Arc::default(),
         })
     }
 
     /// Only `default`, on an already open SQLite database.
     pub fn sqlite(db: Arc<KvDatabase>) -> Self {
-        let mut stores = BTreeMap::new();
-        stores.insert(
-            DEFAULT_LABEL.to_owned(),
-            Backend::Sqlite {
-                db,
-                label: DEFAULT_LABEL.to_owned(),
-            },
-        );
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::new(db, DEFAULT_LABEL));
         Self {
-            stores: Arc::new(stores),
+            stores: Arc::new(BTreeMap::from([(DEFAULT_LABEL.to_owned(), store)])),
             prefix: Arc::from(""),
-            broken_swap: false,
-            turns: Arc::default(),
         }
     }
 
@@ -74,34 +63,26 @@ impl KeyValue {
         Self {
             stores: self.stores.clone(),
             prefix: Arc::from(format!("{}{prefix}", self.prefix)),
-            broken_swap: self.broken_swap,
-            turns: self.turns.clone(),
         }
     }
 
-    /// The same stores, but every compare-and-swap writes and then reports a conflict, as
-    /// Spin 4.0.2's Redis store does (its `UNWATCH <key>` fails after EXEC). Only for testing
-    /// that components detect such a store instead of retrying without end.
+    /// The same stores, each wrapped in [`BrokenSwap`] (`--simulate-broken-swap`, a test
+    /// hook: the production swap path has no branch for it).
     pub fn with_broken_swap(self) -> Self {
+        let stores = self
+            .stores
+            .iter()
+            .map(|(label, store)| (label.clone(), Wrapped::around(store.clone(), BrokenSwap)))
+            .collect();
         Self {
-            broken_swap: true,
+            stores: Arc::new(stores),
             ..self
-        }
-    }
-
-    /// This request's turn at `key`, on a store where turns pay (Redis, see [`turns`]);
-    /// `None` elsewhere, or when the wait ran out.
-    async fn take_turn(&self, store: &Backend, label: &str, key: &str) -> Option<Turn> {
-        if store.keeps_call_order() {
-            self.turns.take(label, key).await
-        } else {
-            None
         }
     }
 
     /// Whether any label is on a store other hosts may share (Redis).
     pub fn is_shared(&self) -> bool {
-        self.stores.values().any(|b| matches!(b, Backend::Redis(_)))
+        self.stores.values().any(|s| s.is_shared())
     }
 }
 
@@ -110,13 +91,11 @@ pub struct BucketHandle {
     label: String,
 }
 
-/// A compare-and-swap handle: the value seen when it was made, which `swap` requires, and
-/// the request's turn at the key (passed on when the handle goes).
+/// A compare-and-swap handle: the store's [`Cas`] (the value seen when it was made, which
+/// `swap` requires, and what a wrapper holds until then) and the label it is in.
 pub struct CasHandle {
     label: String,
-    key: String,
-    expected: Option<Vec<u8>>,
-    turn: Option<Turn>,
+    cas: Cas,
 }
 
 /// The view of a request's state these interfaces work on.
@@ -134,18 +113,18 @@ pub fn add_to_linker<T: Send + 'static>(
     linker: &mut Linker<T>,
     get: fn(&mut T) -> KvCtx<'_>,
 ) -> wasmtime::Result<()> {
-    store::add_to_linker::<T, KvData>(linker, get)?;
+    wit_store::add_to_linker::<T, KvData>(linker, get)?;
     atomics::add_to_linker::<T, KvData>(linker, get)?;
     batch::add_to_linker::<T, KvData>(linker, get)?;
     Ok(())
 }
 
 type WResult<T> = wasmtime::Result<T>;
-type KvResult<T> = Result<T, store::Error>;
+type KvResult<T> = Result<T, wit_store::Error>;
 
-fn other(e: anyhow::Error) -> store::Error {
+fn other(e: anyhow::Error) -> wit_store::Error {
     tracing::warn!(error = %format!("{e:#}"), "key-value operation failed");
-    store::Error::Other(format!("{e:#}"))
+    wit_store::Error::Other(format!("{e:#}"))
 }
 
 impl KvCtx<'_> {
@@ -154,14 +133,15 @@ impl KvCtx<'_> {
     }
 
     /// The store of an open bucket (its label was checked when it was opened).
-    fn store_of(&self, bucket: &Resource<BucketHandle>) -> WResult<&Backend> {
+    fn store_of(&self, bucket: &Resource<BucketHandle>) -> WResult<&dyn Store> {
         self.store_by_label(&self.table.get(bucket)?.label)
     }
 
-    fn store_by_label(&self, label: &str) -> WResult<&Backend> {
+    fn store_by_label(&self, label: &str) -> WResult<&dyn Store> {
         self.kv
             .stores
             .get(label)
+            .map(|s| &**s)
             .ok_or_else(|| wasmtime::Error::msg(format!("store `{label}` is not open")))
     }
 
@@ -179,16 +159,16 @@ impl KvCtx<'_> {
     }
 }
 
-impl store::Host for KvCtx<'_> {
+impl wit_store::Host for KvCtx<'_> {
     async fn open(&mut self, identifier: String) -> WResult<KvResult<Resource<BucketHandle>>> {
         if !self.kv.stores.contains_key(&identifier) {
-            return Ok(Err(store::Error::NoSuchStore));
+            return Ok(Err(wit_store::Error::NoSuchStore));
         }
         Ok(Ok(self.table.push(BucketHandle { label: identifier })?))
     }
 }
 
-impl store::HostBucket for KvCtx<'_> {
+impl wit_store::HostBucket for KvCtx<'_> {
     async fn get(
         &mut self,
         b: Resource<BucketHandle>,
@@ -222,14 +202,14 @@ impl store::HostBucket for KvCtx<'_> {
         &mut self,
         b: Resource<BucketHandle>,
         cursor: Option<String>,
-    ) -> WResult<KvResult<store::KeyResponse>> {
+    ) -> WResult<KvResult<wit_store::KeyResponse>> {
         let prefix = self.kv.prefix.clone();
         let page = self
             .store_of(&b)?
             .list_keys(&prefix, cursor.as_deref())
             .await;
         Ok(page
-            .map(|(keys, cursor)| store::KeyResponse {
+            .map(|(keys, cursor)| wit_store::KeyResponse {
                 keys: keys
                     .into_iter()
                     .map(|k| k.strip_prefix(&*prefix).map(str::to_owned).unwrap_or(k))
@@ -265,29 +245,12 @@ impl atomics::Host for KvCtx<'_> {
         cas: Resource<CasHandle>,
         value: Vec<u8>,
     ) -> WResult<Result<(), atomics::CasError>> {
-        let mut handle = self.table.delete(cas)?;
-        let store = self.store_by_label(&handle.label)?;
-        let swap = store.compare_and_swap(&handle.key, handle.expected.as_deref(), &value);
-        // Only stores that keep call order hand out turns (see `take_turn`).
-        let swapped = match handle.turn.take() {
-            Some(turn) => queue_then_pass_turn(swap, turn).await,
-            None => swap.await,
-        };
-        let swapped = match swapped {
-            Ok(Swap::Done) if self.kv.broken_swap => Ok(Swap::Conflict(Some(value))),
-            other => other,
-        };
-        match swapped {
-            Ok(Swap::Done) => Ok(Ok(())),
-            Ok(Swap::Conflict(current)) => {
-                // Someone changed the value first: hand back a handle at the value that won,
-                // and a turn at the key for the retry.
-                let turn = self.kv.take_turn(store, &handle.label, &handle.key).await;
-                let retry = self.table.push(CasHandle {
-                    expected: current,
-                    turn,
-                    ..handle
-                })?;
+        let CasHandle { label, cas } = self.table.delete(cas)?;
+        match self.store_by_label(&label)?.swap(cas, &value).await {
+            Ok(Ok(())) => Ok(Ok(())),
+            // Someone changed the value first: a handle at the value that won, for the retry.
+            Ok(Err(retry)) => {
+                let retry = self.table.push(CasHandle { label, cas: retry })?;
                 Ok(Err(atomics::CasError::CasFailed(retry)))
             }
             Err(e) => Ok(Err(atomics::CasError::StoreError(other(e)))),
@@ -302,23 +265,15 @@ impl atomics::HostCas for KvCtx<'_> {
         key: String,
     ) -> WResult<KvResult<Resource<CasHandle>>> {
         let label = self.label(&b)?;
-        let key = self.stored(&key).into_owned();
-        let store = self.store_of(&b)?;
-        let turn = self.kv.take_turn(store, &label, &key).await;
-        let expected = match store.get(&key).await {
-            Ok(v) => v,
-            Err(e) => return Ok(Err(other(e))),
-        };
-        Ok(Ok(self.table.push(CasHandle {
-            label,
-            key,
-            expected,
-            turn,
-        })?))
+        let key = self.stored(&key);
+        match self.store_of(&b)?.begin_swap(&key).await {
+            Ok(cas) => Ok(Ok(self.table.push(CasHandle { label, cas })?)),
+            Err(e) => Ok(Err(other(e))),
+        }
     }
 
     async fn current(&mut self, cas: Resource<CasHandle>) -> WResult<KvResult<Option<Vec<u8>>>> {
-        Ok(Ok(self.table.get(&cas)?.expected.clone()))
+        Ok(Ok(self.table.get(&cas)?.cas.expected.clone()))
     }
 
     async fn drop(&mut self, cas: Resource<CasHandle>) -> WResult<()> {
@@ -359,21 +314,5 @@ impl batch::Host for KvCtx<'_> {
     ) -> WResult<KvResult<()>> {
         let keys = self.stored_all(&keys);
         Ok(self.store_of(&b)?.delete_many(&keys).await.map_err(other))
-    }
-}
-
-/// Awaits `swap`, passing the turn on as soon as the swap is queued on the store's connection
-/// rather than when it is answered. On a store that runs each connection's calls in order
-/// (Redis), the next request's read is queued behind this write and sees it, so it need not
-/// wait for the reply; that halves the time a record is held. Correctness never depends on
-/// this: compare-and-swap decides.
-async fn queue_then_pass_turn<F: Future>(swap: F, turn: Turn) -> F::Output {
-    let mut swap = std::pin::pin!(swap);
-    // One poll takes the command through to the connection's queue.
-    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(swap.as_mut().poll(cx))).await;
-    drop(turn);
-    match first {
-        std::task::Poll::Ready(out) => out,
-        std::task::Poll::Pending => swap.await,
     }
 }

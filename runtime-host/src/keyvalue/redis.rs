@@ -15,6 +15,7 @@
 //! fail with an error naming the store, and the component answers 503 within the request's
 //! deadline instead of hanging.
 
+use super::store::{Store, Swap};
 use anyhow::{Context, Result, anyhow, bail};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Script, Value};
@@ -39,13 +40,6 @@ end
 redis.call('SET', KEYS[1], ARGV[3])
 return {1}
 ";
-
-/// The outcome of a compare-and-swap.
-pub enum Swap {
-    Done,
-    /// The record held something else (this value, or nothing); nothing was written.
-    Conflict(Option<Vec<u8>>),
-}
 
 pub struct RedisStore {
     conn: ConnectionManager,
@@ -117,27 +111,34 @@ impl RedisStore {
             )),
         }
     }
+}
 
-    pub async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+#[async_trait::async_trait]
+impl Store for RedisStore {
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         self.call(redis::cmd("GET").arg(key)).await
     }
 
-    pub async fn exists(&self, key: &str) -> Result<bool> {
+    async fn exists(&self, key: &str) -> Result<bool> {
         self.call(redis::cmd("EXISTS").arg(key)).await
     }
 
-    pub async fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+    async fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         self.call(redis::cmd("SET").arg(key).arg(value)).await
     }
 
-    pub async fn delete(&self, key: &str) -> Result<()> {
+    async fn delete(&self, key: &str) -> Result<()> {
         self.call::<i64>(redis::cmd("DEL").arg(key)).await?;
         Ok(())
     }
 
     /// One page of keys starting with `prefix`. SCAN may return a key on two pages (when
     /// Redis resizes its table meanwhile); callers that need each key once deduplicate.
-    pub async fn list_keys(
+    async fn list_keys(
         &self,
         prefix: &str,
         cursor: Option<&str>,
@@ -170,7 +171,7 @@ impl RedisStore {
         }
     }
 
-    pub async fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+    async fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
@@ -178,7 +179,7 @@ impl RedisStore {
     }
 
     /// Sets every entry in one atomic MSET.
-    pub async fn set_many(&self, entries: &[(String, Vec<u8>)]) -> Result<()> {
+    async fn set_many(&self, entries: &[(String, Vec<u8>)]) -> Result<()> {
         if entries.is_empty() {
             return Ok(());
         }
@@ -189,7 +190,7 @@ impl RedisStore {
         self.call(&mut cmd).await
     }
 
-    pub async fn delete_many(&self, keys: &[String]) -> Result<()> {
+    async fn delete_many(&self, keys: &[String]) -> Result<()> {
         if keys.is_empty() {
             return Ok(());
         }
@@ -199,12 +200,12 @@ impl RedisStore {
 
     /// INCRBY: the counter is a Redis integer, kept as decimal text (so a guest reads it
     /// with `increment(key, 0)`, never by decoding the bytes `get` returns).
-    pub async fn increment(&self, key: &str, delta: i64) -> Result<i64> {
+    async fn increment(&self, key: &str, delta: i64) -> Result<i64> {
         self.call(redis::cmd("INCRBY").arg(key).arg(delta)).await
     }
 
     /// Writes `value` only if the record still holds `expected` (`None`: is absent).
-    pub async fn compare_and_swap(
+    async fn compare_and_swap(
         &self,
         key: &str,
         expected: Option<&[u8]>,

@@ -12,7 +12,10 @@
 //! - reads run at once on a small pool of reader connections; write-ahead logging (WAL) lets
 //!   them proceed while the writer commits, and each sees every write acknowledged before it.
 
+mod store;
 mod writer;
+
+pub use store::SqliteStore;
 
 use anyhow::{Context, Result, anyhow};
 use rusqlite::{Connection, OptionalExtension, params};
