@@ -104,14 +104,15 @@ pub fn pass_runtime_config(data_dir: &Path) -> Option<std::path::PathBuf> {
     Some(write_runtime_config(data_dir, &format!("{url}/{db}")))
 }
 
-/// For a scenario that works on the SQLite file itself: in the Redis pass, says why it
-/// does not run there and returns `true` (the caller returns).
-pub fn skip_in_redis_pass(what_it_does: &str) -> bool {
-    let skip = redis_pass();
-    if skip {
-        eprintln!("not in the Redis pass: this scenario {what_it_does}");
-    }
-    skip
+/// For a scenario that works on the SQLite file itself: it cannot run in the Redis pass
+/// (which leaves it out by name, see xtask's `SQLITE_ONLY`), so running it there is a
+/// mistake, reported as a failure rather than a pass that checked nothing.
+pub fn assert_not_in_redis_pass(what_it_does: &str) {
+    assert!(
+        !redis_pass(),
+        "this scenario {what_it_does}: it has no meaning on Redis; the Redis pass must skip it \
+         by name (xtask's SQLITE_ONLY)"
+    );
 }
 
 /// Whether this run keeps the hosts' stores on Redis (the Redis pass).

@@ -172,9 +172,7 @@ async fn sample_dialogs_import_cleanly() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn store_file_uses_spins_layout() {
-    if e2e_tests::redis::skip_in_redis_pass("reads the SQLite file itself") {
-        return;
-    }
+    e2e_tests::redis::assert_not_in_redis_pass("reads the SQLite file itself");
     let dir = temp_dir();
     let h = chat_host(dir.path());
     let d: Dialog = Client::new()

@@ -77,9 +77,7 @@ async fn deep_metadata_is_refused_by_every_write_path_alike() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_record_stored_too_deep_before_the_fix_still_reads_back() {
-    if e2e_tests::redis::skip_in_redis_pass("writes the SQLite file itself") {
-        return;
-    }
+    e2e_tests::redis::assert_not_in_redis_pass("writes the SQLite file itself");
     let dir = temp_dir();
     let c = Client::new();
     {
@@ -126,9 +124,7 @@ async fn a_record_stored_too_deep_before_the_fix_still_reads_back() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unreadable_record_is_skipped_and_counted_by_the_list() {
-    if e2e_tests::redis::skip_in_redis_pass("writes the SQLite file itself") {
-        return;
-    }
+    e2e_tests::redis::assert_not_in_redis_pass("writes the SQLite file itself");
     let dir = temp_dir();
     let c = Client::new();
     let good = {

@@ -188,8 +188,13 @@ async fn model_and_registry_stop_in_order_during_start_up() {
         registry.interrupt_and_expect_orderly_exit(&format!("to the registry ({how:?})"));
 
         // A model, at once and right after it registered; it leaves no registration behind.
-        let rdir = temp_dir();
-        let reg = HostBuilder::registry(rdir.path()).start();
+        // On its own range: with the test binaries running side by side, a model on the
+        // default range's 5100 met other tests' clients and outlived its Ctrl-C.
+        let (rdir, first) = (temp_dir(), e2e_tests::port_block(4));
+        let reg = HostBuilder::registry(rdir.path())
+            .arg("--ports")
+            .arg(format!("{first}-{}", first + 3))
+            .start();
         for wait_for_registration in [false, true] {
             let mdir = temp_dir();
             let args: Vec<String> = ["model", &component("molprop").display().to_string()]

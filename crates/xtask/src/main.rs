@@ -273,6 +273,7 @@ fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Tot
             label,
             binary: binary.clone(),
             env: env.to_vec(),
+            args: Vec::new(),
         });
     }
     let server = if redis {
@@ -292,6 +293,10 @@ fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Tot
                 label: format!("{name}-on-redis"),
                 binary: binary.clone(),
                 env,
+                args: services::SQLITE_ONLY
+                    .iter()
+                    .flat_map(|t| ["--skip".to_owned(), t.to_string()])
+                    .collect(),
                 alone: false,
             });
         }

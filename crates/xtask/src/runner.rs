@@ -34,6 +34,8 @@ pub struct Job {
     pub label: String,
     pub binary: Binary,
     pub env: Vec<(String, String)>,
+    /// Further arguments for the binary (e.g. `--skip NAME`).
+    pub args: Vec<String>,
     /// Runs with no other binary beside it: it loads every core on purpose (the bench) or
     /// times CPU-bound work against deadlines (the embedding model).
     pub alone: bool,
@@ -172,6 +174,7 @@ fn spawn(job: &Job, log: &Path) -> Result<Child, String> {
         // --show-output: the agreement-with-RDKit tables and the RSS figure that tests print
         // belong in the log even when they pass.
         .arg("--show-output")
+        .args(&job.args)
         .current_dir(&job.binary.dir)
         .envs(job.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())

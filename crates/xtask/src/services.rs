@@ -13,6 +13,10 @@ pub const REDIS_PASS: &[&str] = &[
     "model_lifecycle",
 ];
 
+/// Scenarios of those binaries that work on the SQLite file itself: the Redis pass leaves
+/// them out by name (libtest's `--skip`), so they are neither run nor counted there.
+pub const SQLITE_ONLY: &[&str] = &["store_file_uses_spins_layout"];
+
 /// Test binaries that run with no other beside them: the bench's smoke run loads every core
 /// on purpose, and the embedding tests time CPU-bound passes against request deadlines
 /// (beside the bench, a 2 s deadline was missed).

@@ -174,7 +174,26 @@ pub async fn deploy(
         ]),
     };
     let registry = Arc::new(Registry::new(&opts.registry, request));
-    let registered = or_stop!(registry.register_within(opts.preferred_port, opts.registry_wait));
+    let registering = registry.register_within(opts.preferred_port, opts.registry_wait);
+    tokio::pin!(registering);
+    let registered = tokio::select! {
+        done = &mut registering => done,
+        _ = &mut stop => {
+            // The request under way may already have reached the registry: let it finish
+            // (the client's timeout bounds it) and give back whatever it obtained, so no
+            // registration outlives a Ctrl-C.
+            tracing::info!("stopped during start-up");
+            let wait = registration::CALL_TIMEOUT + std::time::Duration::from_millis(500);
+            if let Ok(Ok(r)) = tokio::time::timeout(wait, registering).await {
+                tracing::info!(model = %info.name, port = r.assigned_port, message = %r.message, "registered");
+                match registry.unregister(r.assigned_port, &r.registration_id).await {
+                    Ok(()) => tracing::info!(port = r.assigned_port, "unregistered"),
+                    Err(e) => tracing::warn!(error = %format!("{e:#}"), "registry unreachable; unregistration skipped"),
+                }
+            }
+            return Ok(());
+        }
+    };
     let state = match registered {
         Ok(r) => {
             tracing::info!(model = %info.name, port = r.assigned_port, message = %r.message, "registered");

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 /// Each registry call gives up after this long; a registry that does not answer counts as
 /// unavailable (spec 7: that must never fail a shutdown).
-const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The shortest time between heartbeats, however short the registry's lease.
 const MIN_HEARTBEAT: Duration = Duration::from_millis(250);
