@@ -63,17 +63,29 @@ pub struct RegistryArgs {
     /// Address to listen on (the spec's default registry port is 5000).
     #[arg(long, default_value = "127.0.0.1:5000")]
     pub listen: SocketAddr,
+    #[command(flatten)]
+    pub registry: RegistryOptions,
+    /// The registry component (default: registry.wasm from this build's target directory).
+    #[arg(long)]
+    pub component: Option<PathBuf>,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+/// The registry's settings: the same flags for `runtime-host registry` and `up`.
+#[derive(Args, Debug, Clone)]
+pub struct RegistryOptions {
     /// Lease length in seconds: a registration not renewed by a heartbeat within it is removed.
     #[arg(long, default_value_t = 120)]
     pub ttl: u64,
-    /// Assignable ports, inclusive (must not include 5000).
+    /// Assignable ports, inclusive (must not include the host's own ports, e.g. 5000).
     #[arg(long, default_value = "5100-5999")]
     pub ports: String,
     /// Most live registrations one process (or one remote machine) may hold; 0 for no
     /// limit. Keeps one caller from taking the whole port range.
     #[arg(long, default_value_t = 64)]
     pub max_per_process: u32,
-    /// Seconds between checks that registered processes are still running.
+    /// Time between checks that registered processes are still running.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub monitor_interval: Duration,
     /// On a shared store (Redis), the registry keeps its keys under `hosts/<SCOPE>/`:
@@ -82,11 +94,6 @@ pub struct RegistryArgs {
     /// gets its own scope. Default: this machine's hostname.
     #[arg(long, value_name = "SCOPE")]
     pub registry_scope: Option<String>,
-    /// The registry component (default: registry.wasm from this build's target directory).
-    #[arg(long)]
-    pub component: Option<PathBuf>,
-    #[command(flatten)]
-    pub runtime: RuntimeArgs,
 }
 
 #[derive(Args, Debug)]
@@ -143,15 +150,8 @@ pub struct UpArgs {
     /// Address every service binds on.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: std::net::IpAddr,
-    /// Registry lease length in seconds.
-    #[arg(long, default_value_t = 120)]
-    pub ttl: u64,
-    /// Ports the registry assigns.
-    #[arg(long, default_value = "5100-5999")]
-    pub ports: String,
-    /// Most live registrations one process may hold at the registry; 0 for no limit.
-    #[arg(long, default_value_t = 64)]
-    pub max_per_process: u32,
+    #[command(flatten)]
+    pub registry: RegistryOptions,
     /// Time between each model's heartbeats.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub heartbeat_interval: Duration,
@@ -159,12 +159,6 @@ pub struct UpArgs {
     /// --deadline: it runs every test example, while other start-ups may share the cores).
     #[arg(long, default_value = "120s", value_parser = parse_duration)]
     pub self_test_deadline: Duration,
-    /// On a shared store (Redis), the registry keeps its keys under `hosts/<SCOPE>/`:
-    /// registries with the same scope are one registry (one port space; each lists every
-    /// registration), other scopes are not seen. Ports belong to a machine, so each machine
-    /// gets its own scope. Default: this machine's hostname.
-    #[arg(long, value_name = "SCOPE")]
-    pub registry_scope: Option<String>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }

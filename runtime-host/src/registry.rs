@@ -1,18 +1,16 @@
 //! `runtime-host registry`: serves the registry component and adds what only a native host
 //! can do, v1.2's process health monitoring (see [`crate::monitor`]).
 
-use crate::cli::RegistryArgs;
+use crate::cli::{RegistryArgs, RegistryOptions};
 use crate::keyvalue::KeyValue;
-use crate::serve::{Loaded, default_component, print_attribution};
+use crate::serve::{Loaded, Service, default_component, print_attribution};
 use anyhow::{Result, bail};
 use registry_core::PortRange;
+use std::net::SocketAddr;
 
 pub async fn run(args: RegistryArgs) -> Result<()> {
-    if args.ttl == 0 {
-        bail!("--ttl must be at least 1 second");
-    }
     check_ports(
-        &args.ports,
+        &args.registry.ports,
         &[(args.listen.port(), "the registry listens on")],
     )?;
     let component = match &args.component {
@@ -20,26 +18,78 @@ pub async fn run(args: RegistryArgs) -> Result<()> {
         None => default_component("registry")?,
     };
     print_attribution();
-    // A fresh secret each start: only this process can use the maintenance route.
-    let secret = uuid::Uuid::new_v4().simple().to_string();
-    let vars = [
-        ("registry_ttl_secs", args.ttl.to_string()),
-        ("registry_ports", args.ports.clone()),
-        ("registry_maintenance_token", secret.clone()),
-        ("registry_max_per_process", args.max_per_process.to_string()),
-    ];
-    let kv = scoped_for_registry(
-        args.runtime.key_value().await?,
-        args.registry_scope.as_deref(),
+    let recipe = Recipe::new(&args.registry, args.runtime.key_value().await?)?;
+    let loaded = Loaded::load(
+        &component,
+        &args.runtime,
+        recipe.kv.clone(),
+        &recipe.variables(),
+        None,
     )?;
-    let service = Loaded::load(&component, &args.runtime, kv, &vars, None)?
-        .identifying_callers(secret.clone())
-        .bind(args.listen)
-        .await?;
-    let interval = args.monitor_interval;
-    tokio::spawn(crate::monitor::run(service.local_url(), secret, interval));
-    tracing::info!(ttl_s = args.ttl, ports = %args.ports, monitor_interval = ?interval, "registry ready");
-    service.run_until_signal().await
+    recipe
+        .serve(loaded, args.listen)
+        .await?
+        .run_until_signal()
+        .await
+}
+
+/// The registry's start-up, one recipe for `runtime-host registry` and `up`, so they cannot
+/// drift apart: its variables (with a fresh maintenance secret each start, so only this
+/// process can use the maintenance route), its view of the stores, and once its component
+/// is loaded, callers identified and the process monitor running.
+pub struct Recipe {
+    options: RegistryOptions,
+    secret: String,
+    /// The stores, scoped for the registry (see [`scoped_for_registry`]).
+    pub kv: KeyValue,
+}
+
+impl Recipe {
+    pub fn new(options: &RegistryOptions, kv: KeyValue) -> Result<Self> {
+        if options.ttl == 0 {
+            bail!("--ttl must be at least 1 second");
+        }
+        Ok(Self {
+            kv: scoped_for_registry(kv, options.registry_scope.as_deref())?,
+            options: options.clone(),
+            secret: uuid::Uuid::new_v4().simple().to_string(),
+        })
+    }
+
+    /// The component's variables.
+    pub fn variables(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("registry_ttl_secs", self.options.ttl.to_string()),
+            ("registry_ports", self.options.ports.clone()),
+            ("registry_maintenance_token", self.secret.clone()),
+            (
+                "registry_max_per_process",
+                self.options.max_per_process.to_string(),
+            ),
+        ]
+    }
+
+    /// Binds the loaded registry to `listen`, tells it who calls, and starts the process
+    /// monitor; the service is ready to run.
+    pub async fn serve(self, loaded: Loaded, listen: SocketAddr) -> Result<Service> {
+        let service = loaded
+            .identifying_callers(self.secret.clone())
+            .bind(listen)
+            .await?;
+        let interval = self.options.monitor_interval;
+        tokio::spawn(crate::monitor::run(
+            service.local_url(),
+            self.secret,
+            interval,
+        ));
+        tracing::info!(
+            ttl_s = self.options.ttl,
+            ports = %self.options.ports,
+            monitor_interval = ?interval,
+            "registry ready"
+        );
+        Ok(service)
+    }
 }
 
 /// Checks `--ports`: a valid range that holds none of the host's own ports (`own`: each with

@@ -59,3 +59,35 @@ async fn up_runs_36_models_of_four_kinds_on_distinct_ports_and_stops_cleanly() {
         "every model unregistered before the registry stopped"
     );
 }
+
+/// `up` starts its registry by the same recipe as `runtime-host registry`: the same flags,
+/// refused the same way (before, `up` took `--ttl 0` and hard-coded the monitor interval).
+#[test]
+fn up_and_registry_share_the_registrys_start_up() {
+    let dir = e2e_tests::temp_dir();
+    for command in [&["registry", "--listen", "127.0.0.1:0"][..], &["up"][..]] {
+        for (flag, value, why) in [
+            ("--ttl", "0", "--ttl must be at least 1 second"),
+            ("--monitor-interval", "0s", "must be a positive duration"),
+        ] {
+            // Bounded: a regression would start the stack instead of refusing it.
+            let mut child = std::process::Command::new(e2e_tests::host_binary())
+                .args(command)
+                .args([flag, value, "--data-dir"])
+                .arg(dir.path())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let status = e2e_tests::wait_for_exit(&mut child, Duration::from_secs(10));
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                status.is_some_and(|s| !s.success()),
+                "{command:?} {flag} {value} was accepted: {err}"
+            );
+            assert!(err.contains(why), "{command:?} {flag} {value}: {err}");
+        }
+    }
+}

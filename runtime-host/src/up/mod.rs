@@ -17,7 +17,7 @@ use crate::files::Mounts;
 use crate::keyvalue::{KeyValue, sqlite::KvDatabase};
 use crate::llm::{AiGrant, AiModels};
 use crate::model::{DeployOptions, deploy};
-use crate::registry::{host_prefix, scoped_for_registry};
+use crate::registry::host_prefix;
 use crate::serve::{
     DRAIN_GRACE, Loaded, default_component, print_attribution, shutdown_signal, with_start_time,
 };
@@ -65,7 +65,7 @@ fn missing_ai_model(ai: &AiModels, name: &str) -> String {
 
 pub async fn run(args: UpArgs) -> Result<()> {
     crate::registry::check_ports(
-        &args.ports,
+        &args.registry.ports,
         &[
             (args.registry_port, "the registry listens on"),
             (args.chat_port, "chat listens on"),
@@ -79,7 +79,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let engine =
         crate::engine::build_shared_engine(&limits, SHARED_SLOTS, Some(&args.runtime.cache_dir()))?;
     let kv = args.runtime.key_value().await?;
-    let registry_kv = scoped_for_registry(kv.clone(), args.registry_scope.as_deref())?;
+    let registry_recipe = crate::registry::Recipe::new(&args.registry, kv.clone())?;
     // One copy of each AI model's weights, shared by every deployment that uses it.
     let ai = args.runtime.ai_models();
     let host = args.host;
@@ -91,13 +91,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let mut started = Started::new();
 
     // Registry.
-    let secret = uuid::Uuid::new_v4().simple().to_string();
-    let reg_vars = args.runtime.variables(&[
-        ("registry_ttl_secs", args.ttl.to_string()),
-        ("registry_ports", args.ports.clone()),
-        ("registry_maintenance_token", secret.clone()),
-        ("registry_max_per_process", args.max_per_process.to_string()),
-    ])?;
+    let reg_vars = args.runtime.variables(&registry_recipe.variables())?;
     let service_grants = |kv, vars| Grants {
         kv,
         vars,
@@ -107,7 +101,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let Some(registry) = compile(
         &engine,
         default_component("registry")?,
-        service_grants(registry_kv, reg_vars),
+        service_grants(registry_recipe.kv.clone(), reg_vars),
         &limits,
     )
     .await?
@@ -115,17 +109,11 @@ pub async fn run(args: UpArgs) -> Result<()> {
         started.stop().await;
         return Ok(());
     };
-    let registry = registry
-        .identifying_callers(secret.clone())
-        .bind(SocketAddr::new(host, args.registry_port))
+    let registry = registry_recipe
+        .serve(registry, SocketAddr::new(host, args.registry_port))
         .await?;
     let registry_url = registry.local_url();
     let registry_server = registry.server.clone();
-    tokio::spawn(crate::monitor::run(
-        registry_url.clone(),
-        secret,
-        Duration::from_secs(5),
-    ));
     started.service(tokio::spawn(registry.run_until(started.service_stopper())));
 
     // Chat, with the sample dialogs.
@@ -380,7 +368,7 @@ fn model_store(args: &UpArgs, kv: &KeyValue, name: &str) -> Result<KeyValue> {
         return Ok(KeyValue::sqlite(Arc::new(KvDatabase::open_in(&dir)?)));
     }
     let host = if kv.is_shared() {
-        host_prefix(args.registry_scope.as_deref())?
+        host_prefix(args.registry.registry_scope.as_deref())?
     } else {
         String::new()
     };
