@@ -143,15 +143,21 @@ fn ensure_wasm_target() -> Result<(), String> {
     run(add)
 }
 
-/// Crates under `components/`, each built as a WebAssembly component.
+/// Crates under `components/` (the product's) and `tests/components/` (fixtures only the
+/// tests use), each built as a WebAssembly component.
 fn components() -> Result<Vec<String>, String> {
-    let dir = root().join("components");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("reading {}: {e}", dir.display()))?
-        .flatten()
-        .filter(|e| e.path().join("Cargo.toml").exists())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut names = Vec::new();
+    for dir in ["components", "tests/components"] {
+        let dir = root().join(dir);
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
+        names.extend(
+            entries
+                .flatten()
+                .filter(|e| e.path().join("Cargo.toml").exists())
+                .map(|e| e.file_name().to_string_lossy().into_owned()),
+        );
+    }
     names.sort();
     Ok(names)
 }
