@@ -181,9 +181,16 @@ pub fn wait_for_stack_ready(child: &mut std::process::Child, timeout: std::time:
             }
         }
     });
-    if rx.recv_timeout(timeout).is_err() {
-        let _ = child.kill();
-        panic!("runtime-host up did not become ready within {timeout:?}");
+    match rx.recv_timeout(timeout) {
+        Ok(()) => {}
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            let status = child.wait().expect("waiting for runtime-host up");
+            panic!("runtime-host up exited ({status}) before it was ready");
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            let _ = child.kill();
+            panic!("runtime-host up did not become ready within {timeout:?}");
+        }
     }
 }
 
@@ -213,10 +220,9 @@ pub fn wait_for_exit(
     }
 }
 
-/// A free loopback port (bound, then released).
+/// A free loopback port (bound, then released), below the kernel's ephemeral range: a port
+/// from there (`bind :0`) can be taken by any process's outgoing connection before the
+/// server it was meant for binds it, which happened once test binaries ran side by side.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("finding a free port")
+    port_block(1)
 }

@@ -68,41 +68,32 @@ async fn registers_with_its_pid_and_serves_on_the_assigned_port() {
     assert!(m.output().contains("Lightweight AI Model API Runtime Specification 1.2, (c) 2025 Paramus Transform LLC, MIT License"));
 }
 
-/// A registry that, before it answers, checks that the assigned port is not yet accepting
-/// connections: proof that the model registers before it binds.
-#[tokio::test(flavor = "multi_thread")]
-async fn registration_happens_before_the_port_is_bound() {
+/// A fake registry on a free port: `answer(path, body)` makes each reply (run on the
+/// server's task, so it may await). Returns its URL.
+async fn fake_registry<F, Fut>(answer: F) -> String
+where
+    F: Fn(String, serde_json::Value) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = serde_json::Value> + Send,
+{
     use http_body_util::{BodyExt, Full};
     use hyper::body::Bytes;
-    let assigned = e2e_tests::free_port();
-    let probe: Arc<Mutex<Option<(bool, serde_json::Value)>>> = Arc::new(Mutex::new(None));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", e2e_tests::free_port()))
+        .await
+        .unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let seen = probe.clone();
     tokio::spawn(async move {
         loop {
             let (stream, _) = listener.accept().await.unwrap();
-            let seen = seen.clone();
+            let answer = answer.clone();
             tokio::spawn(async move {
                 let svc = hyper::service::service_fn(
                     move |req: hyper::Request<hyper::body::Incoming>| {
-                        let seen = seen.clone();
+                        let answer = answer.clone();
                         async move {
                             let path = req.uri().path().to_owned();
                             let body = req.into_body().collect().await.unwrap().to_bytes();
-                            let reply = if path == "/register" {
-                                tokio::time::sleep(Duration::from_millis(300)).await;
-                                let open = tokio::net::TcpStream::connect(("127.0.0.1", assigned))
-                                    .await
-                                    .is_ok();
-                                *seen.lock().unwrap() =
-                                    Some((open, serde_json::from_slice(&body).unwrap()));
-                                serde_json::json!({"success": true, "assigned_port": assigned,
-                                "registration_id": "00000000-0000-4000-8000-000000000001",
-                                "message": "assigned", "expires_at": "2030-01-01T00:00:00.000"})
-                            } else {
-                                serde_json::json!({"success": true})
-                            };
+                            let body = serde_json::from_slice(&body).unwrap_or_default();
+                            let reply = answer(path, body).await;
                             Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
                                 Bytes::from(reply.to_string()),
                             )))
@@ -115,9 +106,41 @@ async fn registration_happens_before_the_port_is_bound() {
             });
         }
     });
+    url
+}
+
+/// A registration answer assigning `port`.
+fn assigned(port: u16) -> serde_json::Value {
+    serde_json::json!({"success": true, "assigned_port": port,
+    "registration_id": "00000000-0000-4000-8000-000000000001",
+    "message": "assigned", "expires_at": "2030-01-01T00:00:00.000"})
+}
+
+/// A registry that, before it answers, checks that the assigned port is not yet accepting
+/// connections: proof that the model registers before it binds.
+#[tokio::test(flavor = "multi_thread")]
+async fn registration_happens_before_the_port_is_bound() {
+    let port = e2e_tests::free_port();
+    let probe: Arc<Mutex<Option<(bool, serde_json::Value)>>> = Arc::new(Mutex::new(None));
+    let seen = probe.clone();
+    let url = fake_registry(move |path, body| {
+        let seen = seen.clone();
+        async move {
+            if path != "/register" {
+                return serde_json::json!({"success": true});
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let open = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok();
+            *seen.lock().unwrap() = Some((open, body));
+            assigned(port)
+        }
+    })
+    .await;
     let mdir = temp_dir();
     let m = model(mdir.path(), &url, &[]).start();
-    assert_eq!(m.addr.port(), assigned);
+    assert_eq!(m.addr.port(), port);
     let (was_open, body) = probe.lock().unwrap().clone().expect("the model registered");
     assert!(
         !was_open,
@@ -126,6 +149,49 @@ async fn registration_happens_before_the_port_is_bound() {
     assert_eq!(body["process_id"], m.pid());
     assert_eq!(body["app_version"], "1.2.0");
     assert!(body.get("preferred_port").is_some(), "sent, as null");
+}
+
+/// A registry that ignores the reservation of a busy port and assigns it again and again:
+/// the model gives up with a clear error instead of going round for ever.
+#[test]
+fn a_registry_that_keeps_assigning_a_busy_port_is_not_followed_for_ever() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let busy = std::net::TcpListener::bind(("127.0.0.1", e2e_tests::free_port())).unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let url = runtime.block_on(fake_registry(move |path, _| async move {
+        if path == "/register" {
+            assigned(port)
+        } else {
+            serde_json::json!({"success": true, "message": "ok", "freed_port": port})
+        }
+    }));
+    let mdir = temp_dir();
+    let mut child = std::process::Command::new(e2e_tests::host_binary())
+        .args([
+            "model",
+            &component("molprop").display().to_string(),
+            "--registry",
+            &url,
+        ])
+        .arg("--data-dir")
+        .arg(mdir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = e2e_tests::wait_for_exit(&mut child, Duration::from_secs(30));
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        status.is_some_and(|s| !s.success()),
+        "still moving after 30 s: {err}"
+    );
+    assert!(
+        err.contains(&format!("assigned port {port} again")),
+        "names the port: {err}"
+    );
+    drop(busy);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -283,6 +283,18 @@ async fn bind_or_move(
                 ));
             }
         };
+        if guards.iter().any(|g| g.port == r.assigned_port) {
+            // A registry that ignores the reservation would send us round for ever.
+            let _ = registry
+                .unregister(r.assigned_port, &r.registration_id)
+                .await;
+            PortGuard::release_all(guards).await;
+            bail!(
+                "the registry assigned port {} again, though it is busy and reserved there; \
+                 not moving on",
+                r.assigned_port
+            );
+        }
         tracing::info!(port = r.assigned_port, "registered on another port");
         let mut s = state.lock().unwrap();
         s.port = r.assigned_port;
