@@ -203,6 +203,27 @@ pub fn interrupt(child: &std::process::Child) {
     assert!(sent, "could not send SIGINT to {}", child.id());
 }
 
+/// Runs `runtime-host ARGS` expecting it to refuse and exit by itself within `timeout`
+/// (killed then, so a regression that starts serving fails instead of hanging). Returns its
+/// standard error; panics if it ran on or exited successfully.
+pub fn host_refuses(args: &[&str], timeout: std::time::Duration) -> String {
+    let mut child = std::process::Command::new(host_binary())
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("running runtime-host");
+    let status = wait_for_exit(&mut child, timeout);
+    let _ = child.kill();
+    let out = child.wait_with_output().expect("runtime-host's output");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        status.is_some_and(|s| !s.success()),
+        "runtime-host {args:?} did not refuse within {timeout:?} ({status:?}): {err}"
+    );
+    err
+}
+
 /// Waits up to `timeout` for `child` to exit; `None` if it is still running then.
 pub fn wait_for_exit(
     child: &mut std::process::Child,

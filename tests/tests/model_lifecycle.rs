@@ -166,26 +166,17 @@ fn a_registry_that_keeps_assigning_a_busy_port_is_not_followed_for_ever() {
         }
     }));
     let mdir = temp_dir();
-    let mut child = std::process::Command::new(e2e_tests::host_binary())
-        .args([
+    let (component, data) = (component("molprop"), mdir.path().display().to_string());
+    let err = e2e_tests::host_refuses(
+        &[
             "model",
-            &component("molprop").display().to_string(),
+            &component.display().to_string(),
             "--registry",
             &url,
-        ])
-        .arg("--data-dir")
-        .arg(mdir.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = e2e_tests::wait_for_exit(&mut child, Duration::from_secs(30));
-    let _ = child.kill();
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        status.is_some_and(|s| !s.success()),
-        "still moving after 30 s: {err}"
+            "--data-dir",
+            &data,
+        ],
+        Duration::from_secs(30),
     );
     assert!(
         err.contains(&format!("assigned port {port} again")),

@@ -71,22 +71,13 @@ fn up_and_registry_share_the_registrys_start_up() {
             ("--monitor-interval", "0s", "must be a positive duration"),
         ] {
             // Bounded: a regression would start the stack instead of refusing it.
-            let mut child = std::process::Command::new(e2e_tests::host_binary())
-                .args(command)
-                .args([flag, value, "--data-dir"])
-                .arg(dir.path())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            let status = e2e_tests::wait_for_exit(&mut child, Duration::from_secs(10));
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                status.is_some_and(|s| !s.success()),
-                "{command:?} {flag} {value} was accepted: {err}"
-            );
+            let data = dir.path().display().to_string();
+            let args: Vec<&str> = command
+                .iter()
+                .copied()
+                .chain([flag, value, "--data-dir", &data])
+                .collect();
+            let err = e2e_tests::host_refuses(&args, Duration::from_secs(10));
             assert!(err.contains(why), "{command:?} {flag} {value}: {err}");
         }
     }
