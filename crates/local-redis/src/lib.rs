@@ -45,14 +45,19 @@ pub struct RedisServer {
 
 /// Whether `redis-server` and `redis-cli` can be run here.
 pub fn installed() -> bool {
-    ["redis-server", "redis-cli"].iter().all(|p| {
-        Command::new(p)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
+    ["redis-server", "redis-cli"]
+        .iter()
+        .all(|p| program_runs(p))
+}
+
+/// Whether `program --version` runs and succeeds.
+pub fn program_runs(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 impl RedisServer {

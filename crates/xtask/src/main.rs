@@ -4,9 +4,9 @@
 //!   `components/` and the `runtime-host` binary, all in the release profile;
 //! - `test`: `build`, then every native test (unit and end-to-end) in the same profile, so
 //!   wasmtime's stack is compiled once for both, the test binaries several at a time
-//!   ([`runner`]); the chat, registry and model scenarios run again on Redis. It installs `redis-server`, `chromium` and `chromium-driver` with
-//!   apt-get when it runs as root, and says loudly what it skipped when it cannot
-//!   ([`services`]);
+//!   ([`runner`]); the chat, registry and model scenarios run again on Redis. It installs
+//!   `redis-server`, `chromium` and `chromium-driver` with apt-get when it runs as root,
+//!   and says loudly what it skipped when it cannot ([`services`]);
 //! - `up`: `build`, then runs the local stack on embedded defaults until Ctrl-C;
 //! - `bench`: `build`, then `runtime-host bench` from the repository root (its options pass
 //!   through), which prints the figures and writes them to `target/bench/figures.json`;

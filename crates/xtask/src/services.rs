@@ -48,16 +48,6 @@ const BROWSER: Needed = Needed {
             the_console_works_in_a_real_browser)",
 };
 
-/// Whether `program --version` runs.
-fn installed(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -69,7 +59,7 @@ fn is_root() -> bool {
 /// refreshed once per run, however many services need installing.
 fn apt_install(packages: &[&str]) -> Result<(), String> {
     static UPDATED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if !is_root() || !installed("apt-get") {
+    if !is_root() || !local_redis::program_runs("apt-get") {
         return Err("not root, or no apt-get".into());
     }
     let quiet = |args: &[&str]| {
@@ -107,7 +97,7 @@ pub fn ensure_browser() -> bool {
 }
 
 fn ensure(needed: &Needed) -> bool {
-    let present = || needed.programs.iter().all(|p| installed(p));
+    let present = || needed.programs.iter().all(|p| local_redis::program_runs(p));
     if present() {
         return true;
     }

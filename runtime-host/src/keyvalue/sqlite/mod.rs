@@ -139,15 +139,13 @@ impl KvDatabase {
         Ok((keys, next))
     }
 
-    pub fn get_many(&self, store: &str, keys: &[String]) -> Result<Vec<(String, Option<Vec<u8>>)>> {
+    /// The values of `keys`, in their order.
+    pub fn get_many(&self, store: &str, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
         self.read(|c| {
             let mut stmt =
                 c.prepare_cached("SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2")?;
             keys.iter()
-                .map(|k| {
-                    let value = stmt.query_row(params![store, k], |r| r.get(0)).optional()?;
-                    Ok((k.clone(), value))
-                })
+                .map(|k| stmt.query_row(params![store, k], |r| r.get(0)).optional())
                 .collect()
         })
     }

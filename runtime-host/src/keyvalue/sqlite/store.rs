@@ -47,12 +47,7 @@ impl Store for SqliteStore {
     }
 
     async fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
-        Ok(self
-            .db
-            .get_many(&self.label, keys)?
-            .into_iter()
-            .map(|(_, value)| value)
-            .collect())
+        self.db.get_many(&self.label, keys)
     }
 
     async fn set_many(&self, entries: &[(String, Vec<u8>)]) -> Result<()> {
