@@ -1,10 +1,10 @@
 //! `runtime-host chats import|export`: moving dialogs in and out of a running chat service
 //! through its HTTP API (the write API for import), as JSON arrays in the `/api/dialog` shape.
 
-use crate::client::HttpClient;
 use anyhow::{Context, Result, bail};
 use edge_api::chat::{ChatSummary, Dialog};
 use hyper::Method;
+use service_client::HttpClient;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Duration;

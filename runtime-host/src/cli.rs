@@ -38,10 +38,7 @@ pub enum Command {
     Up(UpArgs),
     /// Check running deployments (a model; optionally a registry and a chat service) against
     /// the v1.2 specification; exit status 0 only when every MUST rule passes.
-    Check(CheckArgs),
-    /// Measure speed, memory and scale beside the native build and the Python peer, and
-    /// print the figures against the targets (`cargo xtask bench` builds everything first).
-    Bench(BenchArgs),
+    Check(edge_check::CheckArgs),
     /// Import or export chat dialogs through a running chat service.
     #[command(subcommand)]
     Chats(ChatsCommand),
@@ -161,68 +158,6 @@ pub struct UpArgs {
     pub self_test_deadline: Duration,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
-}
-
-#[derive(Args, Debug)]
-pub struct CheckArgs {
-    /// Base URL of the model deployment, e.g. http://127.0.0.1:5100
-    pub model_url: String,
-    /// Also check this port registry (registers probes and removes them afterwards).
-    #[arg(long)]
-    pub registry: Option<String>,
-    /// Also check this chat service.
-    #[arg(long)]
-    pub chat: Option<String>,
-    /// Print the report as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Do not send `POST /shutdown` (rule B.shutdown, run last): a deployment that allows
-    /// shutdown would stop.
-    #[arg(long)]
-    pub keep_running: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct BenchArgs {
-    /// Seconds per measured run.
-    #[arg(long, default_value_t = 2.0)]
-    pub duration: f64,
-    /// Runs per side and load; sides alternate run by run.
-    #[arg(long, default_value_t = 2)]
-    pub rounds: usize,
-    /// Very short runs (0.3 s, one round): checks that everything works, not figures.
-    #[arg(long)]
-    pub quick: bool,
-    /// Also write the figures as JSON to this file.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// The molecule mix: a TSV whose first column is SMILES (one header row).
-    #[arg(long, default_value = "../shared/testdata/molprop-reference.tsv")]
-    pub molecules: PathBuf,
-    /// The natively compiled molprop server.
-    #[arg(long, default_value = "target/release/molprop-native")]
-    pub native: PathBuf,
-    /// The Python peer's directory (app.py, requirements.txt).
-    #[arg(long, default_value = "bench/peers/python")]
-    pub python_app: PathBuf,
-    /// The Python interpreter used to create the peer's virtualenv.
-    #[arg(long, default_value = "python3")]
-    pub python: String,
-    /// Skip the Python peers.
-    #[arg(long)]
-    pub no_python: bool,
-    /// Where the embedding model's files are (`cargo xtask install-models` puts them here);
-    /// without them the embeddings section is skipped.
-    #[arg(long, default_value = ".data/ai-models")]
-    pub ai_models_dir: PathBuf,
-    /// Run only these sections (comma-separated): predict (with /health), solubility,
-    /// embeddings, startup, registry, redis (registry and predict on Redis beside SQLite),
-    /// chats (the chat list with 10,000 chats), memory. Default: all.
-    #[arg(long, value_delimiter = ',')]
-    pub only: Vec<String>,
-    /// Scratch directory: data directories, logs of every process started, the virtualenv.
-    #[arg(long, default_value = "target/bench")]
-    pub work_dir: PathBuf,
 }
 
 /// Options every command that runs components shares.

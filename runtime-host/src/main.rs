@@ -2,13 +2,10 @@
 //! the OS-facing work a sandboxed component cannot. Start at [`cli`] for the commands.
 
 mod app;
-mod bench;
 mod bindings;
 mod caller;
 mod chats;
-mod check;
 mod cli;
-mod client;
 mod engine;
 mod files;
 mod guard;
@@ -58,8 +55,7 @@ async fn main() {
         cli::Command::Registry(args) => registry::run(args).await,
         cli::Command::Model(args) => model::run(args).await,
         cli::Command::Up(args) => up::run(args).await,
-        cli::Command::Bench(args) => bench::run(args).await,
-        cli::Command::Check(args) => check::run(args).await.and_then(|passed| {
+        cli::Command::Check(args) => edge_check::run(&args).await.and_then(|passed| {
             if passed {
                 Ok(())
             } else {

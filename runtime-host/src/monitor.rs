@@ -3,11 +3,11 @@
 //! the dead ones (whose registrations the component then removes, freeing their ports) and
 //! the live ones (shown as `process_alive: true`).
 
-use crate::client::HttpClient;
 use anyhow::{Result, bail};
 use edge_api::registry::RegistryListing;
 use hyper::Method;
 use serde_json::json;
+use service_client::HttpClient;
 use std::time::Duration;
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);

@@ -342,7 +342,7 @@ fn is_host_traffic<B>(req: &hyper::Request<B>) -> bool {
     req.headers()
         .get(hyper::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(crate::client::is_host_user_agent)
+        .is_some_and(service_client::is_host_user_agent)
 }
 
 fn human(d: Duration) -> String {

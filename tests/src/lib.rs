@@ -72,6 +72,11 @@ pub fn export_chats(url: &str, file: &std::path::Path) -> Vec<edge_api::chat::Di
         .expect("the export is a JSON array of dialogs")
 }
 
+/// The benchmark (`bench/`, run by `cargo xtask bench`).
+pub fn bench_binary() -> PathBuf {
+    must_exist(target_dir().join("release").join("edge-bench"))
+}
+
 /// The natively compiled molprop server the benchmark compares against.
 pub fn native_peer_binary() -> PathBuf {
     must_exist(target_dir().join("release").join("molprop-native"))

@@ -1,18 +1,18 @@
-//! `runtime-host bench` runs end to end on this machine: every section starts its processes,
+//! The bench (`edge-bench`, run by `cargo xtask bench`) runs end to end on this machine: every section starts its processes,
 //! measures, stops them and reports. This checks that the command works and reports real
 //! measurements; it asserts no speed (figures come from the command itself, see
 //! docs/BENCHMARKS.md). The Python peer is left out here: it needs PyPI.
 
-use e2e_tests::{host_binary, native_peer_binary, temp_dir, workspace_root};
+use e2e_tests::{bench_binary, native_peer_binary, temp_dir, workspace_root};
 use serde_json::Value;
 
 #[test]
 fn bench_quick_runs_every_section_and_reports_measurements() {
     let work = temp_dir();
     let json = work.path().join("figures.json");
-    let out = std::process::Command::new(host_binary())
+    let out = std::process::Command::new(bench_binary())
         .current_dir(workspace_root())
-        .args(["bench", "--quick", "--no-python", "--json"])
+        .args(["--quick", "--no-python", "--json"])
         .arg(&json)
         .arg("--native")
         .arg(native_peer_binary())

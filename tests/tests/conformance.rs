@@ -8,12 +8,15 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::time::Duration;
 
-fn check(url: &str) -> (bool, HashMap<String, String>) {
+fn check(url: &str) -> Checked {
     check_with(url, &[])
 }
 
-/// Runs `runtime-host check --json` and returns (exit ok, rule -> status).
-fn check_with(url: &str, extra: &[&str]) -> (bool, HashMap<String, String>) {
+/// Exit ok, rule -> status, rule -> problems.
+type Checked = (bool, HashMap<String, String>, HashMap<String, Vec<String>>);
+
+/// Runs `runtime-host check --json` and reads its report.
+fn check_with(url: &str, extra: &[&str]) -> Checked {
     let out = std::process::Command::new(host_binary())
         .args(["check", url, "--json"])
         .args(extra)
@@ -21,18 +24,23 @@ fn check_with(url: &str, extra: &[&str]) -> (bool, HashMap<String, String>) {
         .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
-    let statuses = report["results"]
-        .as_array()
-        .unwrap()
+    let results = report["results"].as_array().unwrap();
+    let rule = |r: &Value| r["rule"].as_str().unwrap().to_owned();
+    let statuses = results
+        .iter()
+        .map(|r| (rule(r), r["status"].as_str().unwrap().to_owned()))
+        .collect();
+    let problems = results
         .iter()
         .map(|r| {
+            let texts = r["problems"].as_array().into_iter().flatten();
             (
-                r["rule"].as_str().unwrap().to_owned(),
-                r["status"].as_str().unwrap().to_owned(),
+                rule(r),
+                texts.map(|p| p.as_str().unwrap().to_owned()).collect(),
             )
         })
         .collect();
-    (out.status.success(), statuses)
+    (out.status.success(), statuses, problems)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -54,7 +62,7 @@ async fn passes_on_molprop_registry_and_chat_served_by_the_host() {
         201
     );
     let (mu, ru, cu) = (m.base_url(), r.base_url(), c.base_url());
-    let (ok, statuses) =
+    let (ok, statuses, _) =
         tokio::task::spawn_blocking(move || check_with(&mu, &["--registry", &ru, "--chat", &cu]))
             .await
             .unwrap();
@@ -86,7 +94,7 @@ async fn shutdown_is_probed_last_and_a_deployment_that_honours_it_stops() {
         .arg("--allow-shutdown")
         .start();
     let mu = m.base_url();
-    let (ok, statuses) = tokio::task::spawn_blocking(move || check(&mu))
+    let (ok, statuses, _) = tokio::task::spawn_blocking(move || check(&mu))
         .await
         .unwrap();
     assert!(ok, "{statuses:?}");
@@ -98,9 +106,10 @@ async fn shutdown_is_probed_last_and_a_deployment_that_honours_it_stops() {
         .arg("--allow-shutdown")
         .start();
     let mu = m2.base_url();
-    let (ok, statuses) = tokio::task::spawn_blocking(move || check_with(&mu, &["--keep-running"]))
-        .await
-        .unwrap();
+    let (ok, statuses, _) =
+        tokio::task::spawn_blocking(move || check_with(&mu, &["--keep-running"]))
+            .await
+            .unwrap();
     assert!(ok && !statuses.contains_key("B.shutdown"), "{statuses:?}");
     let health = e2e_tests::Client::new().get(&m2.url("/health")).await;
     assert_eq!(health.status, 200, "still serving");
@@ -143,7 +152,8 @@ async fn broken_deployment() -> String {
                                 ),
                                 "/info" => (
                                     200,
-                                    json!({"name": "b", "description": "d", "license": "MIT", "citation": "c", "maintainer": "m"}),
+                                    // A field the specification does not list: allowed.
+                                    json!({"name": "b", "description": "d", "license": "MIT", "citation": "c", "maintainer": "m", "homepage": "https://example.org"}),
                                 ),
                                 "/citation" => (
                                     200,
@@ -160,10 +170,11 @@ async fn broken_deployment() -> String {
                                     200,
                                     json!({"success": true, "model_name": "b", "results": {"prediction": 1.0}, "computation_time_ms": 0.1, "error_message": null}),
                                 ),
-                                // /metrics is missing altogether.
+                                // /metrics is missing altogether. The error code is its
+                                // own (the specification lists none): allowed.
                                 _ => (
                                     404,
-                                    json!({"success": false, "error": "not found", "error_code": "not_found"}),
+                                    json!({"success": false, "error": "not found", "error_code": "E_NO_ROUTE"}),
                                 ),
                             };
                             let resp = hyper::Response::builder()
@@ -186,7 +197,7 @@ async fn broken_deployment() -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn fails_a_broken_deployment_naming_the_rules() {
     let url = broken_deployment().await;
-    let (ok, statuses) = tokio::task::spawn_blocking(move || check(&url))
+    let (ok, statuses, problems) = tokio::task::spawn_blocking(move || check(&url))
         .await
         .unwrap();
     assert!(!ok, "exit status must be non-zero");
@@ -210,7 +221,14 @@ async fn fails_a_broken_deployment_naming_the_rules() {
         Some("WARN"),
         "{statuses:?}"
     );
+    // The failure names the field and what it expected.
+    let health = problems["B.health"].join("; ");
+    assert!(
+        health.contains("/version") && health.contains("string"),
+        "{health}"
+    );
     for rule in [
+        "B.unknown_route",
         "B.capabilities",
         "B.info",
         "B.citation",
@@ -261,7 +279,7 @@ async fn fails_a_registry_that_leaks_registration_ids() {
         }
     });
     let mu = m.base_url();
-    let (ok, statuses) =
+    let (ok, statuses, _) =
         tokio::task::spawn_blocking(move || check_with(&mu, &["--registry", &url]))
             .await
             .unwrap();

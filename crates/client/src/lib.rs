@@ -1,5 +1,6 @@
-//! A small HTTP/1.1 client for the host's own calls to services: the registry (register,
-//! heartbeat, process reports), chat import/export, `check`.
+//! A small HTTP/1.1 client for calls to the services that are not a user's: `runtime-host`'s
+//! own (register, heartbeat, process reports, chat import and export), `check` and the
+//! bench. One place, so every such request carries the same `User-Agent` and a deadline.
 
 use anyhow::{Context, Result};
 use bytes::Bytes;

@@ -116,7 +116,7 @@ pub fn free_port() -> Result<u16> {
 
 /// Polls `GET url` until it answers 200; returns how long that took.
 pub async fn wait_ok(
-    client: &crate::client::HttpClient,
+    client: &service_client::HttpClient,
     url: &str,
     timeout: Duration,
 ) -> Result<Duration> {

@@ -5,7 +5,7 @@
 //! does not ask for it).
 
 use super::Probe;
-use super::model::request_for;
+use super::examples::request_for;
 use super::report::{Level, Report};
 use hyper::Method;
 use openapi_contract::Contract;

@@ -4,17 +4,19 @@
 //! whole `up` stacks.
 
 use super::procs::{Proc, addr_in, free_port, wait_ok};
-use crate::client::HttpClient;
 use anyhow::{Context, Result, bail};
 use edge_api::registry::RegistryListing;
+use service_client::HttpClient;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Where things are.
 pub struct Paths {
-    /// This `runtime-host` binary.
+    /// The `runtime-host` binary measured.
     pub host: PathBuf,
+    /// The built components (`*.wasm`).
+    pub components: PathBuf,
     pub native: PathBuf,
     /// `bench/peers/python` (app.py, requirements.txt).
     pub python_app: PathBuf,
@@ -24,6 +26,17 @@ pub struct Paths {
 }
 
 impl Paths {
+    /// A built component by artifact name (`molprop`, `onnx_model`, ...).
+    pub fn component(&self, name: &str) -> Result<PathBuf> {
+        let file = self.components.join(format!("{name}.wasm"));
+        anyhow::ensure!(
+            file.exists(),
+            "{} does not exist: build the components with `cargo xtask build` (or pass --components)",
+            file.display()
+        );
+        Ok(file)
+    }
+
     pub(super) fn log(&self, name: &str) -> PathBuf {
         self.work.join(format!("{name}.log"))
     }
@@ -82,23 +95,23 @@ pub struct ModelUnderTest {
 }
 
 impl ModelUnderTest {
-    pub fn molprop() -> Result<Self> {
+    pub fn molprop(p: &Paths) -> Result<Self> {
         Ok(Self {
-            component: crate::serve::default_component("molprop")?,
+            component: p.component("molprop")?,
             flags: vec![],
         })
     }
 
     /// The embedding model component, granted all-MiniLM-L6-v2 from `ai_models`.
-    pub fn minilm(ai_models: &Path) -> Result<Self> {
+    pub fn minilm(p: &Paths, ai_models: &Path) -> Result<Self> {
         Ok(Self {
-            component: crate::serve::default_component("minilm")?,
+            component: p.component("minilm")?,
             flags: ai_model_flags(ai_models),
         })
     }
 
     /// The ONNX model component serving `models/<name>` of this repository.
-    pub fn onnx(name: &str) -> Result<Self> {
+    pub fn onnx(p: &Paths, name: &str) -> Result<Self> {
         let dir = Path::new("models").join(name);
         if !dir.join("model.toml").is_file() {
             bail!(
@@ -107,7 +120,7 @@ impl ModelUnderTest {
             );
         }
         Ok(Self {
-            component: crate::serve::default_component("onnx_model")?,
+            component: p.component("onnx_model")?,
             flags: vec!["--dir".into(), format!("{}:/model", dir.display())],
         })
     }

@@ -2,18 +2,8 @@
 
 use super::Probe;
 use super::report::{Level, Report};
-use super::shape::{Kind, fields};
 use hyper::Method;
 use serde_json::Value;
-
-const SUMMARY: [(&str, Kind); 6] = [
-    ("id", Kind::Str),
-    ("chatName", Kind::Str),
-    ("numMessages", Kind::Int),
-    ("created", Kind::Str),
-    ("updated", Kind::Str),
-    ("GUID", Kind::Str),
-];
 
 pub async fn check(probe: &Probe<'_>, report: &mut Report) {
     let mut first_id = None;
@@ -23,10 +13,7 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
                 .first()
                 .and_then(|c| c["id"].as_str())
                 .map(str::to_owned);
-            list.iter()
-                .enumerate()
-                .flat_map(|(i, c)| fields(c, &format!("chats[{i}]"), &SUMMARY))
-                .collect()
+            probe.shape(&Method::GET, "/api/chats", 200, &Value::Array(list))
         }
         Ok((s, v)) => vec![format!("expected 200 with an array, got {s}: {v}")],
         Err(e) => vec![e],
@@ -39,28 +26,9 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
     );
 
     if let Some(id) = first_id {
-        let problems = match probe
-            .ok_json(Method::GET, &format!("/api/dialog?id={id}"), None)
-            .await
-        {
-            Ok(v) => fields(
-                &v,
-                "dialog",
-                &[
-                    ("id", Kind::Str),
-                    ("chatName", Kind::Str),
-                    ("messages", Kind::Any),
-                    ("created", Kind::Str),
-                    ("updated", Kind::Str),
-                    ("GUID", Kind::Str),
-                ],
-            )
-            .into_iter()
-            .chain(
-                (!v["messages"].is_array())
-                    .then(|| "dialog.messages: expected an array".to_owned()),
-            )
-            .collect(),
+        let path = format!("/api/dialog?id={id}");
+        let problems = match probe.ok_json(Method::GET, &path, None).await {
+            Ok(v) => probe.shape(&Method::GET, "/api/dialog", 200, &v),
             Err(e) => vec![e],
         };
         report.rule(

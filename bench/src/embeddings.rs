@@ -7,7 +7,7 @@ use super::load::Call;
 use super::peers::{self, ModelUnderTest, Paths};
 use super::report::{EmbeddingRow, Report};
 use super::{Sides, alternate, procs};
-use crate::cli::BenchArgs;
+use crate::args::BenchArgs;
 use anyhow::{Context, Result};
 use serde_json::json;
 use std::sync::Arc;
@@ -58,7 +58,7 @@ pub async fn embeddings(
         .map(str::to_owned)
         .collect();
     let (reg, reg_addr) = peers::registry(paths, "minilm-registry", "22300-22399", &[]).await?;
-    let model = ModelUnderTest::minilm(&ai_models)?;
+    let model = ModelUnderTest::minilm(paths, &ai_models)?;
     let data = procs::fresh_dir(&paths.work, "minilm-host")?;
     let (host, addr, _) =
         peers::host_model(paths, "minilm-host", &model, reg_addr, &data, &[]).await?;

@@ -3,10 +3,10 @@
 
 use super::peers::Paths;
 use super::procs::{Proc, addr_in, fresh_dir};
-use crate::client::HttpClient;
 use anyhow::{Context, Result, bail};
 use hyper::Method;
 use serde::Serialize;
+use service_client::HttpClient;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,7 +25,7 @@ pub struct ListRow {
 pub async fn chat_list(p: &Paths, quick: bool) -> Result<Vec<ListRow>> {
     let chats = if quick { 1_000 } else { 10_000 };
     let data = fresh_dir(&p.work, "chat-list")?;
-    let component = crate::serve::default_component("chat")?;
+    let component = p.component("chat")?;
     let args = vec![
         "serve".into(),
         component.display().to_string(),

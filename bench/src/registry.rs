@@ -3,11 +3,11 @@
 //! registrations grows.
 
 use super::load::{Figures, Measured};
-use crate::client::HttpClient;
 use anyhow::{Context, Result, bail};
 use edge_api::registry::{RegistrationRequest, RegistrationResponse};
 use hyper::Method;
 use serde::Serialize;
+use service_client::HttpClient;
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -2,13 +2,12 @@
 //! A private `redis-server` (Debian's package, through `local-redis`) runs on a free loopback
 //! port, fsyncing its append-only file every second (Redis's default for durability; the
 //! tests use every write).
-//! Without `redis-server` the section is skipped with a note.
+//! Without `redis-server` there is nothing to measure (the caller says so in the report).
 
 use super::load::{self, Call};
 use super::peers::{self, ModelUnderTest, Paths};
 use super::procs;
 use super::registry::{self, Throughput};
-use super::report::Report;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -55,19 +54,16 @@ fn start_redis(paths: &Paths) -> Result<Option<BenchRedis>> {
     }))
 }
 
+/// One row per store; `None` when redis-server is not installed.
 pub async fn store_backends(
     paths: &Paths,
     molecules: &[String],
     duration: Duration,
-    report: &mut Report,
-) -> Result<()> {
+) -> Result<Option<Vec<StoreRow>>> {
     let Some(redis) = start_redis(paths)? else {
-        report.notes.push(
-            "section redis skipped: redis-server is not installed (apt-get install redis-server)"
-                .into(),
-        );
-        return Ok(());
+        return Ok(None);
     };
+    let mut rows = Vec::new();
     let on_redis = [
         "--runtime-config-file".to_owned(),
         redis.config.display().to_string(),
@@ -83,7 +79,7 @@ pub async fn store_backends(
         let (model, model_addr, _) = peers::host_model(
             paths,
             &format!("store-{store}-model"),
-            &ModelUnderTest::molprop()?,
+            &ModelUnderTest::molprop(paths)?,
             addr,
             &data,
             &flags,
@@ -95,7 +91,7 @@ pub async fn store_backends(
             .await
             .context("predict load")?
             .figures();
-        report.stores.push(StoreRow {
+        rows.push(StoreRow {
             store: store.to_owned(),
             registry: throughput,
             predict_rps: predict.rps,
@@ -105,5 +101,5 @@ pub async fn store_backends(
         reg.stop().await;
     }
     drop(redis);
-    Ok(())
+    Ok(Some(rows))
 }

@@ -6,7 +6,7 @@
 use super::peers::{self, ModelUnderTest, Paths};
 use super::report::{PredictRow, Report};
 use super::{CONNECTIONS, Sides, alternate, procs, smiles_calls};
-use crate::cli::BenchArgs;
+use crate::args::BenchArgs;
 use anyhow::Result;
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ pub async fn solubility(
     report: &mut Report,
 ) -> Result<()> {
     let (reg, reg_addr) = peers::registry(paths, "onnx-registry", "22200-22299", &[]).await?;
-    let model = ModelUnderTest::onnx("solubility")?;
+    let model = ModelUnderTest::onnx(paths, "solubility")?;
     let mut sides = Sides::default();
     for (side, extra) in [
         ("host", &[][..]),

@@ -1,4 +1,4 @@
-//! `runtime-host bench`: measures the product beside its alternatives on this machine and
+//! `edge-bench` (run by `cargo xtask bench`): measures the product beside its alternatives on this machine and
 //! prints one table with the targets (issues 7 and 11). Every side of a comparison runs in the same
 //! invocation, alternating round by round, so ratios hold on a noisy machine.
 //!
@@ -13,6 +13,7 @@
 //!    registrations. 8. Sentence embeddings (minilm) vs a Python peer (sentence-transformers).
 //! 9. The chat list with 10,000 chats, whole and paged.
 
+mod args;
 mod chats;
 mod embeddings;
 mod load;
@@ -24,8 +25,9 @@ mod registry;
 mod report;
 mod targets;
 
-use crate::cli::BenchArgs;
 use anyhow::{Context, Result};
+use args::BenchArgs;
+use clap::Parser;
 use load::{Call, Measured};
 use peers::{ModelUnderTest, Paths};
 use procs::Proc;
@@ -39,7 +41,15 @@ use std::time::Duration;
 const CONNECTIONS: [usize; 3] = [1, 16, 64];
 const PROPERTIES: [&str; 2] = ["logp", "all"];
 
-pub async fn run(args: BenchArgs) -> Result<()> {
+#[tokio::main]
+async fn main() {
+    if let Err(e) = run(BenchArgs::parse()).await {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(args: BenchArgs) -> Result<()> {
     let (duration, rounds) = if args.quick {
         (Duration::from_millis(300), 1)
     } else {
@@ -47,7 +57,8 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     };
     std::fs::create_dir_all(&args.work_dir)?;
     let paths = Paths {
-        host: std::env::current_exe()?,
+        host: args.host.clone().map_or_else(beside_this_program, Ok)?,
+        components: args.components.clone().map_or_else(built_components, Ok)?,
         native: args.native.clone(),
         python_app: args.python_app.clone(),
         python: args.python.clone(),
@@ -82,7 +93,13 @@ pub async fn run(args: BenchArgs) -> Result<()> {
         registry_figures(&paths, duration, &mut report).await?;
     }
     if wanted("redis") {
-        redis::store_backends(&paths, &molecules, duration, &mut report).await?;
+        match redis::store_backends(&paths, &molecules, duration).await? {
+            Some(rows) => report.stores = rows,
+            None => report.notes.push(
+                "section redis skipped: redis-server is not installed (apt-get install redis-server)"
+                    .into(),
+            ),
+        }
     }
     if wanted("chats") {
         report.chat_list = chats::chat_list(&paths, args.quick).await?;
@@ -99,6 +116,27 @@ pub async fn run(args: BenchArgs) -> Result<()> {
         println!("\nfigures written to {}", file.display());
     }
     Ok(())
+}
+
+/// `runtime-host` in the directory of this program (cargo builds both into one).
+fn beside_this_program() -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let host = exe.with_file_name("runtime-host");
+    anyhow::ensure!(
+        host.exists(),
+        "no runtime-host beside {} (build it with `cargo xtask build`, or pass --host)",
+        exe.display()
+    );
+    Ok(host)
+}
+
+/// The components of the target directory this program was built into.
+fn built_components() -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let target = exe.parent().and_then(std::path::Path::parent);
+    target
+        .map(|t| t.join("wasm32-wasip2/release"))
+        .context("this program is not in a cargo target directory; pass --components")
 }
 
 /// `/predict` of `property` for each molecule (molprop).
@@ -244,7 +282,7 @@ async fn predict_and_health(
     report: &mut Report,
 ) -> Result<()> {
     let (reg, reg_addr) = peers::registry(paths, "predict-registry", "22000-22099", &[]).await?;
-    let molprop = ModelUnderTest::molprop()?;
+    let molprop = ModelUnderTest::molprop(paths)?;
     let data = procs::fresh_dir(&paths.work, "host-model")?;
     let (host, host_addr, _) =
         peers::host_model(paths, "host-model", &molprop, reg_addr, &data, &[]).await?;
@@ -302,7 +340,7 @@ async fn startup(paths: &Paths, report: &mut Report) -> Result<()> {
     eprintln!("start-up, cold and warm ...");
     let (reg, reg_addr) = peers::registry(paths, "startup-registry", "22100-22199", &[]).await?;
     let data = procs::fresh_dir(&paths.work, "startup-model")?;
-    let molprop = ModelUnderTest::molprop()?;
+    let molprop = ModelUnderTest::molprop(paths)?;
     let mut times = Vec::new();
     for _ in 0..6 {
         let (model, _, took) =
@@ -371,10 +409,10 @@ fn models_dir(paths: &Paths, name: &str, mix: &Mix) -> Result<PathBuf> {
     } = *mix;
     let dir = procs::fresh_dir(&paths.work, name)?;
     if minilm {
-        let wasm = crate::serve::default_component("minilm")?;
+        let wasm = paths.component("minilm")?;
         std::os::unix::fs::symlink(&wasm, dir.join("minilm.wasm"))?;
     }
-    let wasm = crate::serve::default_component("molprop")?;
+    let wasm = paths.component("molprop")?;
     let model = std::fs::canonicalize("models/solubility")
         .context("models/solubility (run the bench from the repository root)")?;
     for i in 0..molprop {

@@ -3,7 +3,6 @@
 
 use super::Probe;
 use super::report::{Level, Report};
-use super::shape::{Kind, error_body, fields};
 use hyper::Method;
 use serde_json::{Value, json};
 
@@ -15,18 +14,8 @@ fn registration(preferred: Option<u64>) -> Value {
     })
 }
 
-fn registration_problems(v: &Value) -> Vec<String> {
-    let mut p = fields(
-        v,
-        "register",
-        &[
-            ("success", Kind::Bool),
-            ("assigned_port", Kind::Int),
-            ("registration_id", Kind::Str),
-            ("message", Kind::Str),
-            ("expires_at", Kind::Str),
-        ],
-    );
+fn registration_problems(probe: &Probe<'_>, v: &Value) -> Vec<String> {
+    let mut p = probe.shape(&Method::POST, "/register", 200, v);
     if let Some(e) = v["expires_at"].as_str()
         && edge_api::time::parse_iso8601_no_zone(e).is_none()
     {
@@ -50,7 +39,7 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
         .ok_json(Method::POST, "/register", Some(registration(None)))
         .await
     {
-        Ok(v) => (registration_problems(&v), granted(&v)),
+        Ok(v) => (registration_problems(probe, &v), granted(&v)),
         Err(e) => (vec![e], None),
     };
     report.rule(
@@ -68,7 +57,7 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
     let problems = match probe.ok_json(Method::POST, "/register", Some(second)).await {
         Ok(v) => {
             made.extend(granted(&v));
-            let mut problems = registration_problems(&v);
+            let mut problems = registration_problems(probe, &v);
             if v["assigned_port"].as_u64() == Some(port) {
                 problems.push(format!(
                     "assigned_port: {port} is already held by the first probe"
@@ -85,18 +74,17 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
         problems,
     );
 
-    let heartbeat = probe
-        .ok_json(
-            Method::POST,
-            &format!("/heartbeat/{port}"),
-            Some(json!({"registration_id": id})),
-        )
-        .await;
+    let path = format!("/heartbeat/{port}");
+    let beat = Some(json!({"registration_id": id}));
+    let problems = match probe.ok_json(Method::POST, &path, beat).await {
+        Ok(v) => probe.shape(&Method::POST, &path, 200, &v),
+        Err(e) => vec![e],
+    };
     report.rule(
         "C.heartbeat",
         Level::Must,
         "POST /heartbeat/{port} answers 200 for a live registration",
-        heartbeat.err().into_iter().collect(),
+        problems,
     );
 
     let problems = match probe.call(Method::GET, "/registry", None).await {
@@ -126,7 +114,7 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
 
     let wrong = format!("/unregister/{port}?registration_id=00000000-0000-4000-8000-00000000dead");
     let problems = match probe.json(Method::DELETE, &wrong, None).await {
-        Ok((s, v)) if (400..500).contains(&s) => error_body(&v, "error"),
+        Ok((s, v)) if (400..500).contains(&s) => probe.schema("ErrorBody", &v),
         Ok((s, _)) => vec![format!("expected a 4xx refusal, got {s}")],
         Err(e) => vec![e],
     };
@@ -147,15 +135,8 @@ pub async fn check(probe: &Probe<'_>, report: &mut Report) {
     {
         Ok(v) => {
             made.retain(|(p, _)| *p != port);
-            let mut p = fields(
-                &v,
-                "unregister",
-                &[
-                    ("success", Kind::Bool),
-                    ("message", Kind::Str),
-                    ("freed_port", Kind::Int),
-                ],
-            );
+            let path = format!("/unregister/{port}");
+            let mut p = probe.shape(&Method::DELETE, &path, 200, &v);
             if v["freed_port"].as_u64() != Some(port) {
                 p.push(format!(
                     "unregister.freed_port: expected {port}, got {}",
