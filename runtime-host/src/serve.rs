@@ -3,12 +3,11 @@
 
 use crate::cli::{RuntimeArgs, ServeArgs};
 use crate::files::Mounts;
-use crate::keyvalue::{KeyValue, config::StoreConfig};
+use crate::keyvalue::KeyValue;
 use crate::limits::Limits;
-use crate::llm::{AiGrant, AiModels};
+use crate::llm::AiGrant;
 use crate::server::{ComponentServer, ShutdownRoute, serve};
 use crate::state::{Grants, InstanceState};
-use crate::variables::Variables;
 use anyhow::{Context, Result};
 use edge_api::model::{ATTRIBUTION, REGISTRATION_NOTICE};
 use std::net::SocketAddr;
@@ -20,68 +19,6 @@ use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 /// Extra time in-flight requests get to finish after a shutdown signal, beyond the deadline.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(2);
-
-impl RuntimeArgs {
-    pub fn limits(&self) -> Limits {
-        Limits {
-            deadline: self.deadline,
-            max_memory_bytes: (self.max_memory_mib as usize) << 20,
-            max_body_bytes: self.max_body,
-            max_concurrency: self.max_concurrency as usize,
-            instance_reuse: self.instance_reuse as usize,
-            instance_idle: self.instance_idle,
-            max_instances: self
-                .max_instances
-                .map_or_else(crate::limits::default_max_instances, |n| n as usize),
-        }
-    }
-
-    /// The compilation cache: --cache-dir (or `RUNTIME_HOST_CACHE_DIR`), else one per user
-    /// in the platform's cache directory (`$XDG_CACHE_HOME/runtime-host`, by default
-    /// `~/.cache/runtime-host`, as wasmtime's own CLI keeps its cache), so every data directory
-    /// and every test shares compiled components; `cache/` in the data directory only where
-    /// there is no home.
-    pub fn cache_dir(&self) -> PathBuf {
-        if let Some(dir) = &self.cache_dir {
-            return dir.clone();
-        }
-        let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        non_empty("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| non_empty("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map(|base| base.join("runtime-host"))
-            .unwrap_or_else(|| self.data_dir.join("cache"))
-    }
-
-    /// The process's AI models: --ai-models-dir, else `ai-models/` in the data directory.
-    pub fn ai_models(&self) -> AiModels {
-        AiModels::new(
-            self.ai_models_dir
-                .clone()
-                .unwrap_or_else(|| self.data_dir.join("ai-models")),
-        )
-    }
-
-    /// The key-value stores: the runtime config's labels over the embedded default.
-    pub async fn key_value(&self) -> Result<KeyValue> {
-        let config = StoreConfig::load(self.runtime_config_file.as_deref(), &self.data_dir)?;
-        let kv = KeyValue::open(&config).await?;
-        Ok(if self.simulate_broken_swap {
-            tracing::warn!("--simulate-broken-swap: every compare-and-swap reports failure");
-            kv.with_broken_swap()
-        } else {
-            kv
-        })
-    }
-
-    /// Variables from the environment and `--variable`, then `extra` (set by the command
-    /// itself, so they win).
-    pub fn variables(&self, extra: &[(&str, String)]) -> Result<Variables> {
-        let mut assignments = self.variables.clone();
-        assignments.extend(extra.iter().map(|(k, v)| format!("{k}={v}")));
-        Variables::from_sources(std::env::vars(), &assignments)
-    }
-}
 
 /// A component loaded and bound to its address, ready to serve.
 pub struct Service {
