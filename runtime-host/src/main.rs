@@ -4,6 +4,7 @@
 mod app;
 mod bindings;
 mod caller;
+mod chat;
 mod chats;
 mod cli;
 mod engine;
