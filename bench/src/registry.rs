@@ -45,7 +45,7 @@ impl Registry {
             model_name: model.into(),
             process_id: std::process::id(),
             preferred_port: None,
-            reason: "runtime-host bench".into(),
+            reason: "edge-bench".into(),
             metadata: Default::default(),
         };
         let r = self

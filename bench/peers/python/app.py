@@ -4,11 +4,10 @@ chemistry. Same request and response shapes as the molprop component, so the loa
 identical. Run: uvicorn app:app --port PORT --workers 1
 """
 
-import time
 
 from fastapi import FastAPI
-from peer import PredictionRequest, error, smiles_or_error
-from rdkit import Chem, RDLogger
+from peer import PredictionRequest, error, molecule_answer, smiles_or_error
+from rdkit import RDLogger
 from rdkit.Chem import Crippen, Descriptors, rdMolDescriptors
 
 RDLogger.DisableLog("rdApp.*")
@@ -47,21 +46,11 @@ async def predict(req: PredictionRequest):
     prop = req.data.get("property", "all")
     if prop != "all" and prop not in PROPERTIES:
         return error(400, f"unknown property `{prop}`", "invalid_field")
-    started = time.perf_counter()
-    mol = Chem.MolFromSmiles(smiles)
-    if mol is None:
-        results, message = {}, "invalid SMILES"
-    elif prop == "all":
-        values = {code: f(mol) for code, f in PROPERTIES.items()}
-        results = {"prediction": values, "property_type": "all", "input": smiles}
-        message = None
-    else:
-        results = {"prediction": PROPERTIES[prop](mol), "property_type": prop, "input": smiles}
-        message = None
-    return {
-        "success": mol is not None,
-        "model_name": "molprop",
-        "results": results,
-        "computation_time_ms": (time.perf_counter() - started) * 1000.0,
-        "error_message": message,
-    }
+
+    def results_of(mol):
+        if prop == "all":
+            values = {code: f(mol) for code, f in PROPERTIES.items()}
+            return {"prediction": values, "property_type": "all", "input": smiles}
+        return {"prediction": PROPERTIES[prop](mol), "property_type": prop, "input": smiles}
+
+    return molecule_answer("molprop", smiles, results_of)

@@ -10,13 +10,12 @@ Run: uvicorn solubility_app:app --port PORT --workers 1
 """
 
 import pathlib
-import time
 
 import numpy as np
 import onnxruntime
 from fastapi import FastAPI
-from peer import PredictionRequest, smiles_or_error
-from rdkit import Chem, RDLogger
+from peer import PredictionRequest, molecule_answer, smiles_or_error
+from rdkit import RDLogger
 from rdkit.Chem import Crippen, Descriptors, rdFingerprintGenerator, rdMolDescriptors
 
 RDLogger.DisableLog("rdApp.*")
@@ -53,22 +52,13 @@ async def predict(req: PredictionRequest):
     smiles, refused = smiles_or_error(req)
     if refused:
         return refused
-    started = time.perf_counter()
-    mol = Chem.MolFromSmiles(smiles)
-    if mol is None:
-        results, message = {}, "invalid SMILES"
-    else:
+
+    def results_of(mol):
         x = np.zeros((1, 2060), dtype=np.float32)
         x[0, :2048] = MORGAN.GetFingerprintAsNumPy(mol)
         x[0, 2048:] = descriptors(mol)
         value = float(session.run(None, {INPUT: x})[0][0, 0])
-        results = {"prediction": round(value, 4), "property_type": "logS",
-                   "unit": "log10(mol/L)", "input": smiles}
-        message = None
-    return {
-        "success": mol is not None,
-        "model_name": "solubility",
-        "results": results,
-        "computation_time_ms": (time.perf_counter() - started) * 1000.0,
-        "error_message": message,
-    }
+        return {"prediction": round(value, 4), "property_type": "logS",
+                "unit": "log10(mol/L)", "input": smiles}
+
+    return molecule_answer("solubility", smiles, results_of)
