@@ -17,6 +17,7 @@ mod args;
 mod chats;
 mod embeddings;
 mod load;
+mod memory;
 mod onnx;
 mod peers;
 mod procs;
@@ -105,7 +106,7 @@ async fn run(args: BenchArgs) -> Result<()> {
         report.chat_list = chats::chat_list(&paths, args.quick).await?;
     }
     if wanted("memory") {
-        memory_of_up(&paths, &args, &molecules, &mut report).await?;
+        memory::memory_of_up(&paths, &args, &molecules, &mut report).await?;
     }
     targets::judge(&mut report);
 
@@ -371,135 +372,6 @@ async fn registry_figures(paths: &Paths, duration: Duration, report: &mut Report
             .registry_scale
             .push(registry::latency_at(addr, active, duration).await?);
         reg.stop().await;
-    }
-    Ok(())
-}
-
-/// What one `up` of the memory section deploys.
-struct Mix {
-    molprop: usize,
-    solubility: usize,
-    minilm: bool,
-}
-
-impl Mix {
-    fn label(&self) -> String {
-        let mut parts = vec![format!("{} molprop", self.molprop)];
-        if self.solubility > 0 {
-            parts.push(format!("{} solubility", self.solubility));
-        }
-        if self.minilm {
-            parts.push("minilm".into());
-        }
-        parts.join(" + ")
-    }
-
-    fn total(&self) -> usize {
-        self.molprop + self.solubility + usize::from(self.minilm)
-    }
-}
-
-/// A `--models` directory for `up` holding `mix` as symbolic links: copies of molprop, of
-/// the solubility model directory, and the embedding component.
-fn models_dir(paths: &Paths, name: &str, mix: &Mix) -> Result<PathBuf> {
-    let Mix {
-        molprop,
-        solubility,
-        minilm,
-    } = *mix;
-    let dir = procs::fresh_dir(&paths.work, name)?;
-    if minilm {
-        let wasm = paths.component("minilm")?;
-        std::os::unix::fs::symlink(&wasm, dir.join("minilm.wasm"))?;
-    }
-    let wasm = paths.component("molprop")?;
-    let model = std::fs::canonicalize("models/solubility")
-        .context("models/solubility (run the bench from the repository root)")?;
-    for i in 0..molprop {
-        std::os::unix::fs::symlink(&wasm, dir.join(format!("molprop-{i}.wasm")))?;
-    }
-    for i in 0..solubility {
-        std::os::unix::fs::symlink(&model, dir.join(format!("solubility-{i}")))?;
-    }
-    Ok(dir)
-}
-
-/// `runtime-host up` with 1 and 25 molprop, 25 mixed models, and 25 molprop beside the
-/// embedding model, each model serving predictions first.
-async fn memory_of_up(
-    paths: &Paths,
-    args: &BenchArgs,
-    molecules: &[String],
-    report: &mut Report,
-) -> Result<()> {
-    let sample = &molecules[..molecules.len().min(20)];
-    let (molprop_calls, smiles_calls) = (predict_calls(sample, "all"), smiles_calls(sample));
-    let sentence_calls: Arc<[Call]> = Arc::new([Call::post_json(
-        "/predict",
-        &json!({"input_type": "text", "data": {"text": "A man is eating food."}}),
-    )]);
-    let ai_models = std::fs::canonicalize(&args.ai_models_dir).ok();
-    let mixes = [
-        Mix {
-            molprop: 1,
-            solubility: 0,
-            minilm: false,
-        },
-        Mix {
-            molprop: 25,
-            solubility: 0,
-            minilm: false,
-        },
-        Mix {
-            molprop: 13,
-            solubility: 12,
-            minilm: false,
-        },
-        Mix {
-            molprop: 25,
-            solubility: 0,
-            minilm: true,
-        },
-    ];
-    for mix in mixes {
-        let label = mix.label();
-        let extra = match (&ai_models, mix.minilm) {
-            (_, false) => vec![],
-            (Some(dir), true) => peers::ai_model_flags(dir),
-            (None, true) => {
-                report.notes.push(format!(
-                    "memory of `up` with {label} skipped: no AI models in {}",
-                    args.ai_models_dir.display()
-                ));
-                continue;
-            }
-        };
-        eprintln!("memory of `up` with {label} ...");
-        let name = format!("up-{}-{}-{}", mix.molprop, mix.solubility, mix.minilm);
-        let dir = models_dir(paths, &format!("{name}-models"), &mix)?;
-        let (up, models) = peers::up(paths, &name, &dir, &extra).await?;
-        anyhow::ensure!(
-            models.len() == mix.total(),
-            "`up` with {label} has {} model(s) serving (see {})",
-            models.len(),
-            paths.work.join(format!("{name}.log")).display()
-        );
-        for (model, addr) in &models {
-            let calls = if model.starts_with("molprop") {
-                &molprop_calls
-            } else if model.starts_with("minilm") {
-                &sentence_calls
-            } else {
-                &smiles_calls
-            };
-            load::run(*addr, 4, Duration::from_millis(200), calls.clone()).await?;
-        }
-        if let Some(mib) = up.rss_mib() {
-            let what = format!("runtime-host up: registry, chat, {label}");
-            report.memory_mib.push((what, mib));
-            report.up_rss_mib.push((label, mix.total(), mib));
-        }
-        up.stop().await;
     }
     Ok(())
 }

@@ -8,8 +8,9 @@
 //! in `spin-path-info` (the model SDK routes on it, so `/models/molprop/health` reaches the
 //! model's `/health`); headers of that family sent by the client are dropped on arrival.
 
+use crate::listener::Handler;
 use crate::responses::{self, HostResponse};
-use crate::server::{ComponentServer, Handler};
+use crate::server::ComponentServer;
 use edge_api::error::ErrorCode;
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};

@@ -19,7 +19,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 pub use registry_core::caller::{Caller, Claimed, HEADER, Identity};
 
-/// The two ends of a connection, put in each request's extensions by `crate::server::serve`.
+/// The two ends of a connection, put in each request's extensions by `crate::listener::serve`.
 #[derive(Debug, Clone, Copy)]
 pub struct ConnInfo {
     pub peer: SocketAddr,

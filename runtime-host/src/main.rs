@@ -13,6 +13,7 @@ mod guard;
 mod instances;
 mod keyvalue;
 mod limits;
+mod listener;
 mod llm;
 mod model;
 mod monitor;

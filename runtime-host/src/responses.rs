@@ -1,9 +1,11 @@
 //! Responses the host itself writes (errors raised before or instead of the guest's answer),
 //! in the same JSON error body the components use.
 
+use crate::limits::DeadlineExceeded;
 use bytes::Bytes;
 use edge_api::error::{ApiError, ErrorCode};
 use http_body_util::{BodyExt, Full};
+use std::time::Duration;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 pub type HostResponse = hyper::Response<HyperOutgoingBody>;
@@ -32,4 +34,61 @@ pub fn error(code: ErrorCode, message: impl Into<String>) -> HostResponse {
         );
     }
     resp
+}
+
+fn human(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+pub fn internal(message: String) -> HostResponse {
+    tracing::error!(error = %message, "request failed");
+    error(ErrorCode::InternalError, message)
+}
+
+pub fn timeout(budget: Duration) -> HostResponse {
+    error(
+        ErrorCode::Timeout,
+        format!("the request exceeded its deadline of {}", human(budget)),
+    )
+}
+
+/// Maps a guest failure onto the error body: deadline, memory cap, or a plain fault.
+pub fn classify_failure(
+    err: anyhow::Error,
+    memory_exceeded: bool,
+    budget: Duration,
+) -> HostResponse {
+    if err.chain().any(|c| c.is::<DeadlineExceeded>()) {
+        return timeout(budget);
+    }
+    if memory_exceeded {
+        tracing::error!(error = %format!("{err:#}"), "component exceeded its memory limit");
+        return error(
+            ErrorCode::MemoryLimitExceeded,
+            "the component exceeded its memory limit and was stopped",
+        );
+    }
+    // Every slot of the instance pool is busy (several services share one pool in `up`):
+    // a capacity condition, not a fault.
+    if err
+        .chain()
+        .any(|c| c.is::<wasmtime::PoolConcurrencyLimitError>())
+    {
+        return error(
+            ErrorCode::Overloaded,
+            "every instance slot of this host is busy; retry shortly",
+        );
+    }
+    // The first line of a trap names it ("wasm trap: unreachable"); the backtrace stays in
+    // the log, not in the response.
+    let summary = match err.downcast_ref::<wasmtime::Trap>() {
+        Some(trap) => format!("the component trapped: {trap}"),
+        None => format!("the component failed: {}", err.root_cause()),
+    };
+    tracing::error!(error = %format!("{err:#}"), "component failed");
+    error(ErrorCode::InternalError, summary)
 }

@@ -1,30 +1,24 @@
-//! Serving one component over HTTP/1.1: each request on a warm instance ([`InstancePool`]),
+//! Serving one component: each request on a warm instance ([`InstancePool`]),
 //! with the request's limits enforced and every failure answered with the JSON error body.
 
 use crate::caller::{self, ConnInfo};
 use crate::instances::{Failure, InstancePool};
-use crate::limits::{DeadlineExceeded, Limits};
-use crate::responses::{self, HostResponse};
+use crate::limits::Limits;
+use crate::responses::{self, HostResponse, classify_failure, internal, timeout};
 use crate::state::{Grants, InstanceState};
 use anyhow::Result;
 use bytes::Bytes;
 use edge_api::error::ErrorCode;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 /// How much of an oversized body is read and discarded so the client gets a clean 413.
 const MAX_DRAIN: u64 = 64 << 20;
-
-/// Time a client gets to send its request headers (slow-loris protection).
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `POST /shutdown` served by the host itself (only it can stop the process).
 pub struct ShutdownRoute {
@@ -288,16 +282,7 @@ impl ComponentServer {
     }
 }
 
-/// What answers the requests of a listener: one component, or an app routing by path.
-pub trait Handler: Send + Sync + 'static {
-    fn handle(
-        self: Arc<Self>,
-        req: hyper::Request<Incoming>,
-        peer: SocketAddr,
-    ) -> impl Future<Output = HostResponse> + Send;
-}
-
-impl Handler for ComponentServer {
+impl crate::listener::Handler for ComponentServer {
     async fn handle(
         self: Arc<Self>,
         req: hyper::Request<Incoming>,
@@ -343,121 +328,4 @@ fn is_host_traffic<B>(req: &hyper::Request<B>) -> bool {
         .get(hyper::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(service_client::is_host_user_agent)
-}
-
-fn human(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{} s", d.as_secs())
-    } else {
-        format!("{} ms", d.as_millis())
-    }
-}
-
-fn internal(message: String) -> HostResponse {
-    tracing::error!(error = %message, "request failed");
-    responses::error(ErrorCode::InternalError, message)
-}
-
-fn timeout(budget: Duration) -> HostResponse {
-    responses::error(
-        ErrorCode::Timeout,
-        format!("the request exceeded its deadline of {}", human(budget)),
-    )
-}
-
-/// Maps a guest failure onto the error body: deadline, memory cap, or a plain fault.
-fn classify_failure(err: anyhow::Error, memory_exceeded: bool, budget: Duration) -> HostResponse {
-    if err.chain().any(|c| c.is::<DeadlineExceeded>()) {
-        return timeout(budget);
-    }
-    if memory_exceeded {
-        tracing::error!(error = %format!("{err:#}"), "component exceeded its memory limit");
-        return responses::error(
-            ErrorCode::MemoryLimitExceeded,
-            "the component exceeded its memory limit and was stopped",
-        );
-    }
-    // Every slot of the instance pool is busy (several services share one pool in `up`):
-    // a capacity condition, not a fault.
-    if err
-        .chain()
-        .any(|c| c.is::<wasmtime::PoolConcurrencyLimitError>())
-    {
-        return responses::error(
-            ErrorCode::Overloaded,
-            "every instance slot of this host is busy; retry shortly",
-        );
-    }
-    // The first line of a trap names it ("wasm trap: unreachable"); the backtrace stays in
-    // the log, not in the response.
-    let summary = match err.downcast_ref::<wasmtime::Trap>() {
-        Some(trap) => format!("the component trapped: {trap}"),
-        None => format!("the component failed: {}", err.root_cause()),
-    };
-    tracing::error!(error = %format!("{err:#}"), "component failed");
-    responses::error(ErrorCode::InternalError, summary)
-}
-
-/// Accepts connections until `shutdown` resolves, then stops accepting and waits (up to
-/// `drain`) for in-flight requests to finish.
-pub async fn serve<H: Handler>(
-    listener: TcpListener,
-    server: Arc<H>,
-    shutdown: impl Future<Output = ()>,
-    drain: Duration,
-) -> Result<()> {
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(a) => a,
-                    Err(e) => {
-                        // Out of file descriptors and the like: back off instead of spinning.
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let Ok(local) = stream.local_addr() else { continue };
-                let server = server.clone();
-                let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
-                    let server = server.clone();
-                    async move {
-                        let resp = match crate::guard::admit(&mut req, local) {
-                            Ok(()) => {
-                                req.extensions_mut().insert(ConnInfo { peer, local });
-                                server.handle(req, peer).await
-                            }
-                            Err(refused) => *refused,
-                        };
-                        Ok::<_, std::convert::Infallible>(resp)
-                    }
-                });
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(HEADER_READ_TIMEOUT)
-                    .keep_alive(true)
-                    .serve_connection(TokioIo::new(stream), service);
-                let conn = graceful.watch(conn);
-                tokio::spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::debug!(error = %e, %peer, "connection ended with an error");
-                    }
-                });
-            }
-            _ = &mut shutdown => break,
-        }
-    }
-    drop(listener);
-    tracing::info!("no longer accepting connections; finishing requests in flight");
-    if tokio::time::timeout(drain, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("requests still running after {drain:?}; stopping anyway");
-    }
-    Ok(())
 }

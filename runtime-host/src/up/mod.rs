@@ -128,7 +128,7 @@ impl<'a> Stack<'a> {
         let console = self.load("console", self.kv.clone(), console_vars).await?;
         let app = AppRouter::for_stack(&registry.server, &chat.0.server, &console.server, &models);
         let app_url = crate::serve::local_url(app_listener.local_addr()?);
-        self.started.service(tokio::spawn(crate::server::serve(
+        self.started.service(tokio::spawn(crate::listener::serve(
             app_listener,
             Arc::new(app),
             self.started.service_stopper(),

@@ -1,0 +1,89 @@
+//! Accepting connections for one listener: HTTP/1.1 with keep-alive, a deadline on request
+//! headers, the DNS-rebinding guard, and a graceful drain when the listener stops.
+
+use crate::caller::ConnInfo;
+use crate::responses::HostResponse;
+use anyhow::Result;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+/// Time a client gets to send its request headers (slow-loris protection).
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What answers the requests of a listener: one component, or an app routing by path.
+pub trait Handler: Send + Sync + 'static {
+    fn handle(
+        self: Arc<Self>,
+        req: hyper::Request<Incoming>,
+        peer: SocketAddr,
+    ) -> impl Future<Output = HostResponse> + Send;
+}
+
+/// Accepts connections until `shutdown` resolves, then stops accepting and waits (up to
+/// `drain`) for in-flight requests to finish.
+pub async fn serve<H: Handler>(
+    listener: TcpListener,
+    server: Arc<H>,
+    shutdown: impl Future<Output = ()>,
+    drain: Duration,
+) -> Result<()> {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off instead of spinning.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let Ok(local) = stream.local_addr() else { continue };
+                let server = server.clone();
+                let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+                    let server = server.clone();
+                    async move {
+                        let resp = match crate::guard::admit(&mut req, local) {
+                            Ok(()) => {
+                                req.extensions_mut().insert(ConnInfo { peer, local });
+                                server.handle(req, peer).await
+                            }
+                            Err(refused) => *refused,
+                        };
+                        Ok::<_, std::convert::Infallible>(resp)
+                    }
+                });
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEADER_READ_TIMEOUT)
+                    .keep_alive(true)
+                    .serve_connection(TokioIo::new(stream), service);
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!(error = %e, %peer, "connection ended with an error");
+                    }
+                });
+            }
+            _ = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    tracing::info!("no longer accepting connections; finishing requests in flight");
+    if tokio::time::timeout(drain, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still running after {drain:?}; stopping anyway");
+    }
+    Ok(())
+}
