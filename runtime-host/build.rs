@@ -12,7 +12,7 @@
 //! into `OUT_DIR`: the package line of spin-sdk's `world.wit`, then spin-sdk's `llm.wit`.
 //!
 //! Key-value calls are async on the host side: a write waits for its group commit
-//! (`keyvalue/sqlite/writer.rs`) without holding up the thread, so other requests run meanwhile.
+//! (`crates/keyvalue-stores/src/sqlite/writer.rs`) without holding up the thread, so other requests run meanwhile.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

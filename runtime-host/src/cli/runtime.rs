@@ -2,12 +2,13 @@
 //! AI models, the compilation cache), and what each becomes at start-up.
 
 use super::parse_duration;
-use crate::keyvalue::{KeyValue, config::StoreConfig};
+use crate::keyvalue::KeyValue;
 use crate::limits::Limits;
 use crate::llm::AiModels;
 use crate::variables::Variables;
 use anyhow::Result;
 use clap::Args;
+use keyvalue_stores::config::StoreConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -1,34 +1,22 @@
 //! `wasi:keyvalue@0.2.0-draft2` (store, atomics, batch) for components, over the stores
-//! the runtime configuration names ([`config`]). The seam is the [`store::Store`] trait:
-//! SQLite ([`sqlite`], the embedded default) and Redis ([`redis`], shared by several hosts)
-//! implement it, [`wrap`] and [`turns`] wrap any store, [`open`] opens one per label. The
-//! calls are async: a write waits for its commit or Redis's reply without holding up the
-//! executor.
+//! the runtime configuration names. The stores themselves are the crate `keyvalue-stores`
+//! (the `Store` trait, SQLite, Redis, the wrappers, the runtime-config file); this module is
+//! the binding: resources, the key prefix of shared stores, and errors as the interface
+//! words them. The calls are async: a write waits for its commit or Redis's reply without
+//! holding up the executor.
 //!
 //! Only the labels the host was configured with can be opened (`default` always), as under
 //! Spin, where a component sees only the stores its manifest grants.
 
-pub mod config;
-#[cfg(test)]
-mod contract;
-mod open;
-pub mod redis;
-pub mod sqlite;
-pub mod store;
-mod turns;
-pub mod wrap;
-
 use crate::bindings::wasi::keyvalue::{atomics, batch, store as wit_store};
-use sqlite::{KvDatabase, SqliteStore};
+use keyvalue_stores::sqlite::{KvDatabase, SqliteStore};
+use keyvalue_stores::store::{Cas, Store};
+use keyvalue_stores::wrap::{BrokenSwap, Wrapped};
+use keyvalue_stores::{DEFAULT_LABEL, config, open};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use store::{Cas, Store};
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
-use wrap::{BrokenSwap, Wrapped};
-
-/// Store label every component gets.
-pub const DEFAULT_LABEL: &str = "default";
 
 /// What a host shares with every request of one component: the store of each label, and
 /// the prefix its keys live under (empty unless the store is shared, see [`KeyValue::scoped`]).

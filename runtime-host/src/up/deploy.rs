@@ -5,7 +5,7 @@
 use super::Stack;
 use super::models::{ModelSpec, model_specs};
 use crate::files::Mounts;
-use crate::keyvalue::{KeyValue, sqlite::KvDatabase};
+use crate::keyvalue::KeyValue;
 use crate::llm::{AiGrant, AiModels};
 use crate::model::{DeployOptions, deploy};
 use crate::registry::host_prefix;
@@ -14,6 +14,7 @@ use crate::server::ComponentServer;
 use crate::signals::unless_stopped;
 use crate::state::{Grants, InstanceState};
 use anyhow::{Context, Result};
+use keyvalue_stores::sqlite::KvDatabase;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! column, as Spin's do, so several labels share one file and one writer.
 
 use super::KvDatabase;
-use crate::keyvalue::store::{Store, Swap};
+use crate::store::{Store, Swap};
 use anyhow::Result;
 use std::sync::Arc;
 
