@@ -162,6 +162,12 @@ impl Model for MiniLm {
         describe::test_examples()
     }
 
+    /// `data.texts` is minilm's own batch (embeddings in one vector list), older than the
+    /// SDK's batches; it keeps it for now.
+    fn batches(&self) -> bool {
+        false
+    }
+
     fn data_schema(&self) -> Value {
         let text = json!({
             "type": "string",

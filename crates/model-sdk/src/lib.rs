@@ -19,6 +19,7 @@
 //! }
 //! ```
 
+pub mod batch;
 pub mod input;
 mod metrics;
 pub mod openapi;
@@ -29,6 +30,7 @@ pub use edge_api::model::*;
 pub use guest_kit::{ApiError, ErrorCode, Response};
 pub use routes::{serve, serve_unavailable};
 use serde_json::{Map, Value};
+use std::time::Instant;
 
 /// Why a prediction produced no result.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +69,31 @@ pub trait Model {
         input_type: InputType,
         data: &Map<String, Value>,
     ) -> Result<Value, PredictError>;
+
+    /// Whether the SDK answers batches for this model (`data.texts`, `data.rows`: see
+    /// [`batch`]). A model that reads such a field itself says no.
+    fn batches(&self) -> bool {
+        true
+    }
+
+    /// Runs a batch: one outcome per item, in order, stopping early (a shorter list) once
+    /// `deadline` has passed; the SDK answers the items not reached. By default one
+    /// [`Model::predict`] per item; a model that computes many inputs at once overrides it.
+    fn predict_batch(
+        &self,
+        input_type: InputType,
+        items: &[Map<String, Value>],
+        deadline: Instant,
+    ) -> Vec<Result<Value, PredictError>> {
+        let mut outcomes = Vec::with_capacity(items.len());
+        for data in items {
+            if Instant::now() >= deadline {
+                break;
+            }
+            outcomes.push(self.predict(input_type, data));
+        }
+        outcomes
+    }
 
     /// JSON Schema of `/predict`'s `data` for this model, served in its `/openapi.json`:
     /// every field it reads, with the types, enums and limits it enforces. Build it from the

@@ -88,9 +88,11 @@ impl DeploymentState {
         format!("{}{name}", self.prefix)
     }
 
-    /// Counts one prediction that reached the model, with its time and error if any.
-    pub fn record(&self, elapsed_us: u64, error: Option<&str>) -> Result<(), ApiError> {
-        self.store.increment(&self.key("requests_served"), 1)?;
+    /// Counts the predictions of one request that reached the model (1, or the items of a
+    /// batch: `requests_served` counts predictions), with its time and error if any.
+    pub fn record(&self, items: u64, elapsed_us: u64, error: Option<&str>) -> Result<(), ApiError> {
+        self.store
+            .increment(&self.key("requests_served"), items as i64)?;
         self.store
             .increment(&self.key("latency_us_total"), elapsed_us as i64)?;
         if let Some(e) = error {

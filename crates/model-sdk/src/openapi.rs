@@ -4,11 +4,13 @@
 //!
 //! - `input_type` becomes the enum of the input types its capabilities list;
 //! - `data` becomes [`Model::data_schema`]: the fields the model reads, with their types,
-//!   enums and limits (molprop's `property`, an ONNX model's features, minilm's `texts`);
-//! - `results` lists the output fields its capabilities declare, with their types;
+//!   enums and limits (molprop's `property`, an ONNX model's features, minilm's `texts`),
+//!   or the batch form of it ([`crate::batch`]);
+//! - `results` lists the output fields its capabilities declare, with their types, or a
+//!   batch's items of them;
 //! - `info` names the model and describes it.
 
-use crate::{Model, input_type_name};
+use crate::{Model, batch, input_type_name};
 use edge_api::model::OutputType;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -30,12 +32,16 @@ pub fn document<M: Model + ?Sized>(model: &M) -> Value {
     ));
     let capabilities = model.capabilities().capabilities;
     let mut input_types: Vec<&str> = Vec::new();
+    let mut batch_forms: Vec<Value> = Vec::new();
     let mut outputs: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for c in &capabilities {
         for t in &c.input_types {
             let name = input_type_name(*t);
             if !input_types.contains(&name) {
                 input_types.push(name);
+                if model.batches() {
+                    batch_forms.extend(batch::data_schema(*t, &model.data_schema()));
+                }
             }
         }
         for (field, t) in &c.output_schema {
@@ -50,7 +56,13 @@ pub fn document<M: Model + ?Sized>(model: &M) -> Value {
     request["input_type"]["enum"] = json!(input_types);
     request["input_type"]["description"] =
         json!("One of the input types this model lists in `/capabilities`.");
-    request["data"] = model.data_schema();
+    let single = model.data_schema();
+    request["data"] = if batch_forms.is_empty() {
+        single
+    } else {
+        batch_forms.insert(0, single);
+        json!({"anyOf": batch_forms, "description": "One input, or a batch of them (`texts` or `rows`)."})
+    };
     let results: Map<String, Value> = outputs
         .into_iter()
         .map(|(field, types)| {
@@ -62,12 +74,18 @@ pub fn document<M: Model + ?Sized>(model: &M) -> Value {
             (field, json!({ "type": t }))
         })
         .collect();
-    schemas["PredictionResponse"]["properties"]["results"] = json!({
+    let results = json!({
         "type": "object",
         "description": "Empty when success is false. The fields the model's capabilities \
                         declare, with their types; a prediction may carry others beside them.",
         "properties": results,
     });
+    schemas["BatchItem"]["properties"]["results"] = results.clone();
+    schemas["PredictionResponse"]["properties"]["results"] = if model.batches() {
+        json!({"anyOf": [results, {"$ref": "#/components/schemas/BatchResults"}]})
+    } else {
+        results
+    };
     doc
 }
 

@@ -1,7 +1,7 @@
 //! `/predict` and the self-test as plain functions of a [`Model`] and bytes: no host calls,
 //! so the component and a native server (the benchmark's reference peer) run the same code.
 
-use crate::{Model, PredictError, input_type_name};
+use crate::{Model, PredictError, batch, input_type_name};
 use edge_api::model::{InputType, PredictionRequest, PredictionResponse};
 use edge_api::{ApiError, ErrorCode};
 use std::time::{Duration, Instant};
@@ -14,6 +14,8 @@ pub struct Prediction {
     pub elapsed: Duration,
     /// Why the model produced no result, for `/metrics`' `last_error`.
     pub error: Option<String>,
+    /// Predictions made: 1, or the items of a batch (what `/metrics` counts).
+    pub items: u64,
 }
 
 /// Validates a `/predict` body and runs the model. `Err` is the 400 for a request the model
@@ -22,6 +24,11 @@ pub struct Prediction {
 pub fn run<M: Model>(model: &M, body: &[u8]) -> Result<Prediction, ApiError> {
     let request: PredictionRequest = edge_api::json::parse_body(body)?;
     let input_type = parse_input_type(model, &request.input_type)?;
+    if model.batches()
+        && let Some(items) = batch::split(input_type, &request.data)?
+    {
+        return Ok(run_batch(model, input_type, &items));
+    }
     let started = Instant::now();
     let outcome = model.predict(input_type, &request.data);
     let elapsed = started.elapsed();
@@ -52,7 +59,55 @@ pub fn run<M: Model>(model: &M, body: &[u8]) -> Result<Prediction, ApiError> {
         answer,
         elapsed,
         error,
+        items: 1,
     })
+}
+
+/// A batch: every item answered in order, a failure in its own item, never the whole batch.
+fn run_batch<M: Model>(
+    model: &M,
+    input_type: InputType,
+    items: &[serde_json::Map<String, serde_json::Value>],
+) -> Prediction {
+    let started = Instant::now();
+    let outcomes = model.predict_batch(input_type, items, started + batch::TIME_BUDGET);
+    let elapsed = started.elapsed();
+    let mut last_error = None;
+    let mut outcomes = outcomes.into_iter();
+    let answers: Vec<serde_json::Value> = (0..items.len())
+        .map(|_| {
+            let outcome = match outcomes.next() {
+                Some(Ok(results)) => Ok(results),
+                Some(Err(PredictError::Invalid(e))) => Err(e.message),
+                Some(Err(PredictError::Failed(m))) => Err(m),
+                Some(Err(PredictError::Fault(m))) => Err(format!("prediction failed: {m}")),
+                None => Err(format!(
+                    "not computed: the batch ran past its {} s budget; send fewer items per request",
+                    batch::TIME_BUDGET.as_secs()
+                )),
+            };
+            if let Err(m) = &outcome {
+                last_error = Some(m.clone());
+            }
+            batch::item(outcome)
+        })
+        .collect();
+    let count = answers.len();
+    let (results, failed) = batch::results(answers);
+    let error_message =
+        (failed > 0).then(|| format!("{failed} of {count} items failed; see results.items"));
+    Prediction {
+        answer: Ok(PredictionResponse {
+            success: true,
+            model_name: model.name().into(),
+            results,
+            computation_time_ms: elapsed.as_secs_f64() * 1000.0,
+            error_message,
+        }),
+        elapsed,
+        error: last_error,
+        items: count as u64,
+    }
 }
 
 /// Runs every test example through the model; the first failure says which and why.

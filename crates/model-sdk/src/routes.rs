@@ -85,7 +85,7 @@ fn predict<M: Model>(model: &M, req: &ApiRequest) -> Result<Response, ApiError> 
     match DeploymentState::current(model.name()) {
         Ok(state) => {
             let micros = prediction.elapsed.as_micros() as u64;
-            if let Err(e) = state.record(micros, prediction.error.as_deref()) {
+            if let Err(e) = state.record(prediction.items, micros, prediction.error.as_deref()) {
                 eprintln!("could not record metrics: {e}");
             }
         }

@@ -1,0 +1,182 @@
+//! Batches: many inputs in one `/predict`, for every model built on the SDK.
+//!
+//! A text model takes a list in `data.texts` where one request has `data.text`; a tabular
+//! model takes a list of feature objects (or arrays) in `data.rows` where one request has
+//! `data.features`. Every other field of `data` (molprop's `property`, say) applies to each
+//! item. The answer is still a v1.2 prediction response: `results.items` holds one
+//! `{success, results, error_message}` per input, in order; a bad item gets its own
+//! `success: false` and the others are answered. The batch itself is refused (400) only when
+//! the list is not a list, is empty or holds more than [`MAX_ITEMS`].
+//!
+//! A batch stops at [`TIME_BUDGET`]: the items not reached by then are answered
+//! `success: false` with why, so a client never waits on a hung connection and learns to
+//! send fewer items per request.
+
+use edge_api::ApiError;
+use edge_api::model::InputType;
+use serde_json::{Map, Value, json};
+use std::time::Duration;
+
+/// Most items one request may hold.
+pub const MAX_ITEMS: usize = 1000;
+/// How long a batch may compute before the rest of its items are given up (below
+/// `runtime-host`'s default request deadline of 30 s).
+pub const TIME_BUDGET: Duration = Duration::from_secs(20);
+/// The batch field of a text request, and the field each item becomes.
+pub const TEXTS: (&str, &str) = ("texts", "text");
+/// The batch field of a tabular request, and the field each item becomes.
+pub const ROWS: (&str, &str) = ("rows", "features");
+
+/// The batch and single fields of `input_type`.
+pub fn fields(input_type: InputType) -> Option<(&'static str, &'static str)> {
+    match input_type {
+        InputType::Text => Some(TEXTS),
+        InputType::Tabular => Some(ROWS),
+        InputType::Image | InputType::Audio => None,
+    }
+}
+
+/// The items of a batch request, each as the `data` a single request would carry; `None` for
+/// a single request.
+pub fn split(
+    input_type: InputType,
+    data: &Map<String, Value>,
+) -> Result<Option<Vec<Map<String, Value>>>, ApiError> {
+    let Some((many, one)) = fields(input_type) else {
+        return Ok(None);
+    };
+    let Some(list) = data.get(many) else {
+        return Ok(None);
+    };
+    let field = format!("data.{many}");
+    if data.contains_key(one) || (one == "text" && data.contains_key("smiles")) {
+        let message = format!("send data.{one} (one input) or data.{many} (a list), not both");
+        return Err(ApiError::invalid(&field, message));
+    }
+    let items = list
+        .as_array()
+        .ok_or_else(|| ApiError::invalid(&field, "must be an array"))?;
+    if items.is_empty() || items.len() > MAX_ITEMS {
+        let message = format!(
+            "holds {} items; send 1 to {MAX_ITEMS} per request",
+            items.len()
+        );
+        return Err(ApiError::invalid(&field, message));
+    }
+    let shared: Map<String, Value> = data
+        .iter()
+        .filter(|(k, _)| k.as_str() != many)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let split = items
+        .iter()
+        .map(|item| {
+            let mut data = shared.clone();
+            data.insert(one.to_owned(), item.clone());
+            data
+        })
+        .collect();
+    Ok(Some(split))
+}
+
+/// One item's answer, shaped like a single prediction's fields.
+pub fn item(outcome: Result<Value, String>) -> Value {
+    match outcome {
+        Ok(results) => json!({"success": true, "results": results, "error_message": null}),
+        Err(message) => json!({"success": false, "results": {}, "error_message": message}),
+    }
+}
+
+/// The `results` of a batch: its items, how many there were and how many failed.
+pub fn results(items: Vec<Value>) -> (Value, usize) {
+    let failed = items.iter().filter(|i| i["success"] != json!(true)).count();
+    let count = items.len();
+    (
+        json!({"items": items, "count": count, "failed": failed}),
+        failed,
+    )
+}
+
+/// The JSON Schema of a batch's `data` for a model whose single `data` is `single`: the list
+/// field (its items typed as the single field is, where the schema says so) beside the
+/// single request's other fields.
+pub fn data_schema(input_type: InputType, single: &Value) -> Option<Value> {
+    let (many, one) = fields(input_type)?;
+    let item = single["properties"]
+        .get(one)
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let mut properties: Map<String, Value> = single["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, _)| k != one && k != "smiles")
+        .collect();
+    properties.insert(
+        many.to_owned(),
+        json!({
+            "type": "array", "minItems": 1, "maxItems": MAX_ITEMS, "items": item,
+            "description": format!("A batch: one input per item, each as `{one}` would be; answered in order in `results.items`."),
+        }),
+    );
+    Some(json!({
+        "type": "object",
+        "properties": properties,
+        "required": [many],
+        "additionalProperties": false,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn splits_a_batch_into_single_requests_sharing_the_other_fields() {
+        let data = map(json!({"texts": ["CCO", "c1ccccc1"], "property": "logp"}));
+        let items = split(InputType::Text, &data).unwrap().unwrap();
+        assert_eq!(
+            items,
+            [
+                map(json!({"text": "CCO", "property": "logp"})),
+                map(json!({"text": "c1ccccc1", "property": "logp"}))
+            ]
+        );
+        let rows = map(json!({"rows": [{"a": 1}, [1, 2]]}));
+        let items = split(InputType::Tabular, &rows).unwrap().unwrap();
+        assert_eq!(items[1], map(json!({"features": [1, 2]})));
+        // A single request is not a batch.
+        assert!(
+            split(InputType::Text, &map(json!({"text": "CCO"})))
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn refuses_what_is_no_batch() {
+        for data in [
+            json!({"texts": "CCO"}),
+            json!({"texts": []}),
+            json!({"texts": ["C"], "text": "C"}),
+            json!({"texts": ["C"], "smiles": "C"}),
+            json!({"texts": vec!["C"; MAX_ITEMS + 1]}),
+        ] {
+            let e = split(InputType::Text, &map(data.clone())).unwrap_err();
+            assert!(e.message.contains("data.texts"), "{data}: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn counts_the_failed_items() {
+        let (results, failed) = results(vec![item(Ok(json!({"x": 1}))), item(Err("bad".into()))]);
+        assert_eq!(failed, 1);
+        assert_eq!(results["count"], 2);
+        assert_eq!(results["items"][1]["error_message"], "bad");
+    }
+}
