@@ -123,7 +123,7 @@ pub fn ai_models_dir() -> PathBuf {
 
 /// Runs `runtime-host check <url> --keep-running` (off the async executor) and asserts that
 /// every MUST rule passes, printing the checker's report if not.
-pub async fn assert_check_passes(url: String) {
+pub async fn assert_check_passes(url: String) -> String {
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(host_binary())
             .args(["check", &url, "--keep-running"])
@@ -132,11 +132,10 @@ pub async fn assert_check_passes(url: String) {
     })
     .await
     .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{report}");
+    assert!(!report.contains("\nWARN "), "no warnings either: {report}");
+    report
 }
 
 /// A fresh temporary directory, removed when dropped.

@@ -73,6 +73,10 @@ async fn passes_on_molprop_registry_and_chat_served_by_the_host() {
         statuses.contains_key("B.openapi"),
         "molprop's own document was checked"
     );
+    assert!(
+        statuses.contains_key("B.predict.batch"),
+        "molprop documents batches, so they were checked"
+    );
     let left: edge_api::registry::RegistryListing = client.get(&r.url("/registry")).await.json();
     assert_eq!(
         left.count, 0,

@@ -316,7 +316,8 @@ async fn check_passes_on_both_onnx_models() {
     for name in ["solubility", "iris"] {
         let data = temp_dir();
         let host = serve(&model_dir(name), data.path());
-        e2e_tests::assert_check_passes(host.base_url()).await;
+        let report = e2e_tests::assert_check_passes(host.base_url()).await;
+        assert!(report.contains("PASS  B.predict.batch"), "{report}");
     }
 }
 

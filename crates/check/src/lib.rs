@@ -3,6 +3,7 @@
 //! service (A). Shapes come from `docs/openapi/` ([`spec`]); the rules here add what a
 //! schema cannot say (a prediction succeeds, counters grow, secrets stay secret).
 
+mod batch;
 mod chat;
 mod examples;
 mod model;
@@ -123,6 +124,7 @@ pub async fn run(args: &CheckArgs) -> Result<bool> {
     let described = model::check(&model, &mut report).await;
     if let Some((caps, examples)) = &described {
         openapi::check(&model, &mut report, caps, examples).await;
+        batch::check(&model, &mut report, caps, examples).await;
     }
     if !args.keep_running {
         // Last: a deployment that honours it stops, so everything else has been judged.

@@ -84,6 +84,11 @@ pub fn document<M: Model + ?Sized>(model: &M) -> Value {
     schemas["PredictionResponse"]["properties"]["results"] = if model.batches() {
         json!({"anyOf": [results, {"$ref": "#/components/schemas/BatchResults"}]})
     } else {
+        // A model that answers no SDK batches documents none.
+        if let Some(all) = schemas.as_object_mut() {
+            all.remove("BatchResults");
+            all.remove("BatchItem");
+        }
         results
     };
     doc
