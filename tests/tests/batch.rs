@@ -167,3 +167,55 @@ async fn tabular_and_onnx_models_take_rows_and_texts() {
     let request = json!({"input_type": "text", "data": texts});
     assert_documented(&c, &solubility, &request, &reply).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fault_or_failure_in_one_item_is_that_items_answer() {
+    let data = temp_dir();
+    let host = HostBuilder::new(component("echo-model"), data.path()).start();
+    let c = Client::new();
+    let rows = json!({"rows": [{"outcome": "fault"}, {"outcome": "fail"}, {"value": 1}]});
+    let v = predict(&c, &host, "tabular", rows).await.value();
+    let items = &v["results"]["items"];
+    assert_eq!(v["results"]["failed"], 2, "{v}");
+    assert_eq!(
+        items[0]["error_message"],
+        "prediction failed: asked to fault"
+    );
+    assert_eq!(items[1]["error_message"], "asked to fail");
+    assert_eq!(
+        items[2]["results"],
+        json!({"echo": {"features": {"value": 1}}})
+    );
+    // Alone, the fault is the 500 it always was.
+    let alone = predict(&c, &host, "tabular", json!({"outcome": "fault"})).await;
+    alone.assert_error(500, "internal_error");
+}
+
+/// Each prediction of this echo model keeps the CPU 7 s: a batch of four reaches its 20 s
+/// budget after the third and answers the fourth with why, well inside the host's 30 s
+/// request deadline (no hung connection, no 504).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_past_its_budget_answers_what_it_computed_and_says_why() {
+    let data = temp_dir();
+    let host = HostBuilder::new(component("echo-model"), data.path())
+        .variable("echo_busy_ms", "7000")
+        .start();
+    let c = Client::new();
+    let rows = json!({"rows": [{"n": 0}, {"n": 1}, {"n": 2}, {"n": 3}]});
+    let started = std::time::Instant::now();
+    let reply = predict(&c, &host, "tabular", rows).await;
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let v = reply.value();
+    let items = v["results"]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 4, "{v}");
+    for item in &items[..3] {
+        assert_eq!(item["success"], true, "{item}");
+    }
+    let why = items[3]["error_message"].as_str().unwrap();
+    assert!(
+        why.contains("budget") && why.contains("fewer items"),
+        "{why}"
+    );
+    assert_eq!(v["error_message"], "1 of 4 items failed; see results.items");
+    assert!(started.elapsed() < std::time::Duration::from_secs(29));
+}

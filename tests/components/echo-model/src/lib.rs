@@ -88,7 +88,11 @@ impl Model for Echo {
         while std::time::Instant::now() < until {
             std::hint::spin_loop();
         }
-        match data.get("outcome").and_then(Value::as_str) {
+        // `outcome` at the top of `data`, or in `features` (each item of a batch's rows).
+        let outcome = data
+            .get("outcome")
+            .or_else(|| data.get("features").and_then(|f| f.get("outcome")));
+        match outcome.and_then(Value::as_str) {
             _ if broken => Err(PredictError::Failed("echo is configured broken".into())),
             Some("fail") => Err(PredictError::Failed("asked to fail".into())),
             Some("fault") => Err(PredictError::Fault("asked to fault".into())),
