@@ -219,3 +219,32 @@ async fn a_batch_past_its_budget_answers_what_it_computed_and_says_why() {
     assert_eq!(v["error_message"], "1 of 4 items failed; see results.items");
     assert!(started.elapsed() < std::time::Duration::from_secs(29));
 }
+
+/// The ONNX component runs a batch as one tract call on a plan for any number of rows: the
+/// whole solubility test set in one request answers every molecule exactly as alone.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_solubility_test_set_as_one_batch_matches_each_molecule_alone() {
+    let data = temp_dir();
+    let host = HostBuilder::new(component("onnx-model"), data.path())
+        .shared_compile_cache()
+        .mount(&model_dir("solubility"), "/model")
+        .start();
+    let c = Client::new();
+    let text = std::fs::read_to_string(model_dir("solubility").join("test_set.tsv")).unwrap();
+    let smiles: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').nth(1))
+        .collect();
+    assert!(smiles.len() > 50, "{} molecules", smiles.len());
+    let v = predict(&c, &host, "text", json!({"texts": smiles}))
+        .await
+        .value();
+    assert_eq!(v["results"]["failed"], 0, "{}", v["error_message"]);
+    let items = v["results"]["items"].as_array().unwrap();
+    assert_eq!(items.len(), smiles.len());
+    for (s, item) in smiles.iter().zip(items) {
+        let alone = predict(&c, &host, "text", json!({"text": s})).await.value();
+        assert_eq!(item["results"], alone["results"], "{s}");
+    }
+}

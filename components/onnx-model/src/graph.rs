@@ -1,4 +1,6 @@
-//! The ONNX graph, loaded with tract, optimized for one input row, and run.
+//! The ONNX graph, loaded with tract, optimized for one input row, and run; a batch runs on a
+//! second plan with a symbolic row count, prepared on the first batch (so a deployment that
+//! never sees one pays nothing for it).
 
 use std::sync::Arc;
 use tract_onnx::prelude::*;
@@ -18,6 +20,10 @@ pub struct Graph {
     width: usize,
     /// The output read, by index.
     output: usize,
+    /// The graph as read, kept to prepare the batch plan from.
+    source: InferenceModel,
+    /// The plan for any number of rows, and its output's index.
+    batch: std::sync::OnceLock<Result<(Arc<TypedSimplePlan>, usize), String>>,
 }
 
 /// The declared width of a rank-2 input (`[batch, width]`), when the graph states it.
@@ -62,6 +68,7 @@ impl Graph {
             ));
         }
         let plan = model
+            .clone()
             .with_input_fact(0, f32::fact([1, width]).into())
             .and_then(|m| m.into_optimized())
             .and_then(|m| m.into_runnable())
@@ -71,7 +78,26 @@ impl Graph {
             plan,
             width,
             output,
+            source: model,
+            batch: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The plan for `N` rows: the graph optimized with a symbolic first dimension.
+    fn batch_plan(&self) -> Result<(Arc<TypedSimplePlan>, usize), String> {
+        let prepared = self.batch.get_or_init(|| {
+            let rows = self.source.symbols.sym("N");
+            let fact = f32::fact([rows.to_dim(), self.width.to_dim()]);
+            let plan = self
+                .source
+                .clone()
+                .with_input_fact(0, fact.into())
+                .and_then(|m| m.into_optimized())
+                .and_then(|m| m.into_runnable())
+                .map_err(|e| format!("tract could not prepare the graph for batches: {e:#}"))?;
+            Ok((plan, self.output))
+        });
+        prepared.clone()
     }
 
     fn find_output(plan: &TypedSimplePlan, reading: Reading) -> Result<usize, String> {
@@ -103,24 +129,41 @@ impl Graph {
 
     /// Runs one row; the read output's values.
     pub fn run(&self, row: Vec<f32>) -> Result<Vec<f32>, String> {
-        if row.len() != self.width {
-            return Err(format!(
-                "{} values for a graph of {}",
-                row.len(),
-                self.width
-            ));
-        }
-        let input = Tensor::from_shape(&[1, self.width], &row).map_err(|e| e.to_string())?;
-        let outputs = self
-            .plan
-            .run(tvec!(input.into()))
-            .map_err(|e| format!("inference failed: {e:#}"))?;
-        let out = outputs[self.output]
-            .cast_to::<f32>()
-            .map_err(|e| e.to_string())?;
-        let values = out
-            .to_plain_array_view::<f32>()
-            .map_err(|e| e.to_string())?;
-        Ok(values.iter().copied().collect())
+        let mut rows = run_plan(&self.plan, self.output, self.width, 1, row)?;
+        Ok(rows.pop().unwrap_or_default())
     }
+
+    /// Runs many rows in one call (their values one after another); each row's output values,
+    /// in order.
+    pub fn run_rows(&self, count: usize, values: Vec<f32>) -> Result<Vec<Vec<f32>>, String> {
+        let (plan, output) = self.batch_plan()?;
+        run_plan(&plan, output, self.width, count, values)
+    }
+}
+
+/// Runs `count` rows of `width` values through `plan`; the output `output`, split by row.
+fn run_plan(
+    plan: &Arc<TypedSimplePlan>,
+    output: usize,
+    width: usize,
+    count: usize,
+    values: Vec<f32>,
+) -> Result<Vec<Vec<f32>>, String> {
+    if count == 0 || values.len() != count * width {
+        let n = values.len();
+        return Err(format!("{n} values for {count} rows of a graph of {width}"));
+    }
+    let input = Tensor::from_shape(&[count, width], &values).map_err(|e| e.to_string())?;
+    let outputs = plan
+        .run(tvec!(input.into()))
+        .map_err(|e| format!("inference failed: {e:#}"))?;
+    let out = outputs[output]
+        .cast_to::<f32>()
+        .map_err(|e| e.to_string())?;
+    let values = out
+        .to_plain_array_view::<f32>()
+        .map_err(|e| e.to_string())?;
+    let values: Vec<f32> = values.iter().copied().collect();
+    let per_row = values.len() / count;
+    Ok(values.chunks(per_row.max(1)).map(<[f32]>::to_vec).collect())
 }

@@ -188,16 +188,73 @@ impl Model for OnnxModel {
     }
 
     fn predict(&self, _t: InputType, data: &Map<String, Value>) -> Result<Value, PredictError> {
+        let (prepared, assessment) = self.prepare(data)?;
+        let echo = prepared.echo;
+        let output = self
+            .graph
+            .run(prepared.vector)
+            .map_err(PredictError::Fault)?;
+        Ok(self.answer(&output, echo, assessment))
+    }
+
+    /// One tract call for every item that reads well; the others fail alone.
+    fn predict_batch(
+        &self,
+        _t: InputType,
+        items: &[Map<String, Value>],
+        deadline: std::time::Instant,
+    ) -> Vec<Result<Value, PredictError>> {
+        let mut prepared = Vec::with_capacity(items.len());
+        for data in items {
+            if std::time::Instant::now() >= deadline {
+                break;
+            }
+            prepared.push(self.prepare(data));
+        }
+        let mut values = Vec::new();
+        let mut count = 0;
+        for (p, _) in prepared.iter().flatten() {
+            values.extend_from_slice(&p.vector);
+            count += 1;
+        }
+        let mut outputs = match count {
+            0 => Ok(Vec::new()),
+            _ => self.graph.run_rows(count, values),
+        }
+        .map(Vec::into_iter);
+        prepared
+            .into_iter()
+            .map(|item| {
+                let (p, assessment) = item?;
+                let rows = outputs
+                    .as_mut()
+                    .map_err(|e| PredictError::Fault(e.clone()))?;
+                let output = rows
+                    .next()
+                    .ok_or_else(|| PredictError::Fault("the graph answered fewer rows".into()))?;
+                Ok(self.answer(&output, p.echo, assessment))
+            })
+            .collect()
+    }
+}
+
+impl OnnxModel {
+    /// An input read and judged against the applicability domain, ready for the graph.
+    fn prepare<'a>(
+        &'a self,
+        data: &Map<String, Value>,
+    ) -> Result<(inputs::Prepared<'a>, domain::Assessment), PredictError> {
         let prepared = self.reader.read(data)?;
         let assessment = self.domain.assess(
             prepared.fingerprint.as_ref(),
             |name| prepared.value(name),
             self.checked(),
         );
-        let output = self
-            .graph
-            .run(prepared.vector)
-            .map_err(PredictError::Fault)?;
+        Ok((prepared, assessment))
+    }
+
+    /// The result of one row: the graph's `output`, the input echoed, the domain's verdict.
+    fn answer(&self, output: &[f32], echo: Value, assessment: domain::Assessment) -> Value {
         let mut result = match &self.manifest.output {
             Output::Regression { property, unit } => json!({
                 "prediction": round4(output[0]),
@@ -214,7 +271,7 @@ impl Model for OnnxModel {
                     .unwrap_or(0);
                 let probabilities: Map<String, Value> = labels
                     .iter()
-                    .zip(&output)
+                    .zip(output)
                     .map(|(l, p)| (l.clone(), json!(round4(*p))))
                     .collect();
                 json!({
@@ -225,12 +282,12 @@ impl Model for OnnxModel {
                 })
             }
         };
-        result["input"] = prepared.echo;
+        result["input"] = echo;
         result["in_domain"] = json!(assessment.in_domain);
         result["applicability_domain"] = assessment.report;
         if let Some(w) = assessment.warning {
             result["warning"] = json!(w);
         }
-        Ok(result)
+        result
     }
 }
