@@ -37,15 +37,13 @@ pub fn capabilities() -> Capabilities {
             input_types: vec![InputType::Text],
             output_schema: BTreeMap::from([
                 ("embedding".into(), OutputType::Array),
-                ("embeddings".into(), OutputType::Array),
                 ("dimensions".into(), OutputType::Float),
                 ("model".into(), OutputType::String),
             ]),
             description: format!(
                 "data.text (one text) gives `embedding`, an array of {DIMENSIONS} numbers of \
-                 unit length; data.texts (1 to {MAX_TEXTS} texts, a model-specific field) gives \
-                 `embeddings`, one such array per text in order. Both add `dimensions` and \
-                 `model`."
+                 unit length, with `dimensions` and `model`; data.texts (1 to {MAX_TEXTS} texts) \
+                 is a batch, answered in results.items, one such result per text in order."
             ),
         }],
         elements: None,
@@ -84,9 +82,10 @@ pub fn acceptable_ranges() -> AcceptableRanges {
                 "other languages than English, and chemical notations such as SMILES, are outside \
                  the training data"
                     .into(),
-                "under `spin up`, Spin's own local engine cuts texts at 128 word pieces and \
-                 averages the padding of a batch into shorter texts' vectors; runtime-host does \
-                 neither (sentence-transformers' pooling)"
+                "under `spin up`, Spin's own local engine cuts texts at 128 word pieces; \
+                 runtime-host does not. A batch is sent to the host in calls of texts of one \
+                 length each, because Spin's engine averages the padding of a mixed-length \
+                 batch into the shorter texts' vectors"
                     .into(),
             ],
         },
@@ -170,9 +169,10 @@ pub fn test_examples() -> TestExamples {
         }),
         notes: vec![
             format!(
-                "data.texts (an array of 1 to {MAX_TEXTS} texts) instead of data.text answers \
-                 `embeddings`, one vector per text in order, e.g. {{\"texts\": [\"A man is \
-                 playing a guitar.\", \"Someone plays an instrument.\"]}}"
+                "data.texts (an array of 1 to {MAX_TEXTS} texts) instead of data.text is a \
+                 batch: results.items holds one result per text in order, a bad text failing \
+                 alone, e.g. {{\"texts\": [\"A man is playing a guitar.\", \"Someone plays an \
+                 instrument.\"]}}"
             ),
             format!("a text may hold up to {MAX_TOKENS} word pieces ([CLS] and [SEP] included)"),
         ],

@@ -23,61 +23,19 @@ async fn handle(req: spin_sdk::http::IncomingRequest) -> model_sdk::Response {
     model_sdk::serve(&MiniLm, req).await
 }
 
-/// The texts of a request: `data.text` (one) or `data.texts` (a list, answered in order).
-enum Texts {
-    One(String),
-    Many(Vec<String>),
-}
-
-fn read_request(data: &Map<String, Value>) -> Result<Texts, ApiError> {
-    model_sdk::input::only_fields(data, &["text", "texts"], "send data.text or data.texts")?;
-    let texts = match (data.get("text"), data.get("texts")) {
-        (Some(_), Some(_)) => {
-            return Err(ApiError::invalid(
-                "data.texts",
-                "send data.text (one text) or data.texts (a list), not both",
-            ));
-        }
-        (Some(_), None) => {
-            let text = model_sdk::input::string_field(data, "text")?
-                .ok_or_else(|| ApiError::missing("data.text"))?;
-            check_text("data.text", text)?;
-            Texts::One(text.to_owned())
-        }
-        (None, Some(Value::Array(items))) => {
-            if items.is_empty() || items.len() > MAX_TEXTS {
-                return Err(ApiError::invalid(
-                    "data.texts",
-                    format!(
-                        "holds {} texts; send 1 to {MAX_TEXTS} per request",
-                        items.len()
-                    ),
-                ));
-            }
-            let mut texts = Vec::with_capacity(items.len());
-            for (i, item) in items.iter().enumerate() {
-                let field = format!("data.texts[{i}]");
-                let text = item
-                    .as_str()
-                    .ok_or_else(|| ApiError::invalid(&field, "must be a string"))?;
-                check_text(&field, text)?;
-                texts.push(text.to_owned());
-            }
-            Texts::Many(texts)
-        }
-        (None, Some(_)) => {
-            return Err(ApiError::invalid(
-                "data.texts",
-                "must be an array of strings",
-            ));
-        }
-        (None, None) => return Err(ApiError::missing("data.text")),
-    };
-    Ok(texts)
+/// The text of one request (or of one item of a batch: the SDK makes each `data.texts`
+/// item a `data.text`), checked; with its length in word pieces.
+fn read_text(data: &Map<String, Value>) -> Result<(String, usize), ApiError> {
+    model_sdk::input::only_fields(data, &["text"], "send data.text, or data.texts for a batch")?;
+    let text = model_sdk::input::string_field(data, "text")?
+        .ok_or_else(|| ApiError::missing("data.text"))?;
+    let tokens = check_text("data.text", text)?;
+    Ok((text.to_owned(), tokens))
 }
 
 /// A text must have content, and fit the model: refused above [`MAX_TOKENS`], never cut.
-fn check_text(field: &str, text: &str) -> Result<(), ApiError> {
+/// Its length in word pieces.
+fn check_text(field: &str, text: &str) -> Result<usize, ApiError> {
     // What the tokenizer drops (white space, control and zero-width characters) is no
     // content: such a text would embed as [CLS] [SEP] alone, like "".
     let invisible = |c: char| {
@@ -101,7 +59,7 @@ fn check_text(field: &str, text: &str) -> Result<(), ApiError> {
             ),
         ));
     }
-    Ok(())
+    Ok(tokens)
 }
 
 /// The host's embeddings of `texts`, each checked for its length.
@@ -162,10 +120,8 @@ impl Model for MiniLm {
         describe::test_examples()
     }
 
-    /// `data.texts` is minilm's own batch (embeddings in one vector list), older than the
-    /// SDK's batches; it keeps it for now.
-    fn batches(&self) -> bool {
-        false
+    fn max_batch(&self) -> usize {
+        MAX_TEXTS
     }
 
     fn data_schema(&self) -> Value {
@@ -176,26 +132,70 @@ impl Model for MiniLm {
         });
         json!({
             "type": "object",
-            "description": "One text in `text`, or a list in `texts` (a model-specific field); not both.",
-            "properties": {
-                "text": text,
-                "texts": {"type": "array", "minItems": 1, "maxItems": MAX_TEXTS, "items": text},
-            },
-            "oneOf": [{"required": ["text"]}, {"required": ["texts"]}],
+            "properties": {"text": text},
+            "required": ["text"],
             "additionalProperties": false,
         })
     }
 
     fn predict(&self, _: InputType, data: &Map<String, Value>) -> Result<Value, PredictError> {
-        Ok(match read_request(data)? {
-            Texts::One(text) => {
-                let vector = shortest(&embed(std::slice::from_ref(&text))?[0]);
-                json!({"embedding": vector, "dimensions": DIMENSIONS, "model": MODEL})
-            }
-            Texts::Many(texts) => {
-                let vectors: Vec<_> = embed(&texts)?.iter().map(|v| shortest(v)).collect();
-                json!({"embeddings": vectors, "dimensions": DIMENSIONS, "model": MODEL})
-            }
-        })
+        let (text, _) = read_text(data)?;
+        let vector = embed(std::slice::from_ref(&text))?.remove(0);
+        Ok(answer(&vector))
     }
+
+    /// Every good text embedded, in calls of texts of one length in word pieces each, so a
+    /// host that averages a batch's padding into its vectors (Spin 4.0.2's local engine)
+    /// still answers each text as alone; `runtime-host` embeds each call as one batch.
+    fn predict_batch(
+        &self,
+        _: InputType,
+        items: &[Map<String, Value>],
+        deadline: std::time::Instant,
+    ) -> Vec<Result<Value, PredictError>> {
+        let read: Vec<Result<(String, usize), ApiError>> = items.iter().map(read_text).collect();
+        let mut by_length: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+        for (i, item) in read.iter().enumerate() {
+            if let Ok((_, tokens)) = item {
+                by_length.entry(*tokens).or_default().push(i);
+            }
+        }
+        let mut vectors: Vec<Option<Result<Vec<f32>, PredictError>>> = vec![None; items.len()];
+        for indices in by_length.values() {
+            if std::time::Instant::now() >= deadline {
+                let late = PredictError::Failed(model_sdk::batch::not_computed());
+                indices
+                    .iter()
+                    .for_each(|&i| vectors[i] = Some(Err(late.clone())));
+                continue;
+            }
+            let texts: Vec<String> = indices
+                .iter()
+                .filter_map(|&i| read[i].as_ref().ok().map(|(t, _)| t.clone()))
+                .collect();
+            match embed(&texts) {
+                Ok(found) => {
+                    for (&i, v) in indices.iter().zip(found) {
+                        vectors[i] = Some(Ok(v));
+                    }
+                }
+                Err(e) => indices
+                    .iter()
+                    .for_each(|&i| vectors[i] = Some(Err(e.clone()))),
+            }
+        }
+        read.into_iter()
+            .zip(vectors)
+            .map(|(item, vector)| {
+                item?;
+                let vector = vector.expect("every good text was embedded")?;
+                Ok(answer(&vector))
+            })
+            .collect()
+    }
+}
+
+/// One text's result.
+fn answer(vector: &[f32]) -> Value {
+    json!({"embedding": shortest(vector), "dimensions": DIMENSIONS, "model": MODEL})
 }

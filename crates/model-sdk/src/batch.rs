@@ -17,7 +17,7 @@ use edge_api::model::InputType;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
-/// Most items one request may hold.
+/// Most items one request may hold (a model may allow fewer: `Model::max_batch`).
 pub const MAX_ITEMS: usize = 1000;
 /// How long a batch may compute before the rest of its items are given up (below
 /// `runtime-host`'s default request deadline of 30 s).
@@ -41,6 +41,7 @@ pub fn fields(input_type: InputType) -> Option<(&'static str, &'static str)> {
 pub fn split(
     input_type: InputType,
     data: &Map<String, Value>,
+    max: usize,
 ) -> Result<Option<Vec<Map<String, Value>>>, ApiError> {
     let Some((many, one)) = fields(input_type) else {
         return Ok(None);
@@ -56,11 +57,8 @@ pub fn split(
     let items = list
         .as_array()
         .ok_or_else(|| ApiError::invalid(&field, "must be an array"))?;
-    if items.is_empty() || items.len() > MAX_ITEMS {
-        let message = format!(
-            "holds {} items; send 1 to {MAX_ITEMS} per request",
-            items.len()
-        );
+    if items.is_empty() || items.len() > max {
+        let message = format!("holds {} items; send 1 to {max} per request", items.len());
         return Err(ApiError::invalid(&field, message));
     }
     let shared: Map<String, Value> = data
@@ -77,6 +75,14 @@ pub fn split(
         })
         .collect();
     Ok(Some(split))
+}
+
+/// Why an item a batch did not reach within [`TIME_BUDGET`] has no result.
+pub fn not_computed() -> String {
+    format!(
+        "not computed: the batch ran past its {} s budget; send fewer items per request",
+        TIME_BUDGET.as_secs()
+    )
 }
 
 /// One item's answer, shaped like a single prediction's fields.
@@ -100,7 +106,7 @@ pub fn results(items: Vec<Value>) -> (Value, usize) {
 /// The JSON Schema of a batch's `data` for a model whose single `data` is `single`: the list
 /// field (its items typed as the single field is, where the schema says so) beside the
 /// single request's other fields.
-pub fn data_schema(input_type: InputType, single: &Value) -> Option<Value> {
+pub fn data_schema(input_type: InputType, single: &Value, max: usize) -> Option<Value> {
     let (many, one) = fields(input_type)?;
     let item = single["properties"]
         .get(one)
@@ -116,7 +122,7 @@ pub fn data_schema(input_type: InputType, single: &Value) -> Option<Value> {
     properties.insert(
         many.to_owned(),
         json!({
-            "type": "array", "minItems": 1, "maxItems": MAX_ITEMS, "items": item,
+            "type": "array", "minItems": 1, "maxItems": max, "items": item,
             "description": format!("A batch: one input per item, each as `{one}` would be; answered in order in `results.items`."),
         }),
     );
@@ -139,7 +145,7 @@ mod tests {
     #[test]
     fn splits_a_batch_into_single_requests_sharing_the_other_fields() {
         let data = map(json!({"texts": ["CCO", "c1ccccc1"], "property": "logp"}));
-        let items = split(InputType::Text, &data).unwrap().unwrap();
+        let items = split(InputType::Text, &data, MAX_ITEMS).unwrap().unwrap();
         assert_eq!(
             items,
             [
@@ -148,11 +154,13 @@ mod tests {
             ]
         );
         let rows = map(json!({"rows": [{"a": 1}, [1, 2]]}));
-        let items = split(InputType::Tabular, &rows).unwrap().unwrap();
+        let items = split(InputType::Tabular, &rows, MAX_ITEMS)
+            .unwrap()
+            .unwrap();
         assert_eq!(items[1], map(json!({"features": [1, 2]})));
         // A single request is not a batch.
         assert!(
-            split(InputType::Text, &map(json!({"text": "CCO"})))
+            split(InputType::Text, &map(json!({"text": "CCO"})), MAX_ITEMS)
                 .unwrap()
                 .is_none()
         );
@@ -167,7 +175,7 @@ mod tests {
             json!({"texts": ["C"], "smiles": "C"}),
             json!({"texts": vec!["C"; MAX_ITEMS + 1]}),
         ] {
-            let e = split(InputType::Text, &map(data.clone())).unwrap_err();
+            let e = split(InputType::Text, &map(data.clone()), MAX_ITEMS).unwrap_err();
             assert!(e.message.contains("data.texts"), "{data}: {}", e.message);
         }
     }

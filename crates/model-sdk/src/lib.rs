@@ -76,6 +76,11 @@ pub trait Model {
         true
     }
 
+    /// Most items one batch may hold (at most [`batch::MAX_ITEMS`]).
+    fn max_batch(&self) -> usize {
+        batch::MAX_ITEMS
+    }
+
     /// Runs a batch: one outcome per item, in order, stopping early (a shorter list) once
     /// `deadline` has passed; the SDK answers the items not reached. By default one
     /// [`Model::predict`] per item; a model that computes many inputs at once overrides it.

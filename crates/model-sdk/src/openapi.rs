@@ -40,7 +40,11 @@ pub fn document<M: Model + ?Sized>(model: &M) -> Value {
             if !input_types.contains(&name) {
                 input_types.push(name);
                 if model.batches() {
-                    batch_forms.extend(batch::data_schema(*t, &model.data_schema()));
+                    batch_forms.extend(batch::data_schema(
+                        *t,
+                        &model.data_schema(),
+                        model.max_batch(),
+                    ));
                 }
             }
         }

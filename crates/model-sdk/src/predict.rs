@@ -25,7 +25,7 @@ pub fn run<M: Model>(model: &M, body: &[u8]) -> Result<Prediction, ApiError> {
     let request: PredictionRequest = edge_api::json::parse_body(body)?;
     let input_type = parse_input_type(model, &request.input_type)?;
     if model.batches()
-        && let Some(items) = batch::split(input_type, &request.data)?
+        && let Some(items) = batch::split(input_type, &request.data, model.max_batch())?
     {
         return Ok(run_batch(model, input_type, &items));
     }
@@ -81,10 +81,7 @@ fn run_batch<M: Model>(
                 Some(Err(PredictError::Invalid(e))) => Err(e.message),
                 Some(Err(PredictError::Failed(m))) => Err(m),
                 Some(Err(PredictError::Fault(m))) => Err(format!("prediction failed: {m}")),
-                None => Err(format!(
-                    "not computed: the batch ran past its {} s budget; send fewer items per request",
-                    batch::TIME_BUDGET.as_secs()
-                )),
+                None => Err(batch::not_computed()),
             };
             if let Err(m) = &outcome {
                 last_error = Some(m.clone());
