@@ -10,7 +10,9 @@
 //!   [`features`] builds model input vectors (fingerprint bits, then named descriptors);
 //! - [`descriptors`] computes formula, masses, atom, donor/acceptor and ring counts;
 //!   [`rotatable`] counts rotatable bonds; [`tpsa`] sums Ertl's polar surface contributions;
-//!   [`crippen`] types atoms ([`smarts`]) for Wildman-Crippen logP and molar refractivity.
+//!   [`crippen`] types atoms ([`smarts`]) for Wildman-Crippen logP and molar refractivity;
+//! - [`molfile`] reads the records of SD files (V2000 and V3000) into SMILES, written by
+//!   [`write`].
 //!
 //! Plain Rust without I/O: runs in the `molprop` component and in native tests alike. No
 //! input may panic or run unbounded: every failure is an [`Error`] saying what and where.
@@ -23,11 +25,13 @@ pub mod features;
 pub mod fingerprint;
 pub mod kekule;
 pub mod molecule;
+pub mod molfile;
 pub mod rings;
 pub mod rotatable;
 pub mod smarts;
 pub mod smiles;
 pub mod tpsa;
+pub mod write;
 
 pub use molecule::{Atom, Bond, BondOrder, Molecule};
 

@@ -1,0 +1,494 @@
+//! Reading MDL molfiles (the records of an SD file) into SMILES, so a library delivered as SDF
+//! can go to the models, which read SMILES.
+//!
+//! Both connection-table versions are read: V2000 (fixed columns: atom symbol, charge code,
+//! valence; bonds of order 1 to 3; `M  CHG`, `M  ISO` and `M  RAD` properties, which replace
+//! the atom block's charges as the format says) and V3000 (`M  V30` atom and bond lines with
+//! `CHG=`, `MASS=`, `RAD=`, `VAL=`). Hydrogens are those drawn as atoms plus the implicit ones
+//! of the molfile convention: up to the atom's smallest default valence that fits (charged
+//! atoms as their isoelectronic neutral: N+ as C, O- as F), or the valence field when given.
+//! Aromatic bonds (type 4) and query atoms are refused with a message: they describe queries,
+//! not structures. Coordinates and stereo are ignored.
+
+use crate::Error;
+use crate::element::{self, ELEMENTS};
+use crate::write::{self, Edge, Node};
+
+/// Atoms at most in one record (as [`crate::smiles::MAX_ATOMS`] for SMILES).
+pub const MAX_ATOMS: usize = crate::smiles::MAX_ATOMS;
+
+/// The SMILES string of the structure in `molfile` (the text up to and including `M  END`;
+/// data items after it are ignored).
+pub fn to_smiles(molfile: &str) -> Result<String, Error> {
+    let table = read(molfile)?;
+    table.into_smiles()
+}
+
+/// The title (first line) of a molfile, trimmed.
+pub fn title(molfile: &str) -> &str {
+    molfile.lines().next().unwrap_or("").trim()
+}
+
+/// The value of data item `<name>` in an SD record (`> <name>` then value lines up to a blank
+/// line), joined with newlines; `None` when absent.
+pub fn data_item(record: &str, name: &str) -> Option<String> {
+    let mut lines = record.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.strip_prefix('>') else {
+            continue;
+        };
+        let Some(start) = rest.find('<') else {
+            continue;
+        };
+        let Some(len) = rest[start + 1..].find('>') else {
+            continue;
+        };
+        if &rest[start + 1..start + 1 + len] != name {
+            continue;
+        }
+        let value: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.trim().is_empty())
+            .collect();
+        return Some(value.join("\n"));
+    }
+    None
+}
+
+struct Atom {
+    symbol: String,
+    isotope: Option<u16>,
+    charge: i8,
+    radical: u8,
+    /// Total valence from the valence field (V2000 `vvv`, V3000 `VAL=`), when given.
+    valence: Option<u8>,
+}
+
+#[derive(Default)]
+struct Table {
+    atoms: Vec<Atom>,
+    bonds: Vec<Edge>,
+}
+
+fn field(line: &str, from: usize, to: usize) -> &str {
+    line.get(from..to.min(line.len())).unwrap_or("").trim()
+}
+
+fn number<T: std::str::FromStr + Default>(text: &str, what: &str, line: usize) -> Result<T, Error> {
+    if text.is_empty() {
+        return Ok(T::default());
+    }
+    text.parse().map_err(|_| {
+        Error::new(format!(
+            "molfile line {line}: {what} `{text}` is not a number"
+        ))
+    })
+}
+
+fn read(molfile: &str) -> Result<Table, Error> {
+    let lines: Vec<&str> = molfile.lines().collect();
+    let counts = lines
+        .get(3)
+        .ok_or_else(|| Error::new("molfile ends before its counts line (line 4)"))?;
+    if counts.contains("V3000") {
+        return read_v3000(&lines);
+    }
+    let atoms: usize = number(field(counts, 0, 3), "atom count", 4)?;
+    let bonds: usize = number(field(counts, 3, 6), "bond count", 4)?;
+    if atoms > MAX_ATOMS {
+        return Err(Error::new(format!(
+            "{atoms} atoms: at most {MAX_ATOMS} are accepted"
+        )));
+    }
+    let need = 4 + atoms + bonds;
+    if lines.len() < need {
+        return Err(Error::new(format!(
+            "molfile ends at line {} but its counts line announces {atoms} atoms and {bonds} bonds",
+            lines.len()
+        )));
+    }
+    let mut table = Table::default();
+    for (k, line) in lines[4..4 + atoms].iter().enumerate() {
+        let at = 5 + k;
+        let symbol = field(line, 31, 34).to_owned();
+        let charge = match number::<u8>(field(line, 36, 39), "charge code", at)? {
+            0 => 0,
+            c @ 1..=3 => 4 - c as i8,
+            c @ 5..=7 => 4 - c as i8,
+            4 => 0, // doublet radical code: handled below with M  RAD's meaning
+            c => return Err(Error::new(format!("molfile line {at}: charge code {c}"))),
+        };
+        let radical = u8::from(field(line, 36, 39) == "4");
+        let valence = match number::<u8>(field(line, 48, 51), "valence", at)? {
+            0 => None,
+            15 => Some(0),
+            v => Some(v),
+        };
+        table.atoms.push(Atom {
+            symbol,
+            isotope: None,
+            charge,
+            radical,
+            valence,
+        });
+    }
+    for (k, line) in lines[4 + atoms..need].iter().enumerate() {
+        let at = 5 + atoms + k;
+        let a: usize = number(field(line, 0, 3), "atom number", at)?;
+        let b: usize = number(field(line, 3, 6), "atom number", at)?;
+        let order: u8 = number(field(line, 6, 9), "bond type", at)?;
+        table.add_bond(a, b, order, at)?;
+    }
+    let mut reset = false;
+    for (k, line) in lines[need..].iter().enumerate() {
+        let at = need + k + 1;
+        if line.starts_with("M  END") {
+            break;
+        }
+        let kind = field(line, 3, 6);
+        if !matches!(kind, "CHG" | "ISO" | "RAD") {
+            continue;
+        }
+        // The first of these replaces every charge and radical of the atom block.
+        if !reset && kind != "ISO" {
+            reset = true;
+            for atom in &mut table.atoms {
+                atom.charge = 0;
+                atom.radical = 0;
+            }
+        }
+        let values: Vec<&str> = line.get(9..).unwrap_or("").split_whitespace().collect();
+        for pair in values.chunks(2) {
+            let [atom, value] = pair else {
+                return Err(Error::new(format!(
+                    "molfile line {at}: odd `M  {kind}` entry"
+                )));
+            };
+            let atom = table.atom_index(number(atom, "atom number", at)?, at)?;
+            let value: i32 = number(value, "value", at)?;
+            let atom = &mut table.atoms[atom];
+            match kind {
+                "CHG" => atom.charge = value.clamp(-15, 15) as i8,
+                "ISO" => atom.isotope = u16::try_from(value).ok().filter(|&v| v > 0),
+                _ => atom.radical = if value == 2 { 1 } else { 2 },
+            }
+        }
+    }
+    Ok(table)
+}
+
+fn read_v3000(lines: &[&str]) -> Result<Table, Error> {
+    let mut table = Table::default();
+    let mut block = "";
+    for (k, line) in lines.iter().enumerate() {
+        let at = k + 1;
+        let Some(body) = line.strip_prefix("M  V30 ") else {
+            if line.starts_with("M  END") {
+                break;
+            }
+            continue;
+        };
+        let words: Vec<&str> = body.split_whitespace().collect();
+        match words.as_slice() {
+            ["BEGIN", name, ..] => {
+                block = if *name == "ATOM" || *name == "BOND" {
+                    name
+                } else {
+                    ""
+                }
+            }
+            ["END", ..] => block = "",
+            [_, symbol, _, _, _, _, props @ ..] if block == "ATOM" => {
+                if table.atoms.len() == MAX_ATOMS {
+                    return Err(Error::new(format!(
+                        "at most {MAX_ATOMS} atoms are accepted"
+                    )));
+                }
+                let mut atom = Atom {
+                    symbol: (*symbol).to_owned(),
+                    isotope: None,
+                    charge: 0,
+                    radical: 0,
+                    valence: None,
+                };
+                for prop in props {
+                    let Some((key, value)) = prop.split_once('=') else {
+                        continue;
+                    };
+                    let value: i32 = match key {
+                        "CHG" | "MASS" | "RAD" | "VAL" => number(value, key, at)?,
+                        _ => continue,
+                    };
+                    match key {
+                        "CHG" => atom.charge = value.clamp(-15, 15) as i8,
+                        "MASS" => atom.isotope = u16::try_from(value).ok(),
+                        "RAD" => atom.radical = if value == 2 { 1 } else { 2 },
+                        _ => atom.valence = Some(if value == -1 { 0 } else { value as u8 }),
+                    }
+                }
+                table.atoms.push(atom);
+            }
+            [_, order, a, b, ..] if block == "BOND" => {
+                let order = number(order, "bond type", at)?;
+                table.add_bond(
+                    number(a, "atom number", at)?,
+                    number(b, "atom number", at)?,
+                    order,
+                    at,
+                )?;
+            }
+            _ => {}
+        }
+    }
+    Ok(table)
+}
+
+impl Table {
+    fn atom_index(&self, number: usize, at: usize) -> Result<usize, Error> {
+        if number == 0 || number > self.atoms.len() {
+            return Err(Error::new(format!(
+                "molfile line {at}: atom {number} does not exist ({} atoms)",
+                self.atoms.len()
+            )));
+        }
+        Ok(number - 1)
+    }
+
+    fn add_bond(&mut self, a: usize, b: usize, order: u8, at: usize) -> Result<(), Error> {
+        let (a, b) = (self.atom_index(a, at)?, self.atom_index(b, at)?);
+        if a == b {
+            return Err(Error::new(format!(
+                "molfile line {at}: a bond from atom {} to itself",
+                a + 1
+            )));
+        }
+        if !(1..=3).contains(&order) {
+            return Err(Error::new(format!(
+                "molfile line {at}: bond type {order} is a query or aromatic bond; \
+                 write the structure in Kekulé form (bond types 1 to 3)"
+            )));
+        }
+        if self
+            .bonds
+            .iter()
+            .any(|e| (e.a, e.b) == (a, b) || (e.a, e.b) == (b, a))
+        {
+            return Err(Error::new(format!(
+                "molfile line {at}: a second bond between atoms {} and {}",
+                a + 1,
+                b + 1
+            )));
+        }
+        self.bonds.push(Edge { a, b, order });
+        Ok(())
+    }
+
+    fn into_smiles(self) -> Result<String, Error> {
+        let n = self.atoms.len();
+        if n == 0 {
+            return Err(Error::new("the molfile has no atoms"));
+        }
+        for atom in &self.atoms {
+            if element::by_symbol(&atom.symbol).is_none()
+                && !element::is_element_symbol(&atom.symbol)
+                && !matches!(atom.symbol.as_str(), "D" | "T")
+            {
+                return Err(Error::new(format!(
+                    "atom `{}` is a query or pseudo-atom, not an element",
+                    atom.symbol
+                )));
+            }
+        }
+        // Plain hydrogens drawn as atoms become counts on their neighbour.
+        let folded: Vec<bool> = (0..n).map(|i| self.is_plain_hydrogen(i)).collect();
+        let mut drawn_h = vec![0u8; n];
+        let mut orders = vec![0u32; n];
+        for e in &self.bonds {
+            orders[e.a] += u32::from(e.order);
+            orders[e.b] += u32::from(e.order);
+            if folded[e.a] {
+                drawn_h[e.b] += 1;
+            }
+            if folded[e.b] {
+                drawn_h[e.a] += 1;
+            }
+        }
+        let mut index = vec![usize::MAX; n];
+        let mut nodes = Vec::with_capacity(n);
+        for (i, atom) in self.atoms.iter().enumerate().filter(|(i, _)| !folded[*i]) {
+            index[i] = nodes.len();
+            let (symbol, isotope) = match atom.symbol.as_str() {
+                "D" => ("H".to_owned(), Some(2)),
+                "T" => ("H".to_owned(), Some(3)),
+                s => (s.to_owned(), atom.isotope),
+            };
+            let implicit = implicit_hydrogens(atom, orders[i]);
+            nodes.push(Node {
+                symbol,
+                isotope,
+                charge: atom.charge,
+                hydrogens: drawn_h[i].saturating_add(implicit),
+            });
+        }
+        let edges: Vec<Edge> = self
+            .bonds
+            .iter()
+            .filter(|e| !folded[e.a] && !folded[e.b])
+            .map(|e| Edge {
+                a: index[e.a],
+                b: index[e.b],
+                order: e.order,
+            })
+            .collect();
+        Ok(write::smiles(&nodes, &edges))
+    }
+
+    /// A hydrogen atom with one single bond to a heavier atom, no charge, isotope or radical.
+    fn is_plain_hydrogen(&self, i: usize) -> bool {
+        let atom = &self.atoms[i];
+        if atom.symbol != "H" || atom.charge != 0 || atom.isotope.is_some() || atom.radical != 0 {
+            return false;
+        }
+        let mut bonds = self.bonds.iter().filter(|e| e.a == i || e.b == i);
+        match (bonds.next(), bonds.next()) {
+            (Some(e), None) => {
+                let other = if e.a == i { e.b } else { e.a };
+                e.order == 1 && self.atoms[other].symbol != "H"
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Hydrogens the molfile convention implies on `atom` with bond orders `orders` (drawn
+/// hydrogens included).
+fn implicit_hydrogens(atom: &Atom, orders: u32) -> u8 {
+    if let Some(valence) = atom.valence {
+        return u32::from(valence).saturating_sub(orders) as u8;
+    }
+    let Some(own) = element::by_symbol(&atom.symbol) else {
+        return 0;
+    };
+    // Only the elements SMILES writes bare get hydrogens by default (as RDKit does for metals,
+    // which keep none).
+    if !matches!(
+        own.symbol,
+        "B" | "C" | "N" | "O" | "P" | "S" | "F" | "Cl" | "Br" | "I" | "Se" | "As" | "Si"
+    ) {
+        return 0;
+    }
+    let z = i32::from(own.number) - i32::from(atom.charge);
+    let valences = ELEMENTS
+        .iter()
+        .find(|e| i32::from(e.number) == z)
+        .map(|e| e.valences)
+        .unwrap_or(own.valences);
+    let used = orders + u32::from(atom.radical);
+    valences
+        .iter()
+        .map(|&v| u32::from(v))
+        .find(|&v| v >= used)
+        .map_or(0, |v| (v - used) as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ETHANOL_V2000: &str = "ethanol
+  test
+
+  3  2  0  0  0  0            999 V2000
+    0.0000    0.0000    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
+    1.0000    0.0000    0.0000 C   0  0  0  0  0  0  0  0  0  0  0  0
+    2.0000    0.0000    0.0000 O   0  0  0  0  0  0  0  0  0  0  0  0
+  1  2  1  0
+  2  3  1  0
+M  END
+> <ID>
+42
+
+$$$$
+";
+
+    #[test]
+    fn v2000_title_data_and_smiles() {
+        assert_eq!(to_smiles(ETHANOL_V2000).unwrap(), "CCO");
+        assert_eq!(title(ETHANOL_V2000), "ethanol");
+        assert_eq!(data_item(ETHANOL_V2000, "ID").as_deref(), Some("42"));
+        assert_eq!(data_item(ETHANOL_V2000, "NAME"), None);
+    }
+
+    #[test]
+    fn charges_isotopes_and_drawn_hydrogens() {
+        // Ammonium from M  CHG, with one hydrogen drawn, and a 13C methyl.
+        let mol = "ammonium
+  test
+
+  3  2  0  0  0  0            999 V2000
+    0.0000    0.0000    0.0000 N   0  0
+    1.0000    0.0000    0.0000 H   0  0
+    2.0000    0.0000    0.0000 C   0  0
+  1  2  1  0
+  1  3  1  0
+M  CHG  1   1   1
+M  ISO  1   3  13
+M  END
+";
+        assert_eq!(to_smiles(mol).unwrap(), "[NH3+][13CH3]");
+    }
+
+    #[test]
+    fn v3000_is_read() {
+        let mol = "acetate
+  test
+
+  0  0  0     0  0            999 V3000
+M  V30 BEGIN CTAB
+M  V30 COUNTS 4 3 0 0 0
+M  V30 BEGIN ATOM
+M  V30 1 C 0 0 0 0
+M  V30 2 C 1 0 0 0
+M  V30 3 O 2 0 0 0
+M  V30 4 O 1 1 0 0 CHG=-1
+M  V30 END ATOM
+M  V30 BEGIN BOND
+M  V30 1 1 1 2
+M  V30 2 2 2 3
+M  V30 3 1 2 4
+M  V30 END BOND
+M  V30 END CTAB
+M  END
+";
+        assert_eq!(to_smiles(mol).unwrap(), "CC(=O)[O-]");
+    }
+
+    #[test]
+    fn queries_and_broken_tables_are_refused_with_reasons() {
+        let aromatic = ETHANOL_V2000.replace("  2  3  1  0", "  2  3  4  0");
+        assert!(to_smiles(&aromatic).unwrap_err().message.contains("Kekulé"));
+        let query = ETHANOL_V2000.replace(" O   0", " Q   0");
+        assert!(
+            to_smiles(&query)
+                .unwrap_err()
+                .message
+                .contains("pseudo-atom")
+        );
+        let short = ETHANOL_V2000.replace("  3  2  0", "  9  2  0");
+        assert!(
+            to_smiles(&short)
+                .unwrap_err()
+                .message
+                .contains("announces 9 atoms")
+        );
+        let dangling = ETHANOL_V2000.replace("  2  3  1  0", "  2  7  1  0");
+        assert!(
+            to_smiles(&dangling)
+                .unwrap_err()
+                .message
+                .contains("atom 7 does not exist")
+        );
+        assert!(to_smiles("just a title").is_err());
+        assert!(to_smiles("").is_err());
+    }
+}
