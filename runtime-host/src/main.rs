@@ -17,6 +17,7 @@ mod listener;
 mod llm;
 mod model;
 mod monitor;
+mod predict;
 mod registry;
 mod responses;
 mod serve;
@@ -64,6 +65,7 @@ async fn main() {
                 anyhow::bail!("the deployment fails MUST rules")
             }
         }),
+        cli::Command::Predict(cmd) => predict::run(cmd).await,
         cli::Command::Chats(cli::ChatsCommand::Export { url, output }) => {
             chats::export_to(&url, output.as_deref()).await
         }

@@ -43,6 +43,10 @@ pub enum Command {
     /// Check running deployments (a model; optionally a registry and a chat service) against
     /// the v1.2 specification; exit status 0 only when every MUST rule passes.
     Check(edge_check::CheckArgs),
+    /// Score a library (SMILES, CSV, TSV, SD or JSON lines file) through a model: in
+    /// batches, in input order, with progress; Ctrl-C leaves a valid partial output that
+    /// `--resume` continues.
+    Predict(PredictCommand),
     /// Import or export chat dialogs through a running chat service.
     #[command(subcommand)]
     Chats(ChatsCommand),
@@ -160,6 +164,22 @@ pub struct UpArgs {
     /// --deadline: it runs every test example, while other start-ups may share the cores).
     #[arg(long, default_value = "120s", value_parser = parse_duration)]
     pub self_test_deadline: Duration,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct PredictCommand {
+    #[command(flatten)]
+    pub args: screen::PredictArgs,
+    /// A running deployment's base URL, e.g. http://127.0.0.1:3000/models/solubility.
+    #[arg(long, conflicts_with = "model")]
+    pub url: Option<String>,
+    /// Run the model in this process instead: a component (.wasm), a model directory (with a
+    /// model.toml, served by the ONNX component) or a built component's name (molprop, minilm).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Settings of a model run in this process (--model).
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 
 mod deploy;
-mod models;
+pub(crate) mod models;
 mod started;
 use started::Started;
 

@@ -37,32 +37,67 @@ fn models_in(dir: &Path) -> Result<Vec<ModelSpec>> {
         .map(|e| e.path())
         .collect();
     entries.sort();
-    let mut specs = Vec::new();
-    for path in entries {
-        let name = path
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        if path.extension().is_some_and(|x| x == "wasm") {
-            specs.push(ModelSpec {
-                name,
-                component: path.clone(),
-                mounts: vec![],
-                ai_models: vec![],
-                source: path,
-            });
-        } else if path.join("model.toml").is_file() {
-            specs.push(ModelSpec {
-                name,
-                component: default_component("onnx_model")?,
-                mounts: vec![format!("{}:/model", path.display())],
-                ai_models: vec![],
-                source: path,
-            });
-        }
+    Ok(entries
+        .iter()
+        .filter_map(|p| spec_of(p).transpose())
+        .collect::<Result<_>>()?)
+}
+
+/// The model at `path`: a component (`.wasm`), or a directory with a `model.toml` served by
+/// the ONNX model component; `None` for anything else.
+fn spec_of(path: &Path) -> Result<Option<ModelSpec>> {
+    let name = path
+        .file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    Ok(if path.extension().is_some_and(|x| x == "wasm") {
+        Some(ModelSpec {
+            ai_models: ai_models_of(&name),
+            name,
+            component: path.to_owned(),
+            mounts: vec![],
+            source: path.to_owned(),
+        })
+    } else if path.join("model.toml").is_file() {
+        Some(ModelSpec {
+            name,
+            component: default_component("onnx_model")?,
+            mounts: vec![format!("{}:/model", path.display())],
+            ai_models: vec![],
+            source: path.to_owned(),
+        })
+    } else {
+        None
+    })
+}
+
+/// The embedding model for minilm (by its component's name), none for the others.
+fn ai_models_of(name: &str) -> Vec<String> {
+    if name == "minilm" {
+        vec![edge_api::embedding::MODEL.to_owned()]
+    } else {
+        vec![]
     }
-    Ok(specs)
+}
+
+/// One model named on the command line: a component, an ONNX model directory, or the name of
+/// a component of this build (`molprop`, `minilm`).
+pub fn model_spec(given: &Path) -> Result<ModelSpec> {
+    if let Some(spec) = spec_of(given)? {
+        return Ok(spec);
+    }
+    if !given.exists()
+        && let Some(name) = given.to_str()
+        && let Ok(component) = default_component(name)
+    {
+        return Ok(spec_of(&component)?.expect("a .wasm is a model"));
+    }
+    bail!(
+        "{} is not a model: give a component (.wasm), a model directory (with a model.toml) \
+         or the name of a built model component (molprop, minilm)",
+        given.display()
+    )
 }
 
 /// Models to deploy: those in `--models`, else molprop, the embedding model (minilm) and the

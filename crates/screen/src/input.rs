@@ -1,0 +1,429 @@
+//! Reading a library, one row at a time (never the whole file): SMILES files, CSV and TSV with
+//! a named column, SD files (structures turned into SMILES by `chem`), and JSON lines.
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+/// The kinds of input file, told by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `.smi`/`.smiles`: a SMILES per line, optionally followed by whitespace and a name.
+    Smiles,
+    Csv,
+    Tsv,
+    /// `.sdf`/`.sd`: molfile records ending in `$$$$`.
+    Sdf,
+    /// `.jsonl`/`.ndjson`: a JSON object per line.
+    JsonLines,
+}
+
+impl Format {
+    pub fn of(path: &Path) -> Result<Self> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        Ok(match ext.as_str() {
+            "smi" | "smiles" | "txt" => Self::Smiles,
+            "csv" => Self::Csv,
+            "tsv" | "tab" => Self::Tsv,
+            "sdf" | "sd" => Self::Sdf,
+            "jsonl" | "ndjson" => Self::JsonLines,
+            _ => bail!(
+                "cannot tell the format of {} from its extension: use .smi, .csv, .tsv, .sdf or .jsonl",
+                path.display()
+            ),
+        })
+    }
+}
+
+/// What a row gives the model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// A text input (a SMILES string, for the chemistry models).
+    Text(String),
+    /// A tabular input: named feature values.
+    Features(Map<String, Value>),
+    /// The row could not become an input (a molfile that is not a structure, an empty cell):
+    /// it is not sent, and this is its error.
+    Unreadable(String),
+}
+
+/// One row of the library.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub id: String,
+    pub payload: Payload,
+}
+
+impl Row {
+    /// The input as the output shows it (the SMILES; empty for features).
+    pub fn shown(&self) -> &str {
+        match &self.payload {
+            Payload::Text(t) => t,
+            _ => "",
+        }
+    }
+}
+
+/// How rows are read: text from a column, or features from every chosen column.
+#[derive(Debug, Clone, Default)]
+pub struct Choice {
+    /// `--column`: the text column (CSV/TSV/JSON lines); default: a column named like `smiles`.
+    pub column: Option<String>,
+    /// `--id-column`: the row's name; default: a column named `id` or `name`, else the row
+    /// number (from 1).
+    pub id_column: Option<String>,
+    /// Read features (a tabular model) instead of text; the columns to take, or every column
+    /// but the id when empty.
+    pub features: Option<Vec<String>>,
+}
+
+/// The names a SMILES column and an id column go by, tried in order (case-insensitive).
+const TEXT_NAMES: &[&str] = &["smiles", "canonical_smiles", "isomeric_smiles", "text"];
+const ID_NAMES: &[&str] = &["id", "name", "compound_id", "molecule_id", "title"];
+
+fn find(
+    header: &[String],
+    wanted: &Option<String>,
+    defaults: &[&str],
+    what: &str,
+) -> Result<Option<usize>> {
+    if let Some(name) = wanted {
+        return header
+            .iter()
+            .position(|h| h == name)
+            .map(Some)
+            .with_context(|| {
+                format!(
+                    "no {what} column `{name}`; the columns are {}",
+                    header.join(", ")
+                )
+            });
+    }
+    Ok(defaults
+        .iter()
+        .find_map(|d| header.iter().position(|h| h.eq_ignore_ascii_case(d))))
+}
+
+/// The header of a delimited file, for choosing columns before reading.
+pub fn header(path: &Path, format: Format) -> Result<Vec<String>> {
+    match format {
+        Format::Csv | Format::Tsv => {
+            let mut reader = delimited(path, format)?;
+            Ok(reader.headers()?.iter().map(str::to_owned).collect())
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// Whether the file holds text inputs by default: SMILES and SD files do; a delimited file
+/// or JSON lines when a text column is named or found.
+pub fn has_text_column(path: &Path, format: Format, choice: &Choice) -> Result<bool> {
+    Ok(match format {
+        Format::Smiles | Format::Sdf => true,
+        Format::Csv | Format::Tsv => {
+            choice.column.is_some()
+                || find(&header(path, format)?, &None, TEXT_NAMES, "text")?.is_some()
+        }
+        Format::JsonLines => {
+            let first = BufReader::new(File::open(path)?)
+                .lines()
+                .find(|l| l.as_ref().map_or(true, |l| !l.trim().is_empty()))
+                .transpose()?
+                .unwrap_or_default();
+            let object: Map<String, Value> = serde_json::from_str(&first).unwrap_or_default();
+            choice.column.is_some() || TEXT_NAMES.iter().any(|n| object.contains_key(*n))
+        }
+    })
+}
+
+fn delimited(path: &Path, format: Format) -> Result<csv::Reader<File>> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    Ok(csv::ReaderBuilder::new()
+        .delimiter(if format == Format::Tsv { b'\t' } else { b',' })
+        .flexible(true)
+        .from_reader(file))
+}
+
+/// Rows in the file (a quick pass, for the progress bar's total).
+pub fn count(path: &Path, format: Format) -> Result<u64> {
+    let lines = || -> Result<_> { Ok(BufReader::new(File::open(path)?).lines()) };
+    Ok(match format {
+        Format::Csv | Format::Tsv => delimited(path, format)?.records().count() as u64,
+        Format::Sdf => lines()?
+            .map_while(Result::ok)
+            .filter(|l| l.starts_with("$$$$"))
+            .count() as u64,
+        Format::Smiles => lines()?
+            .map_while(Result::ok)
+            .filter(|l| smiles_line(l))
+            .count() as u64,
+        Format::JsonLines => lines()?
+            .map_while(Result::ok)
+            .filter(|l| !l.trim().is_empty())
+            .count() as u64,
+    })
+}
+
+fn smiles_line(line: &str) -> bool {
+    let t = line.trim();
+    !t.is_empty() && !t.starts_with('#')
+}
+
+/// The rows of `path`, in order, read as they are needed.
+pub fn rows(
+    path: &Path,
+    format: Format,
+    choice: &Choice,
+) -> Result<Box<dyn Iterator<Item = Result<Row>> + Send>> {
+    let open = || File::open(path).with_context(|| format!("cannot open {}", path.display()));
+    Ok(match format {
+        Format::Smiles => {
+            let lines = BufReader::new(open()?).lines();
+            Box::new(
+                lines
+                    .filter(|l| l.as_ref().map_or(true, |l| smiles_line(l)))
+                    .enumerate()
+                    .map(|(i, line)| {
+                        let line = line.context("reading the SMILES file")?;
+                        let mut parts = line.trim().splitn(2, char::is_whitespace);
+                        let smiles = parts.next().unwrap_or("").to_owned();
+                        let id = parts.next().map(str::trim).filter(|s| !s.is_empty());
+                        Ok(Row {
+                            id: id.map_or_else(|| (i + 1).to_string(), str::to_owned),
+                            payload: Payload::Text(smiles),
+                        })
+                    }),
+            )
+        }
+        Format::Csv | Format::Tsv => {
+            let mut reader = delimited(path, format)?;
+            let header: Vec<String> = reader.headers()?.iter().map(str::to_owned).collect();
+            let id = find(&header, &choice.id_column, ID_NAMES, "id")?;
+            let take = Take::new(&header, id, choice)?;
+            Box::new(reader.into_records().enumerate().map(move |(i, record)| {
+                let record = record.with_context(|| format!("reading row {}", i + 1))?;
+                let cells: Vec<&str> = record.iter().collect();
+                Ok(take.row(i, id.and_then(|c| cells.get(c).copied()), |c| {
+                    cells.get(c).map(|s| Value::String((*s).to_owned()))
+                }))
+            }))
+        }
+        Format::JsonLines => {
+            let choice = choice.clone();
+            let lines = BufReader::new(open()?).lines();
+            Box::new(
+                lines
+                    .filter(|l| l.as_ref().map_or(true, |l| !l.trim().is_empty()))
+                    .enumerate()
+                    .map(move |(i, line)| {
+                        let line = line.context("reading the JSON lines")?;
+                        let Ok(Value::Object(object)) = serde_json::from_str::<Value>(&line) else {
+                            return Ok(Row {
+                                id: (i + 1).to_string(),
+                                payload: Payload::Unreadable(
+                                    "the line is not a JSON object".into(),
+                                ),
+                            });
+                        };
+                        Ok(json_row(i, object, &choice))
+                    }),
+            )
+        }
+        Format::Sdf => {
+            let id_field = choice.id_column.clone();
+            Box::new(
+                Records {
+                    lines: BufReader::new(open()?).lines(),
+                    index: 0,
+                }
+                .map(move |record| {
+                    let (i, text) = record?;
+                    let named = id_field
+                        .as_deref()
+                        .and_then(|f| chem::molfile::data_item(&text, f));
+                    let title = chem::molfile::title(&text);
+                    let id = named
+                        .or_else(|| (!title.is_empty()).then(|| title.to_owned()))
+                        .unwrap_or_else(|| (i + 1).to_string());
+                    let payload = match chem::molfile::to_smiles(&text) {
+                        Ok(smiles) => Payload::Text(smiles),
+                        Err(e) => Payload::Unreadable(format!("SD record {}: {e}", i + 1)),
+                    };
+                    Ok(Row { id, payload })
+                }),
+            )
+        }
+    })
+}
+
+/// Which cells of a delimited row become the input.
+struct Take {
+    text: Option<usize>,
+    features: Vec<(usize, String)>,
+}
+
+impl Take {
+    fn new(header: &[String], id: Option<usize>, choice: &Choice) -> Result<Self> {
+        let Some(wanted) = &choice.features else {
+            let text = find(header, &choice.column, TEXT_NAMES, "text")?.with_context(|| {
+                format!(
+                    "no SMILES column: name it with --column (the columns are {})",
+                    header.join(", ")
+                )
+            })?;
+            return Ok(Self {
+                text: Some(text),
+                features: Vec::new(),
+            });
+        };
+        let features = if wanted.is_empty() {
+            header
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| Some(*i) != id)
+                .map(|(i, h)| (i, h.clone()))
+                .collect()
+        } else {
+            wanted
+                .iter()
+                .map(|w| {
+                    find(header, &Some(w.clone()), &[], "feature")
+                        .map(|i| (i.unwrap_or(0), w.clone()))
+                })
+                .collect::<Result<_>>()?
+        };
+        Ok(Self {
+            text: None,
+            features,
+        })
+    }
+
+    fn row(&self, i: usize, id: Option<&str>, cell: impl Fn(usize) -> Option<Value>) -> Row {
+        let id = id
+            .filter(|s| !s.trim().is_empty())
+            .map_or_else(|| (i + 1).to_string(), str::to_owned);
+        if let Some(c) = self.text {
+            let payload = match cell(c) {
+                Some(Value::String(s)) if !s.trim().is_empty() => {
+                    Payload::Text(s.trim().to_owned())
+                }
+                _ => Payload::Unreadable("the SMILES cell is empty".into()),
+            };
+            return Row { id, payload };
+        }
+        let mut features = Map::new();
+        for (c, name) in &self.features {
+            match cell(*c) {
+                Some(Value::String(s)) if s.trim().is_empty() => {
+                    return Row {
+                        id,
+                        payload: Payload::Unreadable(format!("feature `{name}` is empty")),
+                    };
+                }
+                Some(v) => {
+                    features.insert(name.clone(), number_if_numeric(v));
+                }
+                None => {
+                    return Row {
+                        id,
+                        payload: Payload::Unreadable(format!("feature `{name}` is missing")),
+                    };
+                }
+            }
+        }
+        Row {
+            id,
+            payload: Payload::Features(features),
+        }
+    }
+}
+
+/// Delimited cells are text: a cell that reads as a number is sent as one.
+fn number_if_numeric(v: Value) -> Value {
+    match &v {
+        Value::String(s) => s
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .map(Value::from)
+            .unwrap_or(v),
+        _ => v,
+    }
+}
+
+fn json_row(i: usize, object: Map<String, Value>, choice: &Choice) -> Row {
+    let id_key = choice.id_column.clone().or_else(|| {
+        ID_NAMES
+            .iter()
+            .find(|n| object.contains_key(**n))
+            .map(|n| (*n).to_owned())
+    });
+    let id = id_key
+        .as_ref()
+        .and_then(|k| object.get(k))
+        .map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+    let header: Vec<String> = object.keys().cloned().collect();
+    let id_index = id_key
+        .as_ref()
+        .and_then(|k| header.iter().position(|h| h == k));
+    match Take::new(&header, id_index, choice) {
+        Ok(take) => take.row(i, id.as_deref(), |c| object.get(&header[c]).cloned()),
+        Err(e) => Row {
+            id: id.unwrap_or_else(|| (i + 1).to_string()),
+            payload: Payload::Unreadable(e.to_string()),
+        },
+    }
+}
+
+/// SD records, each with its index: the lines up to `$$$$`.
+struct Records<R> {
+    lines: std::io::Lines<R>,
+    index: usize,
+}
+
+/// Longest record read (a molfile of 2,000 atoms is about 200 KB): a file that never says
+/// `$$$$` is not read into memory whole.
+const MAX_RECORD_BYTES: usize = 4 << 20;
+
+impl<R: BufRead> Iterator for Records<R> {
+    type Item = Result<(usize, String)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut text = String::new();
+        for line in self.lines.by_ref() {
+            let line = match line {
+                Ok(l) => l,
+                Err(e) => return Some(Err(e).context("reading the SD file")),
+            };
+            if line.starts_with("$$$$") {
+                self.index += 1;
+                return Some(Ok((self.index - 1, text)));
+            }
+            if text.len() + line.len() > MAX_RECORD_BYTES {
+                return Some(Err(anyhow::anyhow!(
+                    "SD record {} is over {} MiB without its `$$$$` line: is this an SD file?",
+                    self.index + 1,
+                    MAX_RECORD_BYTES >> 20
+                )));
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        // A last record without its `$$$$` still counts when it holds a structure.
+        if text.contains("M  END") {
+            self.index += 1;
+            return Some(Ok((self.index - 1, text)));
+        }
+        None
+    }
+}

@@ -1,0 +1,323 @@
+//! Scoring a compound library through a model: `runtime-host predict`.
+//!
+//! The rows of a file ([`input`]) go to a deployment ([`target`]) in batches, several
+//! requests at a time; the answers are written in input order ([`output`]) as they arrive,
+//! with progress on standard error ([`progress`]) and an account at the end ([`summary`]).
+//! The file is read as it is needed and at most `concurrency` batches are in flight, so memory
+//! does not grow with the library. A stop (Ctrl-C) lets the batches in flight finish and be
+//! written, so the output is valid and `--resume` continues it.
+
+pub mod input;
+pub mod output;
+pub mod progress;
+pub mod summary;
+pub mod target;
+
+use anyhow::{Context, Result, bail};
+use futures_util::StreamExt;
+use input::{Choice, Format, Row};
+use output::{Output, OutputFormat};
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+pub use summary::Summary;
+use target::{Fatal, Sender, Target};
+
+/// Flags of `runtime-host predict` that do not concern where the model runs.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PredictArgs {
+    /// The library: `.smi` (a SMILES and an optional name per line), `.csv`/`.tsv` (with a
+    /// SMILES column, or feature columns for a tabular model), `.sdf` or `.jsonl`.
+    pub input: PathBuf,
+    /// Where to write the results (`.csv`, or `.jsonl` for JSON lines). Default: beside the
+    /// input, named `<input>.predictions.csv`.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Output format (default: from the output file's extension).
+    #[arg(long, value_enum)]
+    pub format: Option<OutputFormat>,
+    /// The column (CSV/TSV) or field (JSON lines) holding the SMILES. Default: one named
+    /// `smiles` (or `canonical_smiles`, `text`).
+    #[arg(long)]
+    pub column: Option<String>,
+    /// The column, field or SD data item naming each row. Default: `id` or `name` (the SD
+    /// record's title), else the row's number.
+    #[arg(long)]
+    pub id_column: Option<String>,
+    /// A field every request's `data` carries, `name=value` (e.g. `property=logp` for
+    /// molprop); repeatable. A value that reads as JSON is sent as such.
+    #[arg(long = "data", value_name = "NAME=VALUE")]
+    pub data: Vec<String>,
+    /// Rows per request. Default: as many as the model takes, up to 256.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub batch_size: Option<u32>,
+    /// Requests in flight at once. Default: the number of CPU cores, at least 2.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub concurrency: Option<u32>,
+    /// Continue an output an interrupted run left: its rows are kept and the input is
+    /// read from the first row it lacks.
+    #[arg(long)]
+    pub resume: bool,
+    /// Replace an existing output file.
+    #[arg(long, conflicts_with = "resume")]
+    pub force: bool,
+    /// No progress lines (the summary is still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Longest one request may take.
+    #[arg(long, default_value = "120", value_name = "SECONDS")]
+    pub request_timeout: u64,
+}
+
+/// Rows per request when the model takes more: large enough that the request overhead is
+/// small, small enough that progress moves and the work spreads over the connections.
+const DEFAULT_BATCH: usize = 256;
+
+impl PredictArgs {
+    pub fn output_path(&self) -> PathBuf {
+        self.output.clone().unwrap_or_else(|| {
+            let mut name = self.input.file_name().unwrap_or_default().to_os_string();
+            name.push(".predictions.csv");
+            self.input.with_file_name(name)
+        })
+    }
+
+    fn shared_data(&self) -> Result<Map<String, Value>> {
+        let mut data = Map::new();
+        for pair in &self.data {
+            let (name, value) = pair.split_once('=').with_context(|| {
+                format!("--data `{pair}`: write NAME=VALUE, e.g. property=logp")
+            })?;
+            let value =
+                serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()));
+            data.insert(name.trim().to_owned(), value);
+        }
+        Ok(data)
+    }
+}
+
+/// Scores `args.input` through the deployment at `url` until done or `stop` resolves.
+pub async fn run(
+    args: &PredictArgs,
+    url: &str,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<Summary> {
+    let started = Instant::now();
+    let format = Format::of(&args.input)?;
+    let out_path = args.output_path();
+    let out_format = args.format.unwrap_or_else(|| OutputFormat::of(&out_path));
+    if out_path.exists() && !args.resume && !args.force {
+        bail!(
+            "{} exists: pass --resume to continue it, or --force to replace it",
+            out_path.display()
+        );
+    }
+    let client = service_client::HttpClient::new(Duration::from_secs(args.request_timeout));
+    let target = Target::discover(&client, url).await?;
+    let mut choice = Choice {
+        column: args.column.clone(),
+        id_column: args.id_column.clone(),
+        features: None,
+    };
+    let text = input::has_text_column(&args.input, format, &choice)? && target.takes_text;
+    if !text {
+        if !target.takes_tabular {
+            bail!(
+                "{} takes text (SMILES), but {} has no SMILES column: name it with --column",
+                target.model,
+                args.input.display()
+            );
+        }
+        if matches!(format, Format::Smiles | Format::Sdf) {
+            bail!(
+                "{} takes tabular input (feature columns): give a CSV, TSV or JSON lines file",
+                target.model
+            );
+        }
+        choice.features = Some(target.features.clone());
+    }
+    let total = input::count(&args.input, format)?;
+    let existing = if args.resume && out_path.exists() {
+        Some(output::existing(&out_path, out_format)?)
+    } else {
+        None
+    };
+    let done_before = existing.as_ref().map_or(0, |e| e.rows);
+    let mut rows = input::rows(&args.input, format, &choice)?;
+    if let Some(existing) = &existing {
+        skip_written(&mut rows, existing)?;
+    }
+    let input_column = text.then(|| args.column.clone().unwrap_or_else(|| "smiles".to_owned()));
+    let mut known = target.output_fields.clone();
+    known.push("warning".to_owned());
+    let mut output = Output::open(
+        &out_path,
+        out_format,
+        input_column,
+        known,
+        existing.as_ref(),
+    )?;
+
+    let batch_size = args
+        .batch_size
+        .map_or_else(|| target.max_batch(text).min(DEFAULT_BATCH), |n| n as usize)
+        .max(1);
+    let batch_size = batch_size.min(target.max_batch(text).max(1)).max(1);
+    let concurrency = args
+        .concurrency
+        .map_or_else(default_concurrency, |n| n as usize);
+    let sender = Arc::new(Sender {
+        client,
+        target: target.clone(),
+        shared: args.shared_data()?,
+        text,
+    });
+
+    let stopping = Arc::new(AtomicBool::new(false));
+    let flag = stopping.clone();
+    let watcher = tokio::spawn(async move {
+        stop.await;
+        flag.store(true, Ordering::SeqCst);
+    });
+    let mut read_error = None;
+    let batches = Batches {
+        rows: &mut rows,
+        size: batch_size,
+        stopping: &stopping,
+        error: &mut read_error,
+    };
+    let mut answers = futures_util::stream::iter(batches)
+        .map(|batch| {
+            let sender = sender.clone();
+            async move {
+                let outcomes = sender.predict(&batch).await;
+                (batch, outcomes)
+            }
+        })
+        .buffered(concurrency);
+    let mut summary = Summary {
+        model: target.model.clone(),
+        resumed: done_before,
+        total,
+        output: out_path.display().to_string(),
+        ..Summary::default()
+    };
+    let mut progress = progress::Progress::new(total, done_before, args.quiet);
+    let mut fatal = None;
+    while let Some((batch, outcomes)) = answers.next().await {
+        let outcomes = match outcomes {
+            Ok(o) => o,
+            Err(Fatal(why)) => {
+                // Stop reading; the batches in flight still finish and are written in order
+                // up to this one.
+                stopping.store(true, Ordering::SeqCst);
+                fatal.get_or_insert(why);
+                continue;
+            }
+        };
+        if fatal.is_some() {
+            continue;
+        }
+        let rows: Vec<(Row, output::Outcome)> = batch.into_iter().zip(outcomes).collect();
+        output
+            .write(&rows)
+            .with_context(|| format!("writing {}", out_path.display()))?;
+        rows.iter().for_each(|(_, o)| summary.count(o));
+        progress.advance(rows.len() as u64);
+    }
+    drop(answers);
+    watcher.abort();
+    progress.finish();
+    summary.elapsed = started.elapsed();
+    summary.dropped = output.dropped.clone();
+    summary.interrupted = stopping.load(Ordering::SeqCst)
+        && fatal.is_none()
+        && read_error.is_none()
+        && summary.resumed + summary.rows < total;
+    if let Some(e) = read_error {
+        eprint!("{summary}");
+        return Err(e.context(format!(
+            "{} rows were written; fix the input and continue with --resume",
+            summary.resumed + summary.rows
+        )));
+    }
+    if let Some(why) = fatal {
+        eprint!("{summary}");
+        bail!(
+            "{why}\n{} rows were written; continue with --resume",
+            summary.resumed + summary.rows
+        );
+    }
+    Ok(summary)
+}
+
+fn default_concurrency() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 16)
+}
+
+/// Skips the input rows an earlier run wrote, checking that the last of them is the same row.
+fn skip_written(
+    rows: &mut dyn Iterator<Item = Result<Row>>,
+    existing: &output::Existing,
+) -> Result<()> {
+    let mut last = None;
+    for n in 0..existing.rows {
+        last = Some(rows.next().with_context(|| {
+            format!(
+                "the output has {} rows but the input only {n}: not the output of this input",
+                existing.rows
+            )
+        })??);
+    }
+    if let (Some(row), Some(id)) = (last, &existing.last_id)
+        && &row.id != id
+    {
+        bail!(
+            "the output's row {} is `{id}` but the input's is `{}`: is it the output of another input? (use --force to start again)",
+            existing.rows,
+            row.id
+        );
+    }
+    Ok(())
+}
+
+/// The input in batches, until it ends, a read fails (kept in `error`) or a stop.
+struct Batches<'a> {
+    rows: &'a mut Box<dyn Iterator<Item = Result<Row>> + Send>,
+    size: usize,
+    stopping: &'a AtomicBool,
+    error: &'a mut Option<anyhow::Error>,
+}
+
+/// Bytes of input text per request at most, well inside the host's default 1 MiB body cap.
+const MAX_BATCH_BYTES: usize = 256 << 10;
+
+impl Iterator for Batches<'_> {
+    type Item = Vec<Row>;
+
+    fn next(&mut self) -> Option<Vec<Row>> {
+        if self.stopping.load(Ordering::SeqCst) || self.error.is_some() {
+            return None;
+        }
+        let mut batch = Vec::with_capacity(self.size);
+        let mut bytes = 0;
+        while batch.len() < self.size && bytes < MAX_BATCH_BYTES {
+            match self.rows.next() {
+                Some(Ok(row)) => {
+                    bytes += row.shown().len() + 64;
+                    batch.push(row);
+                }
+                Some(Err(e)) => {
+                    *self.error = Some(e);
+                    break;
+                }
+                None => break,
+            }
+        }
+        (!batch.is_empty()).then_some(batch)
+    }
+}
