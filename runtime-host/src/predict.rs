@@ -43,7 +43,7 @@ async fn serve_in_process(
     crate::serve::print_attribution();
     let spec = model_spec(model)?;
     let mut runtime = cmd.runtime.clone();
-    let state = if runtime.data_dir == PathBuf::from(".data") {
+    let state = if runtime.data_dir == std::path::Path::new(".data") {
         let dir = tempfile::tempdir()?;
         runtime.data_dir = dir.path().to_owned();
         Some(dir)

@@ -283,7 +283,43 @@ impl Table {
         Ok(())
     }
 
-    fn into_smiles(self) -> Result<String, Error> {
+    /// Nitro groups and N-oxides drawn with a pentavalent nitrogen (`N(=O)=O`) in the
+    /// charge-separated form (`[N+](=O)[O-]`), as RDKit's sanitization does on reading a
+    /// molfile: models trained on RDKit's molecules saw that form.
+    fn separate_charges(&mut self) {
+        for n in 0..self.atoms.len() {
+            let atom = &self.atoms[n];
+            if atom.symbol != "N" || atom.charge != 0 || atom.radical != 0 {
+                continue;
+            }
+            let bonds: Vec<usize> = (0..self.bonds.len())
+                .filter(|&b| self.bonds[b].a == n || self.bonds[b].b == n)
+                .collect();
+            let valence: u32 = bonds.iter().map(|&b| u32::from(self.bonds[b].order)).sum();
+            if valence != 5 {
+                continue;
+            }
+            let terminal_oxygen = bonds.iter().copied().find(|&b| {
+                let e = self.bonds[b];
+                let o = if e.a == n { e.b } else { e.a };
+                let degree = self.bonds.iter().filter(|x| x.a == o || x.b == o).count();
+                e.order == 2
+                    && self.atoms[o].symbol == "O"
+                    && self.atoms[o].charge == 0
+                    && degree == 1
+            });
+            if let Some(b) = terminal_oxygen {
+                let e = &mut self.bonds[b];
+                e.order = 1;
+                let o = if e.a == n { e.b } else { e.a };
+                self.atoms[n].charge = 1;
+                self.atoms[o].charge = -1;
+            }
+        }
+    }
+
+    fn into_smiles(mut self) -> Result<String, Error> {
+        self.separate_charges();
         let n = self.atoms.len();
         if n == 0 {
             return Err(Error::new("the molfile has no atoms"));

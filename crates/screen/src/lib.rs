@@ -66,6 +66,9 @@ pub struct PredictArgs {
     /// No progress lines (the summary is still printed).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Time between plain progress lines (when standard error is not a terminal).
+    #[arg(long, default_value = "5", value_name = "SECONDS", hide = true)]
+    pub progress_every: u64,
     /// Longest one request may take.
     #[arg(long, default_value = "120", value_name = "SECONDS")]
     pub request_timeout: u64,
@@ -124,8 +127,14 @@ pub async fn run(
     let text = input::has_text_column(&args.input, format, &choice)? && target.takes_text;
     if !text {
         if !target.takes_tabular {
+            let columns = input::header(&args.input, format)?;
+            let listed = if columns.is_empty() {
+                String::new()
+            } else {
+                format!(" (its columns: {})", columns.join(", "))
+            };
             bail!(
-                "{} takes text (SMILES), but {} has no SMILES column: name it with --column",
+                "{} takes text (SMILES), but {} has no SMILES column{listed}: name it with --column",
                 target.model,
                 args.input.display()
             );
@@ -204,7 +213,12 @@ pub async fn run(
         output: out_path.display().to_string(),
         ..Summary::default()
     };
-    let mut progress = progress::Progress::new(total, done_before, args.quiet);
+    let mut progress = progress::Progress::new(
+        total,
+        done_before,
+        args.quiet,
+        Duration::from_secs(args.progress_every.max(1)),
+    );
     let mut fatal = None;
     while let Some((batch, outcomes)) = answers.next().await {
         let outcomes = match outcomes {
@@ -218,6 +232,13 @@ pub async fn run(
             }
         };
         if fatal.is_some() {
+            continue;
+        }
+        if summary.rows == 0
+            && let Some(why) = shared_field_refused(&sender.shared, &outcomes)
+        {
+            stopping.store(true, Ordering::SeqCst);
+            fatal = Some(why);
             continue;
         }
         let rows: Vec<(Row, output::Outcome)> = batch.into_iter().zip(outcomes).collect();
@@ -251,6 +272,19 @@ pub async fn run(
         );
     }
     Ok(summary)
+}
+
+/// When every row of the first batch failed for the same reason and it names a `--data`
+/// field, that field is wrong for every row: stop rather than fail the whole library.
+fn shared_field_refused(
+    shared: &Map<String, Value>,
+    outcomes: &[output::Outcome],
+) -> Option<String> {
+    let first = outcomes.first()?.error.as_ref()?;
+    let all_same = outcomes.iter().all(|o| o.error.as_ref() == Some(first));
+    let names_field = shared.keys().any(|k| first.contains(&format!("data.{k}")));
+    (all_same && names_field)
+        .then(|| format!("every row of the first batch failed: {first}; check --data"))
 }
 
 fn default_concurrency() -> usize {

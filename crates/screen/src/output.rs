@@ -251,6 +251,8 @@ impl Output {
                 }
             }
         }
+        // The prediction first: the column people look for.
+        columns.sort_by_key(|c| !(c == "prediction" || c.starts_with("prediction.")));
         for field in &self.known_fields {
             let nested = format!("{field}.");
             if field != IN_DOMAIN && !columns.iter().any(|c| c == field || c.starts_with(&nested)) {

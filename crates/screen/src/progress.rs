@@ -5,9 +5,6 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-/// Time between plain progress lines.
-const LINE_EVERY: Duration = Duration::from_secs(5);
-
 pub struct Progress {
     bar: Option<ProgressBar>,
     total: u64,
@@ -17,10 +14,11 @@ pub struct Progress {
     started: Instant,
     last_line: Instant,
     quiet: bool,
+    every: Duration,
 }
 
 impl Progress {
-    pub fn new(total: u64, resumed: u64, quiet: bool) -> Self {
+    pub fn new(total: u64, resumed: u64, quiet: bool, every: Duration) -> Self {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             bar.set_style(
@@ -42,6 +40,7 @@ impl Progress {
             started: Instant::now(),
             last_line: Instant::now(),
             quiet,
+            every,
         }
     }
 
@@ -51,7 +50,7 @@ impl Progress {
             bar.set_position(self.done);
             return;
         }
-        if !self.quiet && self.last_line.elapsed() >= LINE_EVERY {
+        if !self.quiet && self.last_line.elapsed() >= self.every {
             self.last_line = Instant::now();
             eprintln!("{}", self.line());
         }

@@ -37,10 +37,10 @@ fn models_in(dir: &Path) -> Result<Vec<ModelSpec>> {
         .map(|e| e.path())
         .collect();
     entries.sort();
-    Ok(entries
+    entries
         .iter()
         .filter_map(|p| spec_of(p).transpose())
-        .collect::<Result<_>>()?)
+        .collect()
 }
 
 /// The model at `path`: a component (`.wasm`), or a directory with a `model.toml` served by
