@@ -6,7 +6,6 @@ use crate::cli::PredictCommand;
 use crate::serve::{Loaded, local_url};
 use crate::up::models::model_spec;
 use anyhow::{Result, bail};
-use std::path::PathBuf;
 
 pub async fn run(cmd: PredictCommand) -> Result<()> {
     let (url, _served, _state) = match (&cmd.url, &cmd.model) {
