@@ -163,6 +163,7 @@ async fn the_console_works_in_a_real_browser() {
     let c = Client::new();
     models_pages(&browser, &stack, &c).await;
     try_it(&browser, &stack, &c).await;
+    batch_page(&browser, &stack, &c).await;
     chats(&browser, &stack, &c).await;
     long_lists(&browser, &stack, &c).await;
     accessibility(&browser, &stack).await;
@@ -315,6 +316,127 @@ async fn try_it(browser: &Browser, stack: &Stack, c: &Client) {
     browser
         .wait_text("#result-area", |t| t.contains(&format!("Result: {name}")))
         .await;
+}
+
+/// The batch page: a .smi file uploaded, scored through molprop with bad rows failing alone,
+/// the in-domain share, a histogram, a sortable table and the CSV download, each checked
+/// against the same library sent to the model directly.
+async fn batch_page(browser: &Browser, stack: &Stack, c: &Client) {
+    let text = std::fs::read_to_string(
+        e2e_tests::workspace_root().join("crates/chem/tests/data/rdkit-samples.tsv"),
+    )
+    .unwrap();
+    let mut smiles: Vec<String> = text
+        .lines()
+        .skip(1)
+        .take(40)
+        .map(|l| l.split('\t').next().unwrap().to_owned())
+        .collect();
+    smiles.insert(5, "C1CC(".into());
+    smiles.push("XX".into());
+    let dir = e2e_tests::temp_dir();
+    let file = dir.path().join("library.smi");
+    let library: String = smiles
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("{s} m{i}\n"))
+        .collect();
+    std::fs::write(&file, &library).unwrap();
+    // What the model says of the same library, sent directly.
+    let direct = c
+        .post_json(
+            &stack.app("/models/molprop/predict"),
+            &json!({"input_type": "text", "data": {"texts": smiles, "property": "logp"}}),
+            None,
+        )
+        .await
+        .value();
+    let items = direct["results"]["items"].as_array().unwrap().clone();
+    let good: Vec<&Value> = items.iter().filter(|i| i["success"] == true).collect();
+    let inside = good
+        .iter()
+        .filter(|i| i["results"]["in_reliable_range"] == true)
+        .count();
+    let lowest = good
+        .iter()
+        .map(|i| i["results"]["prediction"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+
+    browser.goto(&stack.app("/#/batch")).await;
+    browser
+        .wait_text("#batch-model", |t| t.contains("molprop"))
+        .await;
+    browser
+        .eval("document.getElementById('batch-model').value = 'molprop'; return true;")
+        .await;
+    let upload = browser
+        .client
+        .find(fantoccini::Locator::Css("#batch-file"))
+        .await
+        .unwrap();
+    upload.send_keys(file.to_str().unwrap()).await.unwrap();
+    // The file's text appears in the paste box, where it can still be edited.
+    for _ in 0..100 {
+        let pasted = browser
+            .eval("return document.getElementById('batch-text').value;")
+            .await;
+        if pasted.as_str() == Some(library.as_str()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    browser.type_into("#batch-data", "property=logp").await;
+    browser.click("#batch-form button[type=submit]").await;
+    let status = browser
+        .wait_text("#batch-status", |t| t.starts_with("Done") || t.is_empty())
+        .await;
+    assert!(
+        status.contains("42 of 42 rows through molprop, 2 failed"),
+        "{status}: {}",
+        browser.text("#batch-results").await
+    );
+    let share = format!("in domain ({inside} of {})", good.len());
+    assert!(status.contains(&share), "{status} lacks {share}");
+    // The histogram plots every numeric prediction.
+    let label = browser
+        .eval("return document.querySelector('svg.histogram').getAttribute('aria-label');")
+        .await;
+    assert!(
+        label
+            .as_str()
+            .unwrap()
+            .starts_with("Histogram of 40 predictions"),
+        "{label}"
+    );
+    let bars = browser
+        .eval("return document.querySelectorAll('svg.histogram rect').length;")
+        .await;
+    assert!(bars.as_u64().unwrap() >= 2, "{bars}");
+    // The table: every row, the bad ones marked; sorting by prediction puts the lowest first.
+    let table = browser.text("#batch-table").await;
+    assert!(table.contains("First 42 of 42 rows"), "{table}");
+    let failed = browser
+        .eval("return document.querySelectorAll('#batch-table tr.failed').length;")
+        .await;
+    assert_eq!(failed, json!(2));
+    browser.click("button.sort[data-column=prediction]").await;
+    let first = browser
+        .eval("return document.querySelector('#batch-table tbody tr td.num').textContent;")
+        .await;
+    let first: f64 = first.as_str().unwrap().parse().unwrap();
+    assert!((first - lowest).abs() < 1e-3, "{first} vs {lowest}");
+    // The download holds every row in input order.
+    let csv = browser
+        .eval(
+            "const a = document.getElementById('batch-download'); \
+             return decodeURIComponent(a.href.slice(a.href.indexOf(',') + 1));",
+        )
+        .await;
+    let lines: Vec<&str> = csv.as_str().unwrap().lines().collect();
+    assert_eq!(lines.len(), 43, "{csv}");
+    assert_eq!(lines[0], "id,input,prediction,in_domain,error");
+    assert!(lines[6].starts_with("m5,C1CC(,,,"), "{}", lines[6]);
+    browser.screenshot("batch").await;
 }
 
 /// The chat list, a dialog, a refused and an accepted append, a service's error.

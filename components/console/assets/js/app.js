@@ -4,6 +4,7 @@
 //   #/models            registrations (live) and the models this app serves
 //   #/models/<name>     one model: health, metrics, info, citation, capabilities, ranges
 //   #/try/<name>        run a model's test examples or a request of your own
+//   #/batch             score a library through a model (batches, histogram, CSV)
 //   #/chats             the chat list
 //   #/chats/<id>        one dialog, and appending to it with the admin token
 
@@ -11,6 +12,7 @@ import { h, replace, errorBox } from "./dom.js";
 import { modelsPage, modelPage } from "./models.js";
 import { tryPage } from "./tryit.js";
 import { chatsPage, dialogPage } from "./chats.js";
+import { batchPage } from "./batch.js";
 
 const main = document.getElementById("main");
 
@@ -35,6 +37,8 @@ function route(hash) {
       return arg ? ["models", `Model ${arg}`, (c) => modelPage(arg, c)] : ["models", "Models", modelsPage];
     case "try":
       return ["try", arg ? `Try ${arg}` : "Try it", () => tryPage(arg)];
+    case "batch":
+      return ["batch", "Batch", batchPage];
     case "chats":
       return arg ? ["chats", `Dialog ${arg}`, () => dialogPage(arg)] : ["chats", "Chats", chatsPage];
     default:
