@@ -387,9 +387,13 @@ async fn batch_page(browser: &Browser, stack: &Stack, c: &Client) {
     }
     browser.type_into("#batch-data", "property=logp").await;
     browser.click("#batch-form button[type=submit]").await;
-    let status = browser
-        .wait_text("#batch-status", |t| t.starts_with("Done") || t.is_empty())
+    // Done, or the error box of a run that failed (its status is emptied).
+    browser
+        .wait_text("#main", |t| {
+            t.contains("Done:") || t.contains("Could not score")
+        })
         .await;
+    let status = browser.text("#batch-status").await;
     assert!(
         status.contains("42 of 42 rows through molprop, 2 failed"),
         "{status}: {}",

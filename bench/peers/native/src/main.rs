@@ -4,6 +4,9 @@
 //! compares `runtime-host` against it to show what the sandbox costs.
 //!
 //! Usage: `molprop-native [ADDR]` (default 127.0.0.1:0); prints `listening on http://ADDR`.
+//! `molprop-native --file LIBRARY.smi [PROPERTY]` instead runs the model over a SMILES file
+//! in one loop on one thread (no HTTP, no JSON request parsing), the native reference of
+//! `runtime-host predict`, and prints `N molecules in S s (R molecules/s)`.
 
 use bytes::Bytes;
 use edge_api::model::{Health, Metrics, SPEC_VERSION};
@@ -96,11 +99,40 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Full<Byte
     }
 }
 
+/// The model over every line of a SMILES file, one molecule after another.
+fn score_file(path: &str, property: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use std::io::BufRead;
+    let started = Instant::now();
+    let (mut n, mut failed) = (0u64, 0u64);
+    let mut data = serde_json::Map::new();
+    data.insert("property".into(), property.into());
+    for line in std::io::BufReader::new(std::fs::File::open(path)?).lines() {
+        let line = line?;
+        let Some(smiles) = line.split_whitespace().next() else {
+            continue;
+        };
+        data.insert("text".into(), smiles.into());
+        n += 1;
+        if MolProp.predict(model_sdk::InputType::Text, &data).is_err() {
+            failed += 1;
+        }
+    }
+    let s = started.elapsed().as_secs_f64();
+    println!(
+        "{n} molecules in {s:.2} s ({:.0} molecules/s), {failed} failed",
+        n as f64 / s
+    );
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let addr = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:0".into());
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--file") {
+        let path = args.get(2).ok_or("--file needs a SMILES file")?;
+        return score_file(path, args.get(3).map_or("logp", String::as_str));
+    }
+    let addr = args.get(1).cloned().unwrap_or_else(|| "127.0.0.1:0".into());
     predict::self_test(&MolProp).map_err(|e| format!("self-test failed: {e}"))?;
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     println!("listening on http://{}", listener.local_addr()?);
