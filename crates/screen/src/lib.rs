@@ -169,11 +169,12 @@ pub async fn run(
         existing.as_ref(),
     )?;
 
+    // Never more than the model takes, whatever --batch-size asks.
     let batch_size = args
         .batch_size
-        .map_or_else(|| target.max_batch(text).min(DEFAULT_BATCH), |n| n as usize)
+        .map_or(DEFAULT_BATCH, |n| n as usize)
+        .min(target.max_batch(text))
         .max(1);
-    let batch_size = batch_size.min(target.max_batch(text).max(1)).max(1);
     let concurrency = args
         .concurrency
         .map_or_else(default_concurrency, |n| n as usize);
