@@ -147,6 +147,17 @@ pub fn by_symbol(symbol: &str) -> Option<&'static Element> {
     ELEMENTS.iter().find(|e| e.symbol == symbol)
 }
 
+/// Allowed valences of `element` carrying `charge`: those of its isoelectronic neutral
+/// element (N+ like C, O- like F, C- like N), else its own.
+pub fn valences_with_charge(element: &Element, charge: i8) -> &'static [u8] {
+    let z = i32::from(element.number) - i32::from(charge);
+    ELEMENTS
+        .iter()
+        .find(|e| i32::from(e.number) == z)
+        .map(|e| e.valences)
+        .unwrap_or(element.valences)
+}
+
 pub fn is_element_symbol(symbol: &str) -> bool {
     ALL_SYMBOLS.contains(&symbol)
 }

@@ -8,21 +8,14 @@
 //! their written count and are only checked.
 
 use crate::Error;
-use crate::element::ELEMENTS;
 use crate::molecule::{Atom, BondOrder, Molecule};
 
 /// Backtracking steps allowed for one molecule's matching (bounds hostile inputs).
 const MAX_STEPS: usize = 200_000;
 
-/// Allowed valences of an atom: those of its isoelectronic neutral element (N+ like C, O- like
-/// F, C- like N), else its own.
+/// Allowed valences of an atom (see [`crate::element::valences_with_charge`]).
 fn valences(atom: &Atom) -> &'static [u8] {
-    let z = i32::from(atom.element.number) - i32::from(atom.charge);
-    ELEMENTS
-        .iter()
-        .find(|e| i32::from(e.number) == z)
-        .map(|e| e.valences)
-        .unwrap_or(atom.element.valences)
+    crate::element::valences_with_charge(atom.element, atom.charge)
 }
 
 fn sigma(mol: &Molecule, i: usize) -> u32 {

@@ -11,7 +11,7 @@
 //! not structures. Coordinates and stereo are ignored.
 
 use crate::Error;
-use crate::element::{self, ELEMENTS};
+use crate::element;
 use crate::write::{self, Edge, Node};
 
 /// Atoms at most in one record (as [`crate::smiles::MAX_ATOMS`] for SMILES).
@@ -413,12 +413,7 @@ fn implicit_hydrogens(atom: &Atom, orders: u32) -> u8 {
     ) {
         return 0;
     }
-    let z = i32::from(own.number) - i32::from(atom.charge);
-    let valences = ELEMENTS
-        .iter()
-        .find(|e| i32::from(e.number) == z)
-        .map(|e| e.valences)
-        .unwrap_or(own.valences);
+    let valences = element::valences_with_charge(own, atom.charge);
     let used = orders + u32::from(atom.radical);
     valences
         .iter()
