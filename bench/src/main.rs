@@ -11,11 +11,13 @@
 //! 6. Resident memory of `up` with 1 and 25 molprop, 25 mixed (13 molprop, 12 solubility),
 //!    and 25 molprop beside the embedding model. 7. Registry latency at 10 and 2,000 active
 //!    registrations. 8. Sentence embeddings (minilm) vs a Python peer (sentence-transformers).
-//! 9. The chat list with 10,000 chats, whole and paged.
+//! 9. The chat list with 10,000 chats, whole and paged. 10. A file of 100,000 SMILES through
+//!    `runtime-host predict` against `up` vs `molprop-native --file` and Python scripts.
 
 mod args;
 mod chats;
 mod embeddings;
+mod library;
 mod load;
 mod memory;
 mod onnx;
@@ -104,6 +106,9 @@ async fn run(args: BenchArgs) -> Result<()> {
     }
     if wanted("chats") {
         report.chat_list = chats::chat_list(&paths, args.quick).await?;
+    }
+    if wanted("library") {
+        library::library(&paths, &args, rounds, &mut report).await?;
     }
     if wanted("memory") {
         memory::memory_of_up(&paths, &args, &molecules, &mut report).await?;

@@ -215,8 +215,6 @@ pub async fn native(p: &Paths) -> Result<(Proc, SocketAddr)> {
     Ok((proc, addr_in(lines.last().expect("the line found"))?))
 }
 
-/// A Python peer (`app` for molprop, `solubility_app`), installing the virtualenv first if
-/// needed; `Err` (with the reason) when Python or the packages are not available.
 /// A virtualenv of Python peers: its requirements file (in the peers' directory) and its
 /// directory (in the work directory).
 pub struct PythonEnv {
@@ -239,11 +237,10 @@ pub const EMBEDDING_PEER: PythonEnv = PythonEnv {
     what: "FastAPI, uvicorn, sentence-transformers, torch: about 5.8 GB, ten minutes",
 };
 
-/// The Python peer `app` on a free port, its virtualenv `env` installed first if its
-/// requirements changed.
-pub async fn python(p: &Paths, env: &PythonEnv, app: &str) -> Result<(Proc, SocketAddr), String> {
+/// The Python interpreter of virtualenv `env`, installed first if its requirements changed;
+/// `Err` (with the reason) when Python or the packages are not available.
+pub async fn python_env(p: &Paths, env: &PythonEnv) -> Result<PathBuf, String> {
     let venv = p.work.join(env.venv);
-    let py = venv.join("bin/python");
     let requirements = p.python_app.join(env.requirements);
     let wanted = std::fs::read_to_string(&requirements)
         .map_err(|e| format!("{}: {e}", requirements.display()))?;
@@ -266,6 +263,12 @@ pub async fn python(p: &Paths, env: &PythonEnv, app: &str) -> Result<(Proc, Sock
         .map_err(|e| format!("pip install: {e}"))?;
         std::fs::write(&stamp, wanted).map_err(|e| e.to_string())?;
     }
+    Ok(venv.join("bin/python"))
+}
+
+/// The Python peer `app` on a free port, from virtualenv `env` (see [`python_env`]).
+pub async fn python(p: &Paths, env: &PythonEnv, app: &str) -> Result<(Proc, SocketAddr), String> {
+    let py = python_env(p, env).await?;
     let addr = loopback(free_port().map_err(|e| e.to_string())?);
     let args = [
         "-m".into(),

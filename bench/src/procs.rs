@@ -89,10 +89,7 @@ impl Proc {
 }
 
 pub fn rss_mib(pid: u32) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
+    status_field_kib(pid, "VmRSS:").map(|kib| kib / 1024.0)
 }
 
 /// Parses the address out of a `... http://ADDR ...` line.
@@ -142,4 +139,61 @@ pub fn fresh_dir(root: &Path, name: &str) -> Result<PathBuf> {
     }
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
+}
+
+/// A command run to its end: wall time from spawn to exit, the highest resident memory seen
+/// (VmHWM, sampled every 10 ms), and what it printed on standard output.
+pub struct Finished {
+    pub seconds: f64,
+    pub peak_rss_mib: Option<f64>,
+    pub stdout: String,
+}
+
+/// Runs `program args` to its end, its standard error going to `log`; an exit other than 0
+/// is an error that names the log.
+pub async fn run_to_end(
+    name: &str,
+    program: &Path,
+    args: &[String],
+    log: &Path,
+) -> Result<Finished> {
+    let started = Instant::now();
+    let mut proc = Proc::spawn(name, program, args, log)?;
+    let mut stdout = proc.child.stdout.take().context("stdout already taken")?;
+    let reader = tokio::spawn(async move {
+        let mut text = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut stdout, &mut text)
+            .await
+            .map(|_| text)
+    });
+    let pid = proc.pid();
+    let mut peak = None;
+    let status = loop {
+        // The high-water mark only grows, so the last sample before the exit is the peak
+        // unless the process grew in its last 10 ms.
+        if let Some(kib) = status_field_kib(pid, "VmHWM:") {
+            peak = Some(kib / 1024.0);
+        }
+        tokio::select! {
+            status = proc.child.wait() => break status?,
+            () = tokio::time::sleep(Duration::from_millis(10)) => {}
+        }
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let stdout = reader.await??;
+    if !status.success() {
+        bail!("{name} failed ({status}); see {}", log.display());
+    }
+    Ok(Finished {
+        seconds,
+        peak_rss_mib: peak,
+        stdout,
+    })
+}
+
+/// A `kB` field of `/proc/<pid>/status` (`VmRSS:`, `VmHWM:`).
+fn status_field_kib(pid: u32, field: &str) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }

