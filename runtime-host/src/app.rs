@@ -28,6 +28,9 @@ pub const REGISTRY_ROUTES: &[&str] = &[
 pub const CHAT_ROUTES: &[&str] = &["/api/..."];
 pub const CONSOLE_ROUTE: &str = "/...";
 
+/// The header that tells a component which part of the path is its own, as Spin names it.
+pub const PATH_INFO: &str = "spin-path-info";
+
 /// A model's route: `/models/<name>/...`.
 pub fn model_route(name: &str) -> String {
     format!("/models/{name}/...")
@@ -125,6 +128,11 @@ impl Handler for AppRouter {
         peer: SocketAddr,
     ) -> HostResponse {
         let path = req.uri().path().to_owned();
+        // The host's Prometheus metrics: every deployment of this process, on one path no
+        // interface uses (models are under /models/<name>/, with their JSON /metrics).
+        if path == crate::metrics::exposition::PATH {
+            return crate::metrics::exposition::answer(req.method()).await;
+        }
         let Some((route, info)) = self.find(&path) else {
             return responses::error(
                 ErrorCode::NotFound,
@@ -138,7 +146,7 @@ impl Handler for AppRouter {
                 headers.insert(HeaderName::from_static(name), v);
             }
         };
-        set("spin-path-info", info);
+        set(PATH_INFO, info);
         set("spin-matched-route", &route.spin_route);
         set(
             "spin-component-route",

@@ -30,7 +30,7 @@ use http_body_util::BodyExt;
 use http_body_util::Full;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -48,6 +48,60 @@ struct Warm {
     served: usize,
     idle_since: Instant,
     memory_exceeded: Arc<AtomicBool>,
+    /// Counts this instance among the pool's live ones until it is dropped.
+    _alive: Alive,
+}
+
+/// What a pool has done, for the metrics ([`InstancePool::stats`]).
+#[derive(Default)]
+pub struct PoolCounters {
+    live: AtomicI64,
+    waiting: AtomicI64,
+    created: AtomicU64,
+    reused: AtomicU64,
+}
+
+/// The pool as it is now: instances alive and idle, requests waiting for one, instances made
+/// and requests served by an instance that had served before.
+pub struct PoolStats {
+    pub live: i64,
+    pub idle: i64,
+    pub waiting: i64,
+    pub created: u64,
+    pub reused: u64,
+}
+
+/// One live instance of a pool's count, given back when dropped.
+struct Alive(Arc<PoolCounters>);
+
+impl Alive {
+    fn new(counters: &Arc<PoolCounters>) -> Self {
+        counters.live.fetch_add(1, Ordering::Relaxed);
+        counters.created.fetch_add(1, Ordering::Relaxed);
+        Self(counters.clone())
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.live.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A request counted among those waiting for an instance while it lives.
+struct Waiting<'a>(&'a PoolCounters);
+
+impl<'a> Waiting<'a> {
+    fn new(counters: &'a PoolCounters) -> Self {
+        counters.waiting.fetch_add(1, Ordering::Relaxed);
+        Self(counters)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// How a request on an instance ended, when the guest did not answer normally.
@@ -72,6 +126,7 @@ pub struct InstancePool {
     /// One permit per instance in use, when `--max-instances` caps them. An instance is
     /// made only when none is idle, so instances in use plus idle never exceed the cap.
     in_use: Option<Arc<Semaphore>>,
+    counters: Arc<PoolCounters>,
 }
 
 impl InstancePool {
@@ -84,11 +139,24 @@ impl InstancePool {
             limits,
             idle: Mutex::new(Vec::new()),
             in_use,
+            counters: Arc::default(),
         });
         if pool.limits.instance_reuse > 1 && tokio::runtime::Handle::try_current().is_ok() {
             tokio::spawn(sweep_idle(Arc::downgrade(&pool)));
         }
         pool
+    }
+
+    /// What the pool holds and has done, for the metrics.
+    pub fn stats(&self) -> PoolStats {
+        let c = &self.counters;
+        PoolStats {
+            live: c.live.load(Ordering::Relaxed),
+            idle: self.lock_idle().len() as i64,
+            waiting: c.waiting.load(Ordering::Relaxed),
+            created: c.created.load(Ordering::Relaxed),
+            reused: c.reused.load(Ordering::Relaxed),
+        }
     }
 
     fn lock_idle(&self) -> std::sync::MutexGuard<'_, Vec<Warm>> {
@@ -105,7 +173,10 @@ impl InstancePool {
         };
         drop(stale); // outside the lock: freeing an instance resets its memory
         match warm {
-            Some(w) => Ok(w),
+            Some(w) => {
+                self.counters.reused.fetch_add(1, Ordering::Relaxed);
+                Ok(w)
+            }
             None => self.instantiate().await,
         }
     }
@@ -141,6 +212,7 @@ impl InstancePool {
             served: 0,
             idle_since: Instant::now(),
             memory_exceeded,
+            _alive: Alive::new(&self.counters),
         })
     }
 
@@ -173,6 +245,7 @@ impl InstancePool {
         let turn = match &self.in_use {
             Some(cap) => {
                 let wait = cap.clone().acquire_owned();
+                let _waiting = Waiting::new(&self.counters);
                 match tokio::time::timeout_at(deadline.into(), wait).await {
                     Ok(Ok(permit)) => Some(permit),
                     Ok(Err(_)) => {

@@ -15,6 +15,7 @@ mod keyvalue;
 mod limits;
 mod listener;
 mod llm;
+mod metrics;
 mod model;
 mod monitor;
 mod predict;

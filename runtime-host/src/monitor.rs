@@ -37,6 +37,9 @@ async fn check_once(client: &HttpClient, url: &str, secret: &str) -> Result<()> 
         );
     }
     let listing: RegistryListing = reply.json()?;
+    crate::metrics::global()
+        .registry_active
+        .set(listing.registrations.len() as i64);
     let (mut alive, mut dead) = (Vec::new(), Vec::new());
     for r in &listing.registrations {
         let entry = json!({"port": r.port, "process_id": r.process_id});
@@ -71,6 +74,9 @@ async fn check_once(client: &HttpClient, url: &str, secret: &str) -> Result<()> 
     }
     let outcome: serde_json::Value = reply.json()?;
     if let Some(removed) = outcome["removed"].as_array().filter(|r| !r.is_empty()) {
+        crate::metrics::global()
+            .registry_reaped
+            .inc_by(removed.len() as u64);
         tracing::info!(ports = ?removed, "removed registrations of processes that are gone");
     }
     Ok(())

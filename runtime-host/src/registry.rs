@@ -18,6 +18,7 @@ pub async fn run(args: RegistryArgs) -> Result<()> {
         None => default_component("registry")?,
     };
     print_attribution();
+    crate::metrics::exposition::listen(args.runtime.metrics_listen).await?;
     let recipe = Recipe::new(&args.registry, args.runtime.key_value().await?)?;
     let loaded = Loaded::load(
         &component,

@@ -27,6 +27,10 @@ pub fn json(status: u16, body: impl Into<Bytes>) -> HostResponse {
 pub fn error(code: ErrorCode, message: impl Into<String>) -> HostResponse {
     let err = ApiError::new(code, message);
     let mut resp = json(err.status, err.body().to_json());
+    resp.headers_mut().insert(
+        edge_api::error::ERROR_CODE_HEADER,
+        hyper::header::HeaderValue::from_static(code.as_str()),
+    );
     if code == ErrorCode::Overloaded {
         resp.headers_mut().insert(
             hyper::header::RETRY_AFTER,

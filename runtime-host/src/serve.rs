@@ -81,12 +81,18 @@ impl Loaded {
             load_ms = started.elapsed().as_millis() as u64,
             "component compiled"
         );
-        Ok(Self::from_pre(pre, grants, limits, shutdown))
+        // Its metrics carry the file's name (`molprop` of molprop.wasm) until told otherwise.
+        let name = component
+            .file_stem()
+            .map_or("component".into(), |s| s.to_string_lossy());
+        Ok(Self::from_pre(&name, pre, grants, limits, shutdown))
     }
 
     /// A service of an already compiled component: deployments of one component (copies of a
-    /// model, or ONNX models sharing the generic component) share its compiled code.
+    /// model, or ONNX models sharing the generic component) share its compiled code. `name`
+    /// labels its metrics.
     pub fn from_pre(
+        name: &str,
         pre: ProxyPre<InstanceState>,
         grants: Grants,
         limits: Limits,
@@ -97,22 +103,19 @@ impl Loaded {
             mounts = ?grants.files.guest_paths(),
             "component ready"
         );
-        let mut server = ComponentServer::new(pre, grants, limits.clone());
+        let mut server = ComponentServer::new(name, pre, grants, limits.clone());
         if let Some(route) = shutdown {
             server = server.with_shutdown_route(route);
         }
-        Self {
-            server: Arc::new(server),
-            limits,
-        }
+        let server = Arc::new(server);
+        crate::metrics::exposition::watch(&server);
+        Self { server, limits }
     }
 
     /// Makes this the registry's service: it learns who calls (see [`crate::caller`]),
     /// vouched for by `token`, the component's `registry_maintenance_token`.
-    pub fn identifying_callers(mut self, token: String) -> Self {
-        Arc::get_mut(&mut self.server)
-            .expect("a service just loaded is not shared")
-            .identify_callers(token);
+    pub fn identifying_callers(self, token: String) -> Self {
+        self.server.identify_callers(token);
         self
     }
 
@@ -182,6 +185,7 @@ pub fn print_attribution() {
 
 pub async fn run(args: ServeArgs) -> Result<()> {
     print_attribution();
+    crate::metrics::exposition::listen(args.runtime.metrics_listen).await?;
     let kv = args.runtime.key_value().await?;
     Service::start(&args.component, args.listen, &args.runtime, kv, &[])
         .await?

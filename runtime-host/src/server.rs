@@ -4,6 +4,7 @@
 use crate::caller::{self, ConnInfo};
 use crate::instances::{Failure, InstancePool};
 use crate::limits::Limits;
+use crate::metrics::Deployment;
 use crate::responses::{self, HostResponse, classify_failure, internal, timeout};
 use crate::state::{Grants, InstanceState};
 use anyhow::Result;
@@ -35,19 +36,38 @@ pub struct ComponentServer {
     slots: Arc<Semaphore>,
     shutdown: Option<ShutdownRoute>,
     /// Set for the registry: tell it who calls (see [`crate::caller`]), vouched for by this.
-    caller_token: Option<String>,
+    caller_token: std::sync::OnceLock<String>,
+    /// The label this deployment's requests are counted under.
+    metrics: Deployment,
 }
 
 impl ComponentServer {
-    pub fn new(pre: ProxyPre<InstanceState>, grants: Grants, limits: Limits) -> Self {
+    /// A server of `pre`, its requests counted as deployment `name`.
+    pub fn new(
+        name: &str,
+        pre: ProxyPre<InstanceState>,
+        grants: Grants,
+        limits: Limits,
+    ) -> Self {
         let slots = Arc::new(Semaphore::new(limits.max_concurrency));
         Self {
             pool: InstancePool::new(pre, grants, limits.clone()),
             limits,
             slots,
             shutdown: None,
-            caller_token: None,
+            caller_token: std::sync::OnceLock::new(),
+            metrics: Deployment::new(name),
         }
+    }
+
+    /// The name this deployment's metrics carry.
+    pub fn metrics(&self) -> &Deployment {
+        &self.metrics
+    }
+
+    /// The instance pool's figures, for the metrics.
+    pub fn pool_stats(&self) -> crate::instances::PoolStats {
+        self.pool.stats()
     }
 
     /// Serves `POST /shutdown` in the host instead of the component.
@@ -57,9 +77,9 @@ impl ComponentServer {
     }
 
     /// Tells the component who calls each state-changing request, in the
-    /// [`crate::caller::HEADER`] header, vouched for by `token`.
-    pub fn identify_callers(&mut self, token: String) {
-        self.caller_token = Some(token);
+    /// [`crate::caller::HEADER`] header, vouched for by `token` (set once, before serving).
+    pub fn identify_callers(&self, token: String) {
+        let _ = self.caller_token.set(token);
     }
 
     /// Sends one request to the component in-process (no network), for the host's own use:
@@ -144,6 +164,11 @@ impl ComponentServer {
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
         let from_host = is_host_traffic(&req);
+        let path_info = req
+            .headers()
+            .get(crate::app::PATH_INFO)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let resp = match &self.shutdown {
             Some(route) if path == "/shutdown" && method == hyper::Method::POST => {
                 self.host_shutdown(route, peer)
@@ -151,7 +176,14 @@ impl ComponentServer {
             _ => self.answer(req).await,
         };
         let status = resp.status().as_u16();
-        let latency_ms = format!("{:.2}", started.elapsed().as_secs_f64() * 1e3);
+        let took = started.elapsed();
+        let code = resp
+            .headers()
+            .get(edge_api::error::ERROR_CODE_HEADER)
+            .and_then(|v| v.to_str().ok());
+        self.metrics
+            .request(&path, path_info.as_deref(), status, took, code);
+        let latency_ms = format!("{:.2}", took.as_secs_f64() * 1e3);
         // The host's own traffic (heartbeats, process checks) is DEBUG unless it failed;
         // requests from outside are what a person watching the console wants to see.
         if from_host && status < 500 {
@@ -180,7 +212,7 @@ impl ComponentServer {
                 ),
             );
         };
-        if let Some(token) = &self.caller_token {
+        if let Some(token) = self.caller_token.get() {
             identify_caller(&mut req, token).await;
         }
         self.run_guest(req, (deadline, self.limits.deadline), Some(slot))

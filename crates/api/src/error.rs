@@ -6,6 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The response header that repeats an error answer's `error_code`, so a host can count
+/// errors by code without reading bodies (`runtime-host`'s Prometheus metrics).
+pub const ERROR_CODE_HEADER: &str = "x-error-code";
+
 /// Machine-readable error codes. Each has a default HTTP status ([`ErrorCode::status`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {

@@ -152,7 +152,8 @@ pub fn error(err: &ApiError) -> Response {
     let mut builder = Response::builder();
     builder
         .status(err.status)
-        .header("content-type", "application/json");
+        .header("content-type", "application/json")
+        .header(edge_api::error::ERROR_CODE_HEADER, err.code.as_str());
     if err.code == ErrorCode::Unauthorized {
         builder.header("www-authenticate", "Bearer");
     }

@@ -119,6 +119,10 @@ impl Store for RedisStore {
         true
     }
 
+    fn backend(&self) -> &'static str {
+        "redis"
+    }
+
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         self.call(redis::cmd("GET").arg(key)).await
     }

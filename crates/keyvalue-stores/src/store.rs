@@ -79,6 +79,11 @@ pub trait Store: Send + Sync {
         false
     }
 
+    /// What kind of store this is (`sqlite`, `redis`), for metrics and messages.
+    fn backend(&self) -> &'static str {
+        "other"
+    }
+
     /// Begins a compare-and-swap at `key`: what it holds now. Wrappers that serialise
     /// swaps take their hold here.
     async fn begin_swap(&self, key: &str) -> Result<Cas> {

@@ -75,6 +75,9 @@ impl<H: SwapHook> Store for Wrapped<H> {
     fn is_shared(&self) -> bool {
         self.inner.is_shared()
     }
+    fn backend(&self) -> &'static str {
+        self.inner.backend()
+    }
     async fn begin_swap(&self, key: &str) -> Result<Cas> {
         self.hook.begin(&*self.inner, key).await
     }

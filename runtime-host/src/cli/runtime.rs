@@ -52,6 +52,10 @@ pub struct RuntimeArgs {
     /// Longest a request may run, e.g. `30s`, `500ms`.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub deadline: Duration,
+    /// Also serve the host's Prometheus metrics at `/metrics` on this address (its own
+    /// listener, so no component route can collide; `up` serves them on its app port too).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// Memory one request's component instance may use, in MiB.
     #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_memory_mib: u32,

@@ -29,8 +29,13 @@ pub struct KeyValue {
 impl KeyValue {
     /// Opens every store `config` names (a Redis that does not answer is an error).
     pub async fn open(config: &config::StoreConfig) -> anyhow::Result<Self> {
+        let stores = open::open_all(config).await?;
+        let observed = stores
+            .into_iter()
+            .map(|(label, store)| (label, crate::metrics::store::Observed::around(store)))
+            .collect();
         Ok(Self {
-            stores: Arc::new(open::open_all(config).await?),
+            stores: Arc::new(observed),
             prefix: Arc::from(""),
         })
     }
@@ -38,6 +43,7 @@ impl KeyValue {
     /// Only `default`, on an already open SQLite database.
     pub fn sqlite(db: Arc<KvDatabase>) -> Self {
         let store: Arc<dyn Store> = Arc::new(SqliteStore::new(db, DEFAULT_LABEL));
+        let store = crate::metrics::store::Observed::around(store);
         Self {
             stores: Arc::new(BTreeMap::from([(DEFAULT_LABEL.to_owned(), store)])),
             prefix: Arc::from(""),

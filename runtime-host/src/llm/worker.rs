@@ -70,6 +70,7 @@ impl Worker {
             model,
             jobs,
             waiting: waiting.clone(),
+            metrics: crate::metrics::Embedding::new(name),
         };
         std::thread::Builder::new()
             .name(format!("llm-{name}"))
@@ -106,6 +107,7 @@ struct Thread {
     model: Box<dyn Embedder>,
     jobs: mpsc::Receiver<Job>,
     waiting: Arc<AtomicUsize>,
+    metrics: crate::metrics::Embedding,
 }
 
 /// A request being worked on: its texts, and the vectors done so far.
@@ -147,8 +149,10 @@ impl Thread {
             while let Ok(job) = self.jobs.try_recv() {
                 self.admit(job, &mut active);
             }
+            self.metrics.queue(self.waiting.load(Ordering::Relaxed));
             self.run_round(&mut active);
             expected = self.waiting.load(Ordering::Relaxed).max(1);
+            self.metrics.queue(self.waiting.load(Ordering::Relaxed));
         }
     }
 
@@ -217,6 +221,7 @@ impl Thread {
             .iter()
             .map(|&(r, t)| active[r].tokens[t].clone())
             .collect();
+        self.metrics.batch(batch.len());
         let started = Instant::now();
         let result = self.model.embed(&batch, &|| true);
         tracing::debug!(

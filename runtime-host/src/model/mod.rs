@@ -53,6 +53,7 @@ impl DeployOptions {
 
 pub async fn run(args: ModelArgs) -> Result<()> {
     print_attribution();
+    crate::metrics::exposition::listen(args.runtime.metrics_listen).await?;
     let trigger = Arc::new(tokio::sync::Notify::new());
     let route = ShutdownRoute {
         allowed: args.allow_shutdown,

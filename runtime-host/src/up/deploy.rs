@@ -119,7 +119,7 @@ impl Stack<'_> {
             files: model.mounts.clone(),
             ai: model.ai.clone(),
         };
-        let loaded = Loaded::from_pre(model.pre.clone(), grants, self.limits.clone(), None);
+        let loaded = Loaded::from_pre(&name, model.pre.clone(), grants, self.limits.clone(), None);
         let server = loaded.server.clone();
         let opts = DeployOptions {
             app_name: format!("runtime-host/{name}"),

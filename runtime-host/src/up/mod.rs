@@ -58,6 +58,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
         ],
     )?;
     print_attribution();
+    crate::metrics::exposition::listen(args.runtime.metrics_listen).await?;
     let mut stack = Stack::new(&args).await?;
     // Bound first, so a port in use stops `up` before anything registers.
     let app_addr = SocketAddr::new(args.host, args.app_port);

@@ -22,6 +22,10 @@ impl SqliteStore {
 
 #[async_trait::async_trait]
 impl Store for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         self.db.get(&self.label, key)
     }
