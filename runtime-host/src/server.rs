@@ -43,12 +43,7 @@ pub struct ComponentServer {
 
 impl ComponentServer {
     /// A server of `pre`, its requests counted as deployment `name`.
-    pub fn new(
-        name: &str,
-        pre: ProxyPre<InstanceState>,
-        grants: Grants,
-        limits: Limits,
-    ) -> Self {
+    pub fn new(name: &str, pre: ProxyPre<InstanceState>, grants: Grants, limits: Limits) -> Self {
         let slots = Arc::new(Semaphore::new(limits.max_concurrency));
         Self {
             pool: InstancePool::new(pre, grants, limits.clone()),

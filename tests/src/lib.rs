@@ -17,6 +17,7 @@ pub mod contract {
 }
 pub mod browser;
 pub mod host;
+pub mod prometheus;
 pub mod raw;
 pub mod redis;
 pub mod stack;

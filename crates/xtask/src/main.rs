@@ -5,7 +5,7 @@
 //! - `test`: `build`, then every native test (unit and end-to-end) in the same profile, so
 //!   wasmtime's stack is compiled once for both, the test binaries several at a time
 //!   ([`runner`]); the chat, registry and model scenarios run again on Redis. It installs
-//!   `redis-server`, `chromium` and `chromium-driver` with apt-get when it runs as root,
+//!   `redis-server`, `chromium`, `chromium-driver` and `prometheus` with apt-get when it runs as root,
 //!   and says loudly what it skipped when it cannot ([`services`]);
 //! - `up`: `build`, then runs the local stack on embedded defaults until Ctrl-C;
 //! - `bench`: `build`, then the bench (`edge-bench`, crate `bench/`) from the repository root (its options pass
@@ -184,6 +184,7 @@ fn build() -> Result<(), String> {
 struct Prepared {
     redis: bool,
     browser: bool,
+    prometheus: bool,
 }
 
 /// Starts installing the services and model files the tests need, on a thread of its own:
@@ -192,8 +193,13 @@ fn prepare_tests() -> std::thread::JoinHandle<Result<Prepared, String>> {
     std::thread::spawn(|| {
         let redis = services::ensure_redis();
         let browser = services::ensure_browser();
+        let prometheus = services::ensure_prometheus();
         install_models()?;
-        Ok(Prepared { redis, browser })
+        Ok(Prepared {
+            redis,
+            browser,
+            prometheus,
+        })
     })
 }
 
@@ -205,13 +211,17 @@ fn prepare_tests() -> std::thread::JoinHandle<Result<Prepared, String>> {
 /// one plain `cargo test --release` (e.g. `--test chat_api`, or a test name), without the
 /// Redis pass.
 fn test(extra: &[String], prepared: Prepared) -> Result<(), String> {
-    let Prepared { redis, browser } = prepared;
+    let Prepared {
+        redis,
+        browser,
+        prometheus,
+    } = prepared;
     // CI can install both (it runs as root), so a skip there would hide a broken install.
     let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    if in_ci && !(redis && browser) {
+    if in_ci && !(redis && browser && prometheus) {
         return Err(
-            "CI runs every test, but redis-server or Chromium could not be installed \
-                    (see above); nothing was skipped silently"
+            "CI runs every test, but redis-server, Chromium or Prometheus could not be \
+                    installed (see above); nothing was skipped silently"
                 .into(),
         );
     }
@@ -222,6 +232,9 @@ fn test(extra: &[String], prepared: Prepared) -> Result<(), String> {
     }
     if browser {
         env.push(("E2E_REQUIRE_BROWSER".to_owned(), "1".to_owned()));
+    }
+    if prometheus {
+        env.push(("E2E_REQUIRE_PROMETHEUS".to_owned(), "1".to_owned()));
     }
     let totals = if extra.is_empty() {
         test_in_parallel(&env, redis)?

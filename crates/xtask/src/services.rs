@@ -48,6 +48,14 @@ const BROWSER: Needed = Needed {
             the_console_works_in_a_real_browser)",
 };
 
+const PROMETHEUS: Needed = Needed {
+    what: "prometheus",
+    programs: &["prometheus"],
+    packages: &["prometheus"],
+    tests: "the Prometheus scrape of the stack (tests/tests/metrics.rs, \
+            prometheus_scrapes_the_stack_and_promql_sees_the_traffic)",
+};
+
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -94,6 +102,11 @@ pub fn ensure_redis() -> bool {
 /// they cannot be.
 pub fn ensure_browser() -> bool {
     ensure(&BROWSER)
+}
+
+/// Makes sure a Prometheus server is here; `false` (announced loudly) when it cannot be.
+pub fn ensure_prometheus() -> bool {
+    ensure(&PROMETHEUS)
 }
 
 fn ensure(needed: &Needed) -> bool {

@@ -69,7 +69,10 @@ pub async fn scrape() -> String {
 
 /// `requests_served` of the deployment's own `/metrics`, when it is a v1.2 model.
 async fn predictions_of(server: &ComponentServer) -> Option<u64> {
-    let (status, body) = server.call_within("GET", "/metrics", READ_BUDGET).await.ok()?;
+    let (status, body) = server
+        .call_within("GET", "/metrics", READ_BUDGET)
+        .await
+        .ok()?;
     if status != 200 {
         return None;
     }
@@ -108,7 +111,10 @@ impl Handler for MetricsOnly {
         } else {
             responses::error(
                 ErrorCode::NotFound,
-                format!("no route for {}: this listener serves {PATH} only", req.uri().path()),
+                format!(
+                    "no route for {}: this listener serves {PATH} only",
+                    req.uri().path()
+                ),
             )
         }
     }

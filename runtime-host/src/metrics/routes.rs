@@ -55,7 +55,10 @@ mod tests {
         assert_eq!(label("/predict/"), "/predict");
         assert_eq!(label("/heartbeat/5103"), "/heartbeat/{port}");
         assert_eq!(label("/api/chats"), "/api/chats");
-        assert_eq!(label("/registry/maintenance/processes"), "/registry/maintenance/processes");
+        assert_eq!(
+            label("/registry/maintenance/processes"),
+            "/registry/maintenance/processes"
+        );
     }
 
     #[test]

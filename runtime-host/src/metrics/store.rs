@@ -18,7 +18,11 @@ impl Observed {
         Arc::new(Self { inner })
     }
 
-    async fn timed<T>(&self, operation: &'static str, call: impl Future<Output = Result<T>>) -> Result<T> {
+    async fn timed<T>(
+        &self,
+        operation: &'static str,
+        call: impl Future<Output = Result<T>>,
+    ) -> Result<T> {
         let started = Instant::now();
         let result = call.await;
         let labels = StoreLabels {
@@ -55,7 +59,8 @@ impl Store for Observed {
         prefix: &str,
         cursor: Option<&str>,
     ) -> Result<(Vec<String>, Option<String>)> {
-        self.timed("list_keys", self.inner.list_keys(prefix, cursor)).await
+        self.timed("list_keys", self.inner.list_keys(prefix, cursor))
+            .await
     }
     async fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
         self.timed("get_many", self.inner.get_many(keys)).await
@@ -64,10 +69,12 @@ impl Store for Observed {
         self.timed("set_many", self.inner.set_many(entries)).await
     }
     async fn delete_many(&self, keys: &[String]) -> Result<()> {
-        self.timed("delete_many", self.inner.delete_many(keys)).await
+        self.timed("delete_many", self.inner.delete_many(keys))
+            .await
     }
     async fn increment(&self, key: &str, delta: i64) -> Result<i64> {
-        self.timed("increment", self.inner.increment(key, delta)).await
+        self.timed("increment", self.inner.increment(key, delta))
+            .await
     }
     async fn compare_and_swap(
         &self,
@@ -75,8 +82,11 @@ impl Store for Observed {
         expected: Option<&[u8]>,
         new: &[u8],
     ) -> Result<Swap> {
-        self.timed("compare_and_swap", self.inner.compare_and_swap(key, expected, new))
-            .await
+        self.timed(
+            "compare_and_swap",
+            self.inner.compare_and_swap(key, expected, new),
+        )
+        .await
     }
     fn is_shared(&self) -> bool {
         self.inner.is_shared()
