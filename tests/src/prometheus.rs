@@ -56,8 +56,15 @@ impl Prometheus {
         })
     }
 
-    /// The value of an instant query that returns one series, `None` if it returns none.
-    pub async fn query(&self, promql: &str) -> Option<f64> {
+    /// The series an instant query returns (any number), failing the test if Prometheus
+    /// refuses the expression.
+    pub async fn query_all(&self, promql: &str) -> Vec<serde_json::Value> {
+        let v = self.api_query(promql).await.expect("Prometheus answers");
+        v["data"]["result"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// The API's answer to `promql`; `None` while Prometheus is not listening yet.
+    async fn api_query(&self, promql: &str) -> Option<serde_json::Value> {
         let url = format!("http://127.0.0.1:{}/api/v1/query", self.port);
         let body = format!("query={}", form_encode(promql)).into_bytes();
         let reply = crate::Client::new()
@@ -71,6 +78,12 @@ impl Prometheus {
             .ok()?;
         let v = reply.value();
         assert_eq!(v["status"], "success", "{promql}: {v}");
+        Some(v)
+    }
+
+    /// The value of an instant query that returns one series, `None` if it returns none.
+    pub async fn query(&self, promql: &str) -> Option<f64> {
+        let v = self.api_query(promql).await?;
         let result = v["data"]["result"].as_array()?;
         assert!(result.len() <= 1, "{promql} returned several series: {v}");
         result.first()?["value"][1].as_str()?.parse().ok()

@@ -109,6 +109,39 @@ async fn prometheus_scrapes_the_stack_and_promql_sees_the_traffic() {
         .query(r#"runtime_host_instances_live{deployment="molprop"}"#)
         .await;
     assert!(live.is_some_and(|n| n >= 1.0), "{live:?}");
+    dashboard_queries_work(&prom).await;
+}
+
+/// Every query of the shipped Grafana dashboard is valid PromQL over these metrics, and the
+/// panels about requests, latency, predictions, instances and the store show data.
+async fn dashboard_queries_work(prom: &Prometheus) {
+    let file = e2e_tests::workspace_root().join("docs/grafana/runtime-host.json");
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let panels = dashboard["panels"].as_array().unwrap();
+    assert!(panels.len() >= 10);
+    for panel in panels {
+        let title = panel["title"].as_str().unwrap();
+        for target in panel["targets"].as_array().unwrap() {
+            // Grafana's own variables, as it would fill them in.
+            let expr = target["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$__rate_interval", "1m")
+                .replace("$__range", "5m");
+            let series = prom.query_all(&expr).await;
+            let must_show = [
+                "Requests",
+                "Latency",
+                "Predictions",
+                "Instances by",
+                "Key-value store p99",
+            ];
+            if must_show.iter().any(|t| title.starts_with(t)) {
+                assert!(!series.is_empty(), "{title}: {expr} shows nothing");
+            }
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
