@@ -42,7 +42,7 @@ pub struct BenchArgs {
     pub ai_models_dir: PathBuf,
     /// Run only these sections (comma-separated): predict (with /health), solubility,
     /// embeddings, startup, registry, redis (registry and predict on Redis beside SQLite),
-    /// chats (the chat list with 10,000 chats), library (a file of 100,000 SMILES through
+    /// chats (the chat list with 10,000 chats), scrape (the cost of the metrics), library (a file of 100,000 SMILES through
     /// `runtime-host predict`), memory. Default: all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,

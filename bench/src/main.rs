@@ -13,6 +13,7 @@
 //!    registrations. 8. Sentence embeddings (minilm) vs a Python peer (sentence-transformers).
 //! 9. The chat list with 10,000 chats, whole and paged. 10. A file of 100,000 SMILES through
 //!    `runtime-host predict` against `up` vs `molprop-native --file` and Python scripts.
+//! 11. `/predict` and `/health` while the Prometheus metrics are scraped, and not.
 
 mod args;
 mod chats;
@@ -26,6 +27,7 @@ mod procs;
 mod redis;
 mod registry;
 mod report;
+mod scrape;
 mod targets;
 
 use anyhow::{Context, Result};
@@ -106,6 +108,9 @@ async fn run(args: BenchArgs) -> Result<()> {
     }
     if wanted("chats") {
         report.chat_list = chats::chat_list(&paths, args.quick).await?;
+    }
+    if wanted("scrape") {
+        scrape::scrape_cost(&paths, &molecules, duration, rounds, &mut report).await?;
     }
     if wanted("library") {
         library::library(&paths, &args, rounds, &mut report).await?;

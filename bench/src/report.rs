@@ -24,6 +24,8 @@ pub struct Report {
     pub memory_mib: Vec<(String, f64)>,
     /// Resident memory of `runtime-host up`, MiB: (which models, how many, MiB).
     pub up_rss_mib: Vec<(String, usize, f64)>,
+    /// `/predict` and `/health` quiet and while the metrics are scraped.
+    pub scrape: Vec<ScrapeRow>,
     /// A SMILES file scored end to end (`runtime-host predict` against `up`), by side.
     pub library: Vec<LibraryRow>,
     /// `GET /api/chats` with many chats stored.
@@ -44,6 +46,16 @@ impl PredictRow {
     pub fn side(&self, name: &str) -> Option<&Figures> {
         self.sides.iter().find(|(n, _)| n == name).map(|(_, f)| f)
     }
+}
+
+/// One load of the scrape section: the same requests, quiet and while `/metrics` is read.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScrapeRow {
+    pub what: String,
+    pub quiet: Figures,
+    pub scraped: Figures,
+    /// Scrapes made during the scraped runs.
+    pub scrapes: usize,
 }
 
 /// One side of the library section: `model` (logp, solubility) over a file of `rows`
@@ -223,6 +235,20 @@ impl Report {
             println!(
                 "  GET {:<22} p50 {:>7.2} ms, max {:>7.2} ms, {:>9} bytes",
                 c.request, c.p50_ms, c.max_ms, c.bytes
+            );
+        }
+        if !self.scrape.is_empty() {
+            println!("\nmetrics scraped every 250 ms vs not (16 connections; req/s, p50 / p99 ms)");
+        }
+        for r in &self.scrape {
+            let cell = |f: &Figures| format!("{:>8.0} {:>6.2}/{:<7.2}", f.rps, f.p50_ms, f.p99_ms);
+            println!(
+                "  {:<14} quiet {}  scraped {}  ({} scrapes, {:.3}x)",
+                r.what,
+                cell(&r.quiet),
+                cell(&r.scraped),
+                r.scrapes,
+                r.scraped.rps / r.quiet.rps.max(1e-9)
             );
         }
         if !self.library.is_empty() {

@@ -4,6 +4,15 @@ use super::report::Report;
 
 pub fn judge(r: &mut Report) {
     library(r);
+    for row in r.scrape.clone() {
+        let ratio = row.scraped.rps / row.quiet.rps.max(1e-9);
+        r.target(
+            &format!("{}: scraped every 250 ms vs not", row.what),
+            ">= 0.9x req/s (noise)",
+            format!("{ratio:.3}x ({} scrapes)", row.scrapes),
+            ratio >= 0.9 && row.scrapes > 0,
+        );
+    }
     if let Some(row) = r.stores.iter().find(|s| s.store == "redis").cloned() {
         let t = &row.registry;
         r.target(

@@ -102,6 +102,16 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
     ] {
         assert!(memory.iter().any(|m| m.contains(setup)), "{memory:?}");
     }
+    // /predict and /health, quiet and while the metrics are scraped, without an error.
+    let scrape = r["scrape"].as_array().unwrap();
+    assert_eq!(scrape.len(), 2, "{scrape:?}");
+    for row in scrape {
+        assert!(row["scrapes"].as_u64().unwrap() > 0, "{row}");
+        for side in ["quiet", "scraped"] {
+            assert_eq!(row[side]["errors"], 0, "{row}");
+            assert!(row[side]["rps"].as_f64().unwrap() > 0.0, "{row}");
+        }
+    }
     // A SMILES file (5,000 rows with --quick) through `predict` against `up` (and a fifth of
     // it, for memory) and through the native loop; every row written, checked by the bench.
     let library: Vec<(&str, &str, u64)> = r["library"]
