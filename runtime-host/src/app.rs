@@ -10,7 +10,7 @@
 
 use crate::listener::Handler;
 use crate::responses::{self, HostResponse};
-use crate::server::ComponentServer;
+use crate::slot::ServerSlot;
 use edge_api::error::ErrorCode;
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};
@@ -74,50 +74,71 @@ impl Pattern {
 struct Route {
     spin_route: String,
     pattern: Pattern,
-    server: Arc<ComponentServer>,
+    target: Arc<ServerSlot>,
 }
 
-/// Every service of one app, by path.
+/// Every service of one app, by path. Models come and go while it serves
+/// ([`AppRouter::add_model`], [`AppRouter::remove_model`]).
 #[derive(Default)]
 pub struct AppRouter {
-    routes: Vec<Route>,
+    routes: std::sync::RwLock<Vec<Arc<Route>>>,
 }
 
 impl AppRouter {
-    /// Adds `server` at `spin_route` (Spin's syntax: `/registry`, `/api/...`).
-    pub fn route(mut self, spin_route: &str, server: &Arc<ComponentServer>) -> Self {
-        self.routes.push(Route {
+    /// Adds `target` at `spin_route` (Spin's syntax: `/registry`, `/api/...`).
+    pub fn route(self, spin_route: &str, target: &Arc<ServerSlot>) -> Self {
+        self.insert(spin_route, target);
+        self
+    }
+
+    fn insert(&self, spin_route: &str, target: &Arc<ServerSlot>) {
+        let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+        routes.retain(|r| r.spin_route != spin_route);
+        routes.push(Arc::new(Route {
             spin_route: spin_route.to_owned(),
             pattern: Pattern::parse(spin_route),
-            server: server.clone(),
-        });
+            target: target.clone(),
+        }));
         // Most specific first, so the first match is the one Spin would pick.
-        self.routes
-            .sort_by_key(|r| std::cmp::Reverse(r.pattern.precedence()));
-        self
+        routes.sort_by_key(|r| std::cmp::Reverse(r.pattern.precedence()));
     }
 
     /// The routes of `up`'s stack, as `spin.toml` lays them out.
     pub fn for_stack(
-        registry: &Arc<ComponentServer>,
-        chat: &Arc<ComponentServer>,
-        console: &Arc<ComponentServer>,
-        models: &[(String, Arc<ComponentServer>)],
+        registry: &Arc<ServerSlot>,
+        chat: &Arc<ServerSlot>,
+        console: &Arc<ServerSlot>,
+        models: &[(String, Arc<ServerSlot>)],
     ) -> Self {
         let mut app = REGISTRY_ROUTES
             .iter()
             .fold(Self::default(), |app, r| app.route(r, registry));
         app = CHAT_ROUTES.iter().fold(app, |app, r| app.route(r, chat));
-        app = models.iter().fold(app, |app, (name, server)| {
-            app.route(&model_route(name), server)
-        });
+        for (name, slot) in models {
+            app.add_model(name, slot);
+        }
         app.route(CONSOLE_ROUTE, console)
     }
 
-    fn find<'p>(&self, path: &'p str) -> Option<(&Route, &'p str)> {
-        self.routes
-            .iter()
-            .find_map(|r| r.pattern.path_info(path).map(|info| (r, info)))
+    /// Serves model `name` at `/models/<name>/...` from now on.
+    pub fn add_model(&self, name: &str, slot: &Arc<ServerSlot>) {
+        self.insert(&model_route(name), slot);
+    }
+
+    /// Stops routing `/models/<name>/...` (requests already routed finish).
+    pub fn remove_model(&self, name: &str) {
+        let route = model_route(name);
+        let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+        routes.retain(|r| r.spin_route != route);
+    }
+
+    fn find(&self, path: &str) -> Option<(Arc<Route>, String)> {
+        let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());
+        routes.iter().find_map(|r| {
+            r.pattern
+                .path_info(path)
+                .map(|info| (r.clone(), info.to_owned()))
+        })
     }
 }
 
@@ -146,7 +167,7 @@ impl Handler for AppRouter {
                 headers.insert(HeaderName::from_static(name), v);
             }
         };
-        set(PATH_INFO, info);
+        set(PATH_INFO, &info);
         set("spin-matched-route", &route.spin_route);
         set(
             "spin-component-route",
@@ -154,7 +175,7 @@ impl Handler for AppRouter {
         );
         set("spin-base-path", "/");
         set("spin-client-addr", &peer.to_string());
-        route.server.clone().handle(req, peer).await
+        route.target.clone().handle(req, peer).await
     }
 }
 

@@ -24,6 +24,7 @@ mod responses;
 mod serve;
 mod server;
 mod signals;
+mod slot;
 mod state;
 mod up;
 mod variables;

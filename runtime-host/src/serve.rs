@@ -8,6 +8,7 @@ use crate::limits::Limits;
 use crate::listener::serve;
 use crate::llm::AiGrant;
 use crate::server::{ComponentServer, ShutdownRoute};
+use crate::slot::ServerSlot;
 use crate::state::{Grants, InstanceState};
 use anyhow::{Context, Result};
 use edge_api::model::{ATTRIBUTION, REGISTRATION_NOTICE};
@@ -24,7 +25,10 @@ pub const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// A component loaded and bound to its address, ready to serve.
 pub struct Service {
     pub listener: TcpListener,
+    /// The server it started with (for the host's own in-process calls).
     pub server: Arc<ComponentServer>,
+    /// What the listener serves: that server, or a later version of it.
+    pub slot: Arc<ServerSlot>,
     pub limits: Limits,
     pub addr: SocketAddr,
 }
@@ -43,6 +47,8 @@ pub fn with_start_time<'a>(extra: &[(&'a str, String)]) -> Vec<(&'a str, String)
 /// A component compiled, linked and ready to answer, not yet bound to an address.
 pub struct Loaded {
     pub server: Arc<ComponentServer>,
+    /// Where its listener will find it (an upgrade replaces the server there).
+    pub slot: Arc<ServerSlot>,
     pub limits: Limits,
 }
 
@@ -109,7 +115,11 @@ impl Loaded {
         }
         let server = Arc::new(server);
         crate::metrics::exposition::watch(&server);
-        Self { server, limits }
+        Self {
+            slot: ServerSlot::new(server.clone()),
+            server,
+            limits,
+        }
     }
 
     /// Makes this the registry's service: it learns who calls (see [`crate::caller`]),
@@ -127,6 +137,7 @@ impl Loaded {
         Ok(Service {
             listener,
             server: self.server.clone(),
+            slot: self.slot.clone(),
             limits: self.limits.clone(),
             addr,
         })
@@ -151,7 +162,7 @@ impl Service {
         // Tests and scripts read this line to learn the port when --listen used port 0.
         println!("listening on http://{}", self.addr);
         let drain = self.limits.deadline + DRAIN_GRACE;
-        serve(self.listener, self.server, stop, drain).await
+        serve(self.listener, self.slot, stop, drain).await
     }
 
     /// Serves until SIGINT/SIGTERM, then drains requests in flight.

@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
+/// The header naming the version of the model that answered (deployments of `up`).
+pub const MODEL_VERSION_HEADER: &str = "x-model-version";
+
 /// How much of an oversized body is read and discarded so the client gets a clean 413.
 const MAX_DRAIN: u64 = 64 << 20;
 
@@ -39,6 +42,8 @@ pub struct ComponentServer {
     caller_token: std::sync::OnceLock<String>,
     /// The label this deployment's requests are counted under.
     metrics: Deployment,
+    /// The version it serves (set by `up`), sent as `x-model-version` on every answer.
+    version: std::sync::OnceLock<hyper::header::HeaderValue>,
 }
 
 impl ComponentServer {
@@ -52,6 +57,14 @@ impl ComponentServer {
             shutdown: None,
             caller_token: std::sync::OnceLock::new(),
             metrics: Deployment::new(name),
+            version: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Names the version this server serves (once, before it serves).
+    pub fn set_version(&self, version: &str) {
+        if let Ok(v) = hyper::header::HeaderValue::from_str(version) {
+            let _ = self.version.set(v);
         }
     }
 
@@ -170,6 +183,10 @@ impl ComponentServer {
             }
             _ => self.answer(req).await,
         };
+        let mut resp = resp;
+        if let Some(v) = self.version.get() {
+            resp.headers_mut().insert(MODEL_VERSION_HEADER, v.clone());
+        }
         let status = resp.status().as_u16();
         let took = started.elapsed();
         let code = resp

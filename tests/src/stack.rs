@@ -105,6 +105,11 @@ impl Stack {
             .port
     }
 
+    /// What `up` has logged so far (its standard error).
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     /// The data directory `up` was given.
     pub fn data_dir(&self) -> &std::path::Path {
         self.data.path()

@@ -26,6 +26,7 @@ pub fn info() -> ModelInfo {
         license: "MIT (this component); Apache-2.0 (the all-MiniLM-L6-v2 weights)".into(),
         citation: "https://arxiv.org/abs/1908.10084".into(),
         maintainer: "Lightweight model runtime project (edge deployment team)".into(),
+        model_version: None,
     }
 }
 

@@ -24,6 +24,7 @@ pub fn info() -> ModelInfo {
         license: "MIT".into(),
         citation: "https://doi.org/10.1021/jm000942e".into(),
         maintainer: "Lightweight model runtime project (edge deployment team)".into(),
+        model_version: None,
     }
 }
 

@@ -140,9 +140,14 @@ pub fn register(req: &ApiRequest) -> Result<Response, ApiError> {
             port,
             registration_id,
         } => {
+            // What the process says of itself now replaces what it said before (a model
+            // upgraded in place reports its new version this way); who and where stay.
             reg.update_record(port, &registration_id, |r| {
                 r.entry.last_heartbeat = ts(now);
                 r.entry.expires_at = ts(expires);
+                r.entry.app_version = body.app_version.clone();
+                r.entry.reason = body.reason.clone();
+                r.entry.metadata = body.metadata.clone();
             })?;
             let msg = format!("already registered on port {port}; registration renewed");
             (port, registration_id, msg)

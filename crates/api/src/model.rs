@@ -70,6 +70,10 @@ pub struct Health {
     pub status: String,
     pub model: String,
     pub version: String,
+    /// The deployed version of the model (not the specification's `version`), where the
+    /// host names one (`runtime-host up`: a digest of the model's files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_version: Option<String>,
 }
 
 /// `GET /capabilities` (2.4).
@@ -187,6 +191,9 @@ pub struct ModelInfo {
     pub license: String,
     pub citation: String,
     pub maintainer: String,
+    /// The deployed version of the model, where the host names one (see [`Health`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_version: Option<String>,
 }
 
 /// `GET /metrics` (2.9).

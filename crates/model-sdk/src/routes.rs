@@ -41,7 +41,11 @@ fn route<M: Model>(model: &M, req: ApiRequest) -> Result<Response, ApiError> {
         "/capabilities" => Ok(http::json(200, &model.capabilities())),
         "/acceptable_ranges" => Ok(http::json(200, &model.acceptable_ranges())),
         "/predict" => predict(model, &req),
-        "/info" => Ok(http::json(200, &model.info())),
+        "/info" => {
+            let mut info = model.info();
+            info.model_version = info.model_version.or_else(deployed_version);
+            Ok(http::json(200, &info))
+        }
         "/metrics" => Ok(http::json(
             200,
             &DeploymentState::current(model.name())?.snapshot()?,
@@ -75,8 +79,18 @@ fn health<M: Model>(model: &M) -> Result<Response, ApiError> {
             status: "ok".into(),
             model: model.name().into(),
             version: SPEC_VERSION.into(),
+            model_version: model.info().model_version.or_else(deployed_version),
         },
     ))
+}
+
+/// The version the host says it deployed (variable `model_version`), if it says one; a
+/// model that names its own version (an ONNX manifest's `[info] model_version`) reports that.
+fn deployed_version() -> Option<String> {
+    guest_kit::config::variable("model_version")
+        .ok()
+        .flatten()
+        .filter(|v| !v.is_empty())
 }
 
 fn predict<M: Model>(model: &M, req: &ApiRequest) -> Result<Response, ApiError> {

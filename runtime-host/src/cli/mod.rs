@@ -149,6 +149,11 @@ pub struct UpArgs {
     /// Default: molprop from this build and the model directories in `models/`.
     #[arg(long)]
     pub models: Option<PathBuf>,
+    /// How often `--models DIR` is read again: models added there are deployed, changed ones
+    /// upgraded (the new version takes over once it passed its self-test), removed ones
+    /// stopped. `0s` turns watching off. Only with one deployment per model (`--copies 1`).
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub watch_interval: Duration,
     /// Deployments of each model (for scale and load tests).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=500))]
     pub copies: u32,

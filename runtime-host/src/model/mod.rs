@@ -35,6 +35,9 @@ pub struct DeployOptions {
     pub registry_wait: std::time::Duration,
     /// One self-test try's deadline (`--self-test-deadline`).
     pub self_test_deadline: std::time::Duration,
+    /// The deployed version (`up`: a digest of the model's files), in the registration's
+    /// metadata as `model_version`.
+    pub model_version: Option<String>,
 }
 
 impl DeployOptions {
@@ -47,6 +50,7 @@ impl DeployOptions {
             heartbeat_interval: args.heartbeat_interval,
             registry_wait: args.registry_wait,
             self_test_deadline: args.self_test_deadline,
+            model_version: None,
         }
     }
 }
@@ -109,71 +113,10 @@ pub async fn deploy(
             }
         };
     }
-    // The self-test: the model SDK's /health runs every test example through /predict. One
-    // that ran out of time or found the host busy (cores shared with other start-ups) is
-    // tried again, twice, after 2 and 4 s; any other failure is final.
-    let mut attempt = 1;
-    let (status, body, answer) = loop {
-        let health = loaded
-            .server
-            .call_within("GET", "/health", opts.self_test_deadline);
-        let (status, body) = or_stop!(health)?;
-        let answer = serde_json::from_slice::<serde_json::Value>(&body).ok();
-        let code = answer
-            .as_ref()
-            .and_then(|v| v["error_code"].as_str().map(str::to_owned));
-        let transient = matches!(code.as_deref(), Some("timeout" | "overloaded"));
-        if !transient || attempt == SELF_TEST_ATTEMPTS {
-            break (status, body, answer);
-        }
-        tracing::warn!(
-            status,
-            attempt,
-            code,
-            "the self-test did not finish; trying again"
-        );
-        or_stop!(tokio::time::sleep(std::time::Duration::from_secs(
-            1 << attempt
-        )));
-        attempt += 1;
-    };
-    if status != 200 {
-        // The error body's message (a bad model directory names the file and field there).
-        let field = |k: &str| {
-            answer
-                .as_ref()
-                .and_then(|v| v[k].as_str().map(str::to_owned))
-        };
-        let why = field("error").unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned());
-        let hint = match field("error_code").as_deref() {
-            // A model that loads weights into every instance may need more than the default.
-            Some("memory_limit_exceeded") => {
-                "\nthe model needs more memory per instance: raise --max-memory-mib"
-            }
-            _ => "",
-        };
-        bail!("the model failed its self-test (/health answered {status}):\n{why}{hint}");
-    }
-    let info: ModelInfo = json_of(&loaded, "/info").await?;
-    let caps: Capabilities = json_of(&loaded, "/capabilities").await?;
+    let (info, caps) = or_stop!(self_test(&loaded, opts.self_test_deadline))?;
     tracing::info!(model = %info.name, "self-test passed");
 
-    let names: Vec<String> = caps.capabilities.iter().map(|c| c.name.clone()).collect();
-    let request = RegistrationRequest {
-        app_name: opts.app_name.clone(),
-        app_version: SPEC_VERSION.into(),
-        model_name: info.name.clone(),
-        process_id: std::process::id(),
-        preferred_port: opts.preferred_port,
-        reason: format!("serving model {} from {}", info.name, source.display()),
-        metadata: serde_json::Map::from_iter([
-            (
-                "model_type".to_owned(),
-                json!(names.first().cloned().unwrap_or_default()),
-            ),
-            ("capabilities".to_owned(), json!(names)),
-        ]),
-    };
+    let request = registration_request(&opts, &info, &caps, source);
     let registry = Arc::new(Registry::new(&opts.registry, request));
     let registering = registry.register_within(opts.preferred_port, opts.registry_wait);
     tokio::pin!(registering);
@@ -243,6 +186,95 @@ pub async fn deploy(
     PortGuard::release_all(guards).await;
     tracing::info!(model = %info.name, "stopped");
     Ok(())
+}
+
+/// What a deployment registers: its name, process and capabilities, and (under `up`) its
+/// version. Registering it again from the same process renews the registration on the same
+/// port with this metadata (how an upgraded model reports its new version).
+pub fn registration_request(
+    opts: &DeployOptions,
+    info: &ModelInfo,
+    caps: &Capabilities,
+    source: &std::path::Path,
+) -> RegistrationRequest {
+    let names: Vec<String> = caps.capabilities.iter().map(|c| c.name.clone()).collect();
+    let mut metadata = serde_json::Map::from_iter([
+        (
+            "model_type".to_owned(),
+            json!(names.first().cloned().unwrap_or_default()),
+        ),
+        ("capabilities".to_owned(), json!(names)),
+    ]);
+    if let Some(v) = &opts.model_version {
+        metadata.insert("model_version".to_owned(), json!(v));
+    }
+    RegistrationRequest {
+        app_name: opts.app_name.clone(),
+        app_version: SPEC_VERSION.into(),
+        model_name: info.name.clone(),
+        process_id: std::process::id(),
+        preferred_port: opts.preferred_port,
+        reason: format!("serving model {} from {}", info.name, source.display()),
+        metadata,
+    }
+}
+
+/// Tells the registry what an upgraded deployment now serves: the same registration (same
+/// process, app and model name), renewed with the new metadata.
+pub async fn register_again(request: RegistrationRequest, registry: &str) -> Result<u16> {
+    let r = Registry::new(registry, request).register(None).await?;
+    Ok(r.assigned_port)
+}
+
+/// The self-test of a loaded model: the model SDK's `/health` runs every test example
+/// through `/predict`. A try that ran out of time or found the host busy (cores shared with
+/// other start-ups) is repeated, twice, after 2 and 4 s; any other failure is final. Gives
+/// the model's `/info` and `/capabilities` once it passed.
+pub async fn self_test(
+    loaded: &Loaded,
+    deadline: std::time::Duration,
+) -> Result<(ModelInfo, Capabilities)> {
+    let mut attempt = 1;
+    let (status, body, answer) = loop {
+        let health = loaded.server.call_within("GET", "/health", deadline);
+        let (status, body) = health.await?;
+        let answer = serde_json::from_slice::<serde_json::Value>(&body).ok();
+        let code = answer
+            .as_ref()
+            .and_then(|v| v["error_code"].as_str().map(str::to_owned));
+        let transient = matches!(code.as_deref(), Some("timeout" | "overloaded"));
+        if !transient || attempt == SELF_TEST_ATTEMPTS {
+            break (status, body, answer);
+        }
+        tracing::warn!(
+            status,
+            attempt,
+            code,
+            "the self-test did not finish; trying again"
+        );
+        tokio::time::sleep(std::time::Duration::from_secs(1 << attempt)).await;
+        attempt += 1;
+    };
+    if status != 200 {
+        // The error body's message (a bad model directory names the file and field there).
+        let field = |k: &str| {
+            answer
+                .as_ref()
+                .and_then(|v| v[k].as_str().map(str::to_owned))
+        };
+        let why = field("error").unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned());
+        let hint = match field("error_code").as_deref() {
+            // A model that loads weights into every instance may need more than the default.
+            Some("memory_limit_exceeded") => {
+                "\nthe model needs more memory per instance: raise --max-memory-mib"
+            }
+            _ => "",
+        };
+        bail!("the model failed its self-test (/health answered {status}):\n{why}{hint}");
+    }
+    let info: ModelInfo = json_of(loaded, "/info").await?;
+    let caps: Capabilities = json_of(loaded, "/capabilities").await?;
+    Ok((info, caps))
 }
 
 /// Binds the registered port. If a process outside the registry holds it, the port is

@@ -18,8 +18,8 @@ use crate::keyvalue::KeyValue;
 use crate::limits::Limits;
 use crate::llm::{AiGrant, AiModels};
 use crate::serve::{DRAIN_GRACE, Loaded, default_component, print_attribution, shutdown_signal};
-use crate::server::ComponentServer;
 use crate::signals::unless_stopped;
+use crate::slot::ServerSlot;
 use crate::state::Grants;
 use crate::variables::Variables;
 use anyhow::{Context, Result};
@@ -29,8 +29,11 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 
 mod deploy;
+mod live;
 pub(crate) mod models;
 mod started;
+mod watch;
+use live::Live;
 use started::Started;
 
 /// Instances the shared pool holds at once, across all services.
@@ -92,7 +95,7 @@ pub struct Stack<'a> {
 /// A service serving, as the stack's table and the app port need it.
 struct Serving {
     url: String,
-    server: Arc<ComponentServer>,
+    slot: Arc<ServerSlot>,
 }
 
 impl<'a> Stack<'a> {
@@ -116,22 +119,28 @@ impl<'a> Stack<'a> {
     async fn start(&mut self, app_listener: TcpListener) -> Result<()> {
         let registry = self.start_registry().await?;
         let chat = self.start_chat().await?;
-        let deployments = self.deploy_models(&registry.url).await?;
+        let deployer = self.deployer(&registry.url);
+        let deployments = self.deploy_models(&deployer).await?;
         println!("\n  {:<24} {:<32} status", "service", "url");
         let registry_line = format!("{}/registry", registry.url);
         println!("  {:<24} {registry_line:<32} ready", "registry");
         let chat_line = format!("{}/api/chats", chat.0.url);
         println!("  {:<24} {chat_line:<32} ready ({})", "chat", chat.1);
-        let models = wait_for_models(deployments).await?;
+        let (models, adopted) = wait_for_models(deployments).await?;
         // The web console, told which models the app serves under `/models/`.
         let names: Vec<&str> = models.iter().map(|(n, _)| n.as_str()).collect();
         let console_vars = self.variables(&[("models", names.join(","))])?;
         let console = self.load("console", self.kv.clone(), console_vars).await?;
-        let app = AppRouter::for_stack(&registry.server, &chat.0.server, &console.server, &models);
+        let app = Arc::new(AppRouter::for_stack(
+            &registry.slot,
+            &chat.0.slot,
+            &console.slot,
+            &models,
+        ));
         let app_url = crate::serve::local_url(app_listener.local_addr()?);
         self.started.service(tokio::spawn(crate::listener::serve(
             app_listener,
-            Arc::new(app),
+            app.clone(),
             self.started.service_stopper(),
             self.limits.deadline + DRAIN_GRACE,
         )));
@@ -144,6 +153,23 @@ impl<'a> Stack<'a> {
             "\n  {} model(s) serving. Open {app_url}/ in a browser. Ctrl-C stops everything.\n",
             models.len()
         );
+        if let Some(dir) = self.args.models.clone().filter(|_| self.watching()) {
+            let live = Live::new(
+                deployer,
+                app,
+                self.started.model_tasks(),
+                self.started.model_stop_signal(),
+            );
+            for a in adopted {
+                live.adopt(a).await;
+            }
+            let every = self.args.watch_interval;
+            println!(
+                "  watching {} every {every:?}: models added, changed or removed there are deployed, upgraded or removed\n",
+                dir.display()
+            );
+            tokio::spawn(watch::watch(dir, live, every, self.started.model_stopper()));
+        }
         // Scripts and tests wait for this line.
         println!("stack ready");
         Ok(())
@@ -158,7 +184,7 @@ impl<'a> Stack<'a> {
         let service = recipe.serve(loaded, listen).await?;
         let serving = Serving {
             url: service.local_url(),
-            server: service.server.clone(),
+            slot: service.slot.clone(),
         };
         let stop = self.started.service_stopper();
         self.started.service(tokio::spawn(service.run_until(stop)));
@@ -176,11 +202,17 @@ impl<'a> Stack<'a> {
         recipe.seed(&service.server).await?;
         let serving = Serving {
             url: service.local_url(),
-            server: service.server.clone(),
+            slot: service.slot.clone(),
         };
         let stop = self.started.service_stopper();
         self.started.service(tokio::spawn(service.run_until(stop)));
         Ok((serving, recipe.token_note()))
+    }
+
+    /// Whether `--models DIR` is watched for changes (one deployment per model, a non-zero
+    /// `--watch-interval`).
+    fn watching(&self) -> bool {
+        self.args.models.is_some() && self.args.copies == 1 && !self.args.watch_interval.is_zero()
     }
 
     fn variables(&self, extra: &[(&str, String)]) -> Result<Variables> {
@@ -206,14 +238,19 @@ impl<'a> Stack<'a> {
 }
 
 /// Waits for each model to register or fail, printing its line; gives back those serving.
-async fn wait_for_models(deployments: Deployments) -> Result<Vec<(String, Arc<ComponentServer>)>> {
+/// Those serving come back with what a watched directory needs to manage them.
+async fn wait_for_models(
+    deployments: Deployments,
+) -> Result<(Vec<(String, Arc<ServerSlot>)>, Vec<live::Adopted>)> {
     let mut serving = Vec::new();
+    let mut adopted = Vec::new();
     for starting in deployments.starting {
         let name = starting.name;
         match unless_stopped(starting.outcome).await.ok_or(Stopped)? {
             Ok(Ok(addr)) => {
                 println!("  {:<24} {:<32} registered", name, format!("http://{addr}"));
-                serving.push((name, starting.server));
+                serving.push((name, starting.slot));
+                adopted.extend(starting.adopt);
             }
             Ok(Err(why)) => println!("  {:<24} {:<32} failed: {why}", name, "-"),
             Err(_) => println!("  {:<24} {:<32} stopped", name, "-"),
@@ -222,5 +259,5 @@ async fn wait_for_models(deployments: Deployments) -> Result<Vec<(String, Arc<Co
     for (name, why) in &deployments.skipped {
         println!("  {name:<24} {:<32} not deployed: {why}", "-");
     }
-    Ok(serving)
+    Ok((serving, adopted))
 }

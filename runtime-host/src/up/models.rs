@@ -30,7 +30,7 @@ fn default_models_dir() -> Option<PathBuf> {
 
 /// The models in `dir`: each `.wasm` as a component of its own, each subdirectory with a
 /// `model.toml` as the ONNX model component with that directory mounted at /model.
-fn models_in(dir: &Path) -> Result<Vec<ModelSpec>> {
+pub fn models_in(dir: &Path) -> Result<Vec<ModelSpec>> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading --models {}", dir.display()))?
         .flatten()

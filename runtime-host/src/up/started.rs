@@ -4,13 +4,17 @@
 
 use anyhow::Result;
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+
+/// Model deployment tasks: `up` adds to them after start-up too (a watched `--models`).
+pub type ModelTasks = Arc<Mutex<Vec<JoinHandle<Result<()>>>>>;
 
 pub struct Started {
     stop_models: watch::Sender<bool>,
     stop_services: watch::Sender<bool>,
-    models: Vec<JoinHandle<Result<()>>>,
+    models: ModelTasks,
     services: Vec<JoinHandle<Result<()>>>,
 }
 
@@ -27,7 +31,7 @@ impl Started {
         Self {
             stop_models: watch::channel(false).0,
             stop_services: watch::channel(false).0,
-            models: Vec::new(),
+            models: ModelTasks::default(),
             services: Vec::new(),
         }
     }
@@ -37,13 +41,26 @@ impl Started {
         stopper(&self.stop_models.subscribe())
     }
 
+    /// `up`'s stop of every model, to combine with a deployment's own.
+    pub fn model_stop_signal(&self) -> watch::Receiver<bool> {
+        self.stop_models.subscribe()
+    }
+
+    /// The model tasks, shared with whatever deploys models later.
+    pub fn model_tasks(&self) -> ModelTasks {
+        self.models.clone()
+    }
+
     /// What a service (registry, chat, app port) waits on to stop.
     pub fn service_stopper(&self) -> impl Future<Output = ()> + use<> {
         stopper(&self.stop_services.subscribe())
     }
 
     pub fn model(&mut self, task: JoinHandle<Result<()>>) {
-        self.models.push(task);
+        self.models
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(task);
     }
 
     pub fn service(&mut self, task: JoinHandle<Result<()>>) {
@@ -53,8 +70,15 @@ impl Started {
     /// Stops everything started, in order, and waits for it.
     pub async fn stop(self) {
         self.stop_models.send_replace(true);
-        for t in self.models {
-            let _ = t.await;
+        // Deployments added while stopping are stopped by the same signal: take until none.
+        loop {
+            let tasks = std::mem::take(&mut *self.models.lock().unwrap_or_else(|p| p.into_inner()));
+            if tasks.is_empty() {
+                break;
+            }
+            for t in tasks {
+                let _ = t.await;
+            }
         }
         self.stop_services.send_replace(true);
         for t in self.services {

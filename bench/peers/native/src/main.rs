@@ -52,6 +52,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Full<Byte
                 status: "ok".into(),
                 model: MolProp.name().into(),
                 version: SPEC_VERSION.into(),
+                model_version: None,
             },
         ),
         (Method::GET, "/metrics") => {

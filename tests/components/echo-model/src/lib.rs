@@ -27,6 +27,7 @@ impl Model for Echo {
             license: "MIT".into(),
             citation: "none".into(),
             maintainer: "tests".into(),
+            model_version: None,
         }
     }
     fn capabilities(&self) -> Capabilities {
