@@ -82,6 +82,8 @@ struct Route {
 #[derive(Default)]
 pub struct AppRouter {
     routes: std::sync::RwLock<Vec<Arc<Route>>>,
+    /// `up`'s admin API under `/admin/`, once the stack has started.
+    admin: std::sync::OnceLock<Arc<crate::up::admin::Admin>>,
 }
 
 impl AppRouter {
@@ -120,6 +122,11 @@ impl AppRouter {
         app.route(CONSOLE_ROUTE, console)
     }
 
+    /// Serves the admin API under [`crate::up::admin::PREFIX`] from now on.
+    pub fn set_admin(&self, admin: Arc<crate::up::admin::Admin>) {
+        let _ = self.admin.set(admin);
+    }
+
     /// Serves model `name` at `/models/<name>/...` from now on.
     pub fn add_model(&self, name: &str, slot: &Arc<ServerSlot>) {
         self.insert(&model_route(name), slot);
@@ -153,6 +160,11 @@ impl Handler for AppRouter {
         // interface uses (models are under /models/<name>/, with their JSON /metrics).
         if path == crate::metrics::exposition::PATH {
             return crate::metrics::exposition::answer(req.method()).await;
+        }
+        if let Some(admin) = self.admin.get()
+            && (path.starts_with(crate::up::admin::PREFIX) || path == "/admin")
+        {
+            return admin.answer(req).await;
         }
         let Some((route, info)) = self.find(&path) else {
             return responses::error(

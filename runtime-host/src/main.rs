@@ -26,6 +26,7 @@ mod server;
 mod signals;
 mod slot;
 mod state;
+mod token;
 mod up;
 mod variables;
 

@@ -28,7 +28,7 @@ pub fn label(path: &str) -> &'static str {
 /// The error code of an error answer: the one the answer names if it is the
 /// specification's, else the code its status stands for.
 pub fn error_code(named: Option<&str>, status: u16) -> &'static str {
-    if let Some(code) = named.and_then(|n| ErrorCode::ALL.iter().find(|c| c.as_str() == n)) {
+    if let Some(code) = named.and_then(ErrorCode::from_wire) {
         return code.as_str();
     }
     match status {

@@ -93,9 +93,9 @@ impl Stack<'_> {
         let mut skipped = Vec::new();
         let watched = self.watching();
         for spec in model_specs(self.args.models.as_deref())? {
-            let version = super::live::version_of(&spec.source)?;
+            let version = super::versions::version_of(&spec.source)?;
             let spec = if watched {
-                super::live::snapshot(spec, &deployer.runtime.data_dir, &version)?
+                super::versions::snapshot(spec, &deployer.runtime.data_dir, &version)?
             } else {
                 spec
             };

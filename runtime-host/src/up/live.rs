@@ -16,75 +16,28 @@
 
 use super::deploy::{Deployer, Ready};
 use super::models::ModelSpec;
+use super::versions::{Fingerprint, snapshot, version_of};
 use crate::app::AppRouter;
 use crate::keyvalue::KeyValue;
 use crate::slot::ServerSlot;
 use anyhow::{Context, Result};
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::SystemTime;
 use tokio::sync::{Mutex, oneshot};
 use tokio::task::JoinHandle;
 
-/// What a model's files look like now (path, size, modification time of each file): cheap
-/// to take every scan; a difference means a new version.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Fingerprint(Vec<(PathBuf, u64, Option<SystemTime>)>);
-
-impl Fingerprint {
-    pub fn of(source: &Path) -> Self {
-        let mut files = Vec::new();
-        walk(source, &mut |p, meta| {
-            files.push((p.to_owned(), meta.len(), meta.modified().ok()))
-        });
-        files.sort();
-        Self(files)
-    }
-}
-
-/// Calls `visit` on every file under `path` (or `path` itself, if a file).
-fn walk(path: &Path, visit: &mut dyn FnMut(&Path, &std::fs::Metadata)) {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return;
-    };
-    if meta.is_file() {
-        visit(path, &meta);
-    } else if meta.is_dir()
-        && let Ok(entries) = std::fs::read_dir(path)
-    {
-        for e in entries.flatten() {
-            walk(&e.path(), visit);
-        }
-    }
-}
-
-/// A version's name: `sha256:` and the first 12 hex digits of the SHA-256 of its files
-/// (relative paths and contents, in order), so the same files are the same version on
-/// every machine.
-pub fn version_of(source: &Path) -> Result<String> {
-    let mut files = Vec::new();
-    walk(source, &mut |p, _| files.push(p.to_owned()));
-    files.sort();
-    let mut hash = Sha256::new();
-    for file in &files {
-        let relative = file.strip_prefix(source).unwrap_or(file);
-        hash.update(relative.to_string_lossy().as_bytes());
-        hash.update([0]);
-        hash.update(std::fs::read(file).with_context(|| format!("reading {}", file.display()))?);
-    }
-    let digest = hash.finalize();
-    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    Ok(format!("sha256:{hex}"))
-}
-
 /// One deployment `up` manages.
 struct Entry {
-    /// `None` while it is starting.
+    /// `None` while it is starting (or when its start failed).
     slot: Option<Arc<ServerSlot>>,
     kv: Option<KeyValue>,
     version: String,
+    source: PathBuf,
+    origin: Origin,
+    /// Where it serves, once it does.
+    addr: Option<SocketAddr>,
     fingerprint: Fingerprint,
     /// The files of the last version that failed to deploy, and why: not tried again until
     /// they change.
@@ -94,19 +47,80 @@ struct Entry {
     busy: bool,
 }
 
+/// Who manages a deployment: the watched directory, or the admin API (which the directory's
+/// scans leave alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    Directory,
+    Api,
+}
+
+/// A deployment as the admin API lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Listed {
+    pub name: String,
+    /// `serving`, `starting`, `upgrading` or `failed`.
+    pub status: &'static str,
+    pub version: String,
+    pub source: PathBuf,
+    pub origin: Origin,
+    pub url: Option<String>,
+    /// Why the last new version was refused (the one serving, if any, kept serving).
+    pub refused: Option<String>,
+}
+
 impl Entry {
     /// A model being added: nothing serving yet, and busy so no other scan adds it again.
-    fn starting() -> Self {
+    fn starting(spec: &ModelSpec, origin: Origin) -> Self {
         Self {
             slot: None,
             kv: None,
             version: String::new(),
+            source: spec.source.clone(),
+            origin,
+            addr: None,
             fingerprint: Fingerprint::default(),
             rejected: None,
             stop: None,
             busy: true,
         }
     }
+}
+
+impl Entry {
+    fn listed(&self, name: &str) -> Listed {
+        let status = match (&self.slot, self.busy) {
+            (Some(_), true) => "upgrading",
+            (Some(_), false) => "serving",
+            (None, true) => "starting",
+            (None, false) => "failed",
+        };
+        Listed {
+            name: name.to_owned(),
+            status,
+            version: self.version.clone(),
+            source: self.source.clone(),
+            origin: self.origin,
+            url: self.addr.map(|a| format!("http://{a}")),
+            refused: self.rejected.as_ref().map(|(_, why)| why.clone()),
+        }
+    }
+}
+
+/// Why the admin API's request was not carried out.
+#[derive(Debug)]
+pub enum Refused {
+    /// A deployment of that name exists.
+    Taken,
+    /// No deployment of that name.
+    Unknown,
+    /// It is starting or being upgraded.
+    Busy,
+    /// It was removed meanwhile.
+    Gone,
+    /// The version failed (compilation, self-test, registration): why.
+    Failed(String),
 }
 
 enum Action {
@@ -140,12 +154,28 @@ impl Live {
         })
     }
 
-    pub async fn names(&self) -> Vec<String> {
-        self.entries.lock().await.keys().cloned().collect()
+    /// The deployments the watched directory manages.
+    pub async fn watched_names(&self) -> Vec<String> {
+        let entries = self.entries.lock().await;
+        entries
+            .iter()
+            .filter(|(_, e)| e.origin == Origin::Directory)
+            .map(|(name, _)| name.clone())
+            .collect()
     }
 
-    /// Takes `spec` as it is now: adds it if new, upgrades it if its files changed since
-    /// the version serving (and since a version refused).
+    /// Every deployment, by name.
+    pub async fn list(&self) -> Vec<Listed> {
+        let entries = self.entries.lock().await;
+        entries.iter().map(|(name, e)| e.listed(name)).collect()
+    }
+
+    pub async fn get(&self, name: &str) -> Option<Listed> {
+        self.entries.lock().await.get(name).map(|e| e.listed(name))
+    }
+
+    /// Takes `spec` of the watched directory as it is now: adds it if new, upgrades it if
+    /// its files changed since the version serving (and since a version refused).
     pub async fn ensure(self: &Arc<Self>, spec: ModelSpec, fingerprint: Fingerprint) {
         let name = spec.name.clone();
         // Decided and marked under one lock, so two scans never deploy the same model at once.
@@ -153,10 +183,10 @@ impl Live {
             let mut entries = self.entries.lock().await;
             match entries.get_mut(&name) {
                 None => {
-                    entries.insert(name.clone(), Entry::starting());
+                    entries.insert(name.clone(), Entry::starting(&spec, Origin::Directory));
                     Some(Action::Add)
                 }
-                Some(e) if e.busy => None,
+                Some(e) if e.busy || e.origin != Origin::Directory => None,
                 Some(e)
                     if e.fingerprint == fingerprint
                         || e.rejected.as_ref().is_some_and(|(f, _)| *f == fingerprint) =>
@@ -174,20 +204,95 @@ impl Live {
                 }
             }
         };
-        let outcome = match action {
-            None => return,
-            Some(Action::Upgrade) => self.upgrade(spec, fingerprint.clone()).await,
-            Some(Action::Add) => self.add(spec, fingerprint.clone()).await,
-        };
-        let mut entries = self.entries.lock().await;
-        if let Some(entry) = entries.get_mut(&name) {
-            entry.busy = false;
-            if let Err(e) = outcome {
-                let why = format!("{e:#}");
-                tracing::error!(model = %name, error = %why, "new version refused; the deployment serving (if any) keeps serving");
-                entry.rejected = Some((fingerprint, why));
+        if let Some(action) = action {
+            let _ = self.run(action, spec, fingerprint).await;
+        }
+    }
+
+    /// Deploys `spec` (admin API): refused if its name is taken; waits until it serves.
+    pub async fn deploy(self: &Arc<Self>, spec: ModelSpec) -> Result<Listed, Refused> {
+        let name = spec.name.clone();
+        {
+            let mut entries = self.entries.lock().await;
+            if entries.contains_key(&name) {
+                return Err(Refused::Taken);
+            }
+            entries.insert(name.clone(), Entry::starting(&spec, Origin::Api));
+        }
+        let fingerprint = Fingerprint::of(&spec.source);
+        match self.run(Action::Add, spec, fingerprint).await {
+            Ok(()) => self.get(&name).await.ok_or(Refused::Gone),
+            Err(why) => {
+                // A model the API could not start is not kept (its name is free again).
+                self.entries.lock().await.remove(&name);
+                Err(Refused::Failed(why))
             }
         }
+    }
+
+    /// Loads `name`'s source again as a new version (admin API), whether or not its files
+    /// changed: it takes over only if it passes its self-test.
+    pub async fn reload(self: &Arc<Self>, name: &str) -> Result<Listed, Refused> {
+        let source = {
+            let mut entries = self.entries.lock().await;
+            let e = entries.get_mut(name).ok_or(Refused::Unknown)?;
+            if e.busy || e.slot.is_none() {
+                return Err(Refused::Busy);
+            }
+            e.busy = true;
+            e.source.clone()
+        };
+        let spec = super::models::model_spec(&source).map(|mut spec| {
+            spec.name = name.to_owned();
+            spec
+        });
+        let outcome = match spec {
+            Ok(spec) => {
+                let fingerprint = Fingerprint::of(&spec.source);
+                self.run(Action::Upgrade, spec, fingerprint).await
+            }
+            Err(e) => {
+                self.done(name, Err(format!("{e:#}")), Fingerprint::default())
+                    .await
+            }
+        };
+        match outcome {
+            Ok(()) => self.get(name).await.ok_or(Refused::Gone),
+            Err(why) => Err(Refused::Failed(why)),
+        }
+    }
+
+    /// Runs a decided add or upgrade (the entry is marked busy) and records how it ended.
+    async fn run(
+        self: &Arc<Self>,
+        action: Action,
+        spec: ModelSpec,
+        fingerprint: Fingerprint,
+    ) -> Result<(), String> {
+        let name = spec.name.clone();
+        let outcome = match action {
+            Action::Upgrade => self.upgrade(spec, fingerprint.clone()).await,
+            Action::Add => self.add(spec, fingerprint.clone()).await,
+        };
+        self.done(&name, outcome.map_err(|e| format!("{e:#}")), fingerprint)
+            .await
+    }
+
+    async fn done(
+        &self,
+        name: &str,
+        outcome: Result<(), String>,
+        fingerprint: Fingerprint,
+    ) -> Result<(), String> {
+        let mut entries = self.entries.lock().await;
+        if let Some(entry) = entries.get_mut(name) {
+            entry.busy = false;
+            if let Err(why) = &outcome {
+                tracing::error!(model = %name, error = %why, "new version refused; the deployment serving (if any) keeps serving");
+                entry.rejected = Some((fingerprint, why.clone()));
+            }
+        }
+        outcome
     }
 
     /// Compiles `spec` (its model directory snapshotted) with its version.
@@ -201,12 +306,15 @@ impl Live {
     }
 
     /// Records a deployment `up` started itself, so later changes upgrade or remove it.
-    pub async fn adopt(&self, started: Adopted) {
+    pub async fn adopt(&self, started: Adopted, addr: SocketAddr, origin: Origin) {
         let entry = Entry {
             slot: Some(started.slot),
             kv: Some(started.kv),
             version: started.version,
             fingerprint: Fingerprint::of(&started.source),
+            source: started.source,
+            origin,
+            addr: Some(addr),
             rejected: None,
             stop: Some(started.stop),
             busy: false,
@@ -233,6 +341,7 @@ impl Live {
         match starting.outcome.await {
             Ok(Ok(addr)) => {
                 if let Some(e) = self.entries.lock().await.get_mut(&name) {
+                    e.addr = Some(addr);
                     e.slot = Some(slot.clone());
                     e.kv = Some(kv);
                     e.version = version.clone();
@@ -304,16 +413,18 @@ impl Live {
         Ok(())
     }
 
-    /// Stops routing `name`, then stops it (requests in flight finish; it unregisters).
-    pub async fn remove(&self, name: &str) {
+    /// Stops routing `name`, then stops it (requests in flight finish; it unregisters);
+    /// `false` if there is no such deployment.
+    pub async fn remove(&self, name: &str) -> bool {
         let Some(mut entry) = self.entries.lock().await.remove(name) else {
-            return;
+            return false;
         };
         self.app.remove_model(name);
         if let Some(stop) = entry.stop.take() {
             let _ = stop.send(());
         }
         tracing::info!(model = %name, "model removed; stopping it");
+        true
     }
 }
 
@@ -327,28 +438,6 @@ pub struct Adopted {
     pub stop: oneshot::Sender<()>,
 }
 
-/// A model directory's files copied to `snapshots/<name>/<version>/` of the data directory
-/// and mounted from there, so a version's files stay as they were while it serves; a
-/// component is read once, when compiled, and needs none.
-pub fn snapshot(mut spec: ModelSpec, data_dir: &Path, version: &str) -> Result<ModelSpec> {
-    if !spec.source.is_dir() {
-        return Ok(spec);
-    }
-    let dir = data_dir
-        .join("snapshots")
-        .join(&spec.name)
-        .join(version.replace(':', "-"));
-    if !dir.is_dir() {
-        let partial = dir.with_extension("partial");
-        let _ = std::fs::remove_dir_all(&partial);
-        copy_dir(&spec.source, &partial)?;
-        std::fs::rename(&partial, &dir)?;
-    }
-    let dir = std::fs::canonicalize(&dir)?;
-    spec.mounts = vec![format!("{}:/model", dir.display())];
-    Ok(spec)
-}
-
 /// The model name the deployment in `slot` serves (its `/info`).
 async fn model_name(slot: &ServerSlot) -> Result<String> {
     let (status, body) = slot.current().call("GET", "/info").await?;
@@ -360,25 +449,16 @@ async fn model_name(slot: &ServerSlot) -> Result<String> {
     Ok(info.name)
 }
 
-/// Resolves when `up` stops every model or this one's own stop arrives (or is dropped).
+/// Resolves when `up` stops every model or this one's own stop is sent. A dropped sender
+/// is not a stop (a deployment nobody manages stops with `up`).
 pub async fn either(mut all: tokio::sync::watch::Receiver<bool>, own: oneshot::Receiver<()>) {
+    let own = async {
+        if own.await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
     tokio::select! {
         _ = all.wait_for(|stop| *stop) => {}
         _ = own => {}
     }
-}
-
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to)?;
-    for e in std::fs::read_dir(from)? {
-        let e = e?;
-        let target = to.join(e.file_name());
-        if e.file_type()?.is_dir() {
-            copy_dir(&e.path(), &target)?;
-        } else {
-            std::fs::copy(e.path(), &target)
-                .with_context(|| format!("copying {}", e.path().display()))?;
-        }
-    }
-    Ok(())
 }

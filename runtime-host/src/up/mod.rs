@@ -28,10 +28,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 
+pub(crate) mod admin;
 mod deploy;
 mod live;
 pub(crate) mod models;
 mod started;
+mod versions;
 mod watch;
 use live::Live;
 use started::Started;
@@ -153,16 +155,37 @@ impl<'a> Stack<'a> {
             "\n  {} model(s) serving. Open {app_url}/ in a browser. Ctrl-C stops everything.\n",
             models.len()
         );
-        if let Some(dir) = self.args.models.clone().filter(|_| self.watching()) {
-            let live = Live::new(
-                deployer,
-                app,
-                self.started.model_tasks(),
-                self.started.model_stop_signal(),
-            );
-            for a in adopted {
-                live.adopt(a).await;
+        let live = Live::new(
+            deployer,
+            app.clone(),
+            self.started.model_tasks(),
+            self.started.model_stop_signal(),
+        );
+        let watched = self.watching();
+        let origin = if watched {
+            live::Origin::Directory
+        } else {
+            live::Origin::Api
+        };
+        if self.args.copies == 1 {
+            for (a, addr) in adopted {
+                live.adopt(a, addr, origin).await;
             }
+        }
+        let token = crate::token::Token::load(
+            "UP_ADMIN_TOKEN",
+            &self.args.runtime.data_dir,
+            "admin_token",
+        )?;
+        let admin = Arc::new(admin::Admin::new(live.clone(), token));
+        println!(
+            "  {:<24} {:<32} ready ({})\n",
+            "admin API",
+            format!("{app_url}/admin/deployments"),
+            admin.token_note()
+        );
+        app.set_admin(admin);
+        if let Some(dir) = self.args.models.clone().filter(|_| watched) {
             let every = self.args.watch_interval;
             println!(
                 "  watching {} every {every:?}: models added, changed or removed there are deployed, upgraded or removed\n",
@@ -241,7 +264,10 @@ impl<'a> Stack<'a> {
 /// Those serving come back with what a watched directory needs to manage them.
 async fn wait_for_models(
     deployments: Deployments,
-) -> Result<(Vec<(String, Arc<ServerSlot>)>, Vec<live::Adopted>)> {
+) -> Result<(
+    Vec<(String, Arc<ServerSlot>)>,
+    Vec<(live::Adopted, SocketAddr)>,
+)> {
     let mut serving = Vec::new();
     let mut adopted = Vec::new();
     for starting in deployments.starting {
@@ -250,7 +276,7 @@ async fn wait_for_models(
             Ok(Ok(addr)) => {
                 println!("  {:<24} {:<32} registered", name, format!("http://{addr}"));
                 serving.push((name, starting.slot));
-                adopted.extend(starting.adopt);
+                adopted.extend(starting.adopt.map(|a| (a, addr)));
             }
             Ok(Err(why)) => println!("  {:<24} {:<32} failed: {why}", name, "-"),
             Err(_) => println!("  {:<24} {:<32} stopped", name, "-"),

@@ -6,8 +6,9 @@
 //! Polling rather than file-system events: it sees the same on every file system (network
 //! and container mounts included) and costs a directory listing and a few `stat`s a scan.
 
-use super::live::{Fingerprint, Live};
+use super::live::Live;
 use super::models::models_in;
+use super::versions::Fingerprint;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
@@ -41,7 +42,7 @@ pub async fn watch(dir: PathBuf, live: Arc<Live>, every: Duration, stop: impl Fu
         }
         // Gone for two scans in a row: removed.
         if !first {
-            for name in live.names().await {
+            for name in live.watched_names().await {
                 if !now.contains_key(&name) && !last.contains_key(&name) {
                     live.remove(&name).await;
                 }
