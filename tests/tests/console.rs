@@ -656,3 +656,94 @@ async fn accessibility(browser: &Browser, stack: &Stack) {
     );
     browser.screenshot("models-phone").await;
 }
+
+/// The Deployments section of the models page, against `up`'s admin API: the token shows the
+/// deployments with status and version; a model deployed from a path serves; a reload keeps
+/// serving; undeploy needs a second click; a wrong token shows the API's message.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_deployments_section_manages_models_in_a_real_browser() {
+    let Some(browser) = Browser::start("the_deployments_section", 1280, 1000).await else {
+        return;
+    };
+    let models = e2e_tests::temp_dir();
+    std::fs::copy(
+        e2e_tests::component("molprop"),
+        models.path().join("molprop.wasm"),
+    )
+    .unwrap();
+    let stack = Stack::up(&["--models", models.path().to_str().unwrap()], 6);
+    let token = std::fs::read_to_string(stack.data_dir().join("admin_token")).unwrap();
+    browser.goto(&stack.app("/#/models")).await;
+    browser
+        .wait_text("#deployments", |t| t.contains("Enter the admin token"))
+        .await;
+    browser.type_into("#deploy-token", token.trim()).await;
+    browser.click("#deploy-show").await;
+    let listed = browser
+        .wait_text("#deployments", |t| {
+            t.contains("molprop") && t.contains("serving")
+        })
+        .await;
+    assert!(listed.contains("sha256:"), "{listed}");
+
+    // Deploy from a path on the server.
+    let echo = e2e_tests::component("echo-model");
+    browser
+        .type_into("#deploy-path", echo.to_str().unwrap())
+        .await;
+    browser.type_into("#deploy-name", "echo-ui").await;
+    browser.click("#deploy-submit").await;
+    browser
+        .wait_text("#deploy-status", |t| t.contains("echo-ui is serving"))
+        .await;
+    browser
+        .wait_text("#deployments", |t| t.contains("echo-ui"))
+        .await;
+    let c = Client::new();
+    assert_eq!(
+        c.get(&stack.app("/models/echo-ui/health")).await.status,
+        200
+    );
+    browser.screenshot("deployments").await;
+
+    // Reload molprop: it serves on.
+    browser.click(r#"button.reload[data-name="molprop"]"#).await;
+    browser
+        .wait_text("#deploy-status", |t| {
+            t.contains("Reload molprop: molprop is serving")
+        })
+        .await;
+
+    // Undeploy echo-ui: the first click arms the button, the second undeploys.
+    browser
+        .click(r#"button.undeploy[data-name="echo-ui"]"#)
+        .await;
+    browser
+        .wait_text(r#"button.undeploy[data-name="echo-ui"]"#, |t| {
+            t == "Confirm undeploy"
+        })
+        .await;
+    browser
+        .click(r#"button.undeploy[data-name="echo-ui"]"#)
+        .await;
+    browser
+        .wait_text("#deploy-status", |t| t.contains("Undeploy echo-ui"))
+        .await;
+    browser
+        .wait_text("#deployments", |t| {
+            t.contains("molprop") && !t.contains("echo-ui")
+        })
+        .await;
+    assert_eq!(
+        c.get(&stack.app("/models/echo-ui/health")).await.status,
+        404
+    );
+
+    // A wrong token: the API's own message.
+    browser.type_into("#deploy-token", "not-the-token").await;
+    browser.click("#deploy-show").await;
+    browser
+        .wait_text("#deployments", |t| t.contains("wrong admin token"))
+        .await;
+    browser.close().await;
+}

@@ -30,6 +30,7 @@ static ASSETS: &[Asset] = &[
     asset!("js/api.js", JS),
     asset!("js/dom.js", JS),
     asset!("js/models.js", JS),
+    asset!("js/deployments.js", JS),
     asset!("js/results.js", JS),
     asset!("js/tryit.js", JS),
     asset!("js/batch.js", JS),

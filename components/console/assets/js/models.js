@@ -3,6 +3,7 @@
 
 import { call, callAll, consoleConfig, modelPath } from "./api.js";
 import { h, replace, table, facts, errorBox, badge, num, when } from "./dom.js";
+import { deploymentsSection } from "./deployments.js";
 
 /** How often live tables refresh. */
 const REFRESH_MS = 3000;
@@ -61,7 +62,8 @@ async function modelCard(name) {
   const m = metrics.ok ? metrics.value : null;
   return h("li", { class: "card" },
     h("h3", {}, h("a", { href: `#/models/${encodeURIComponent(name)}` }, name), " ", status),
-    health.ok ? h("p", { class: "muted" }, `${health.value.model} ${health.value.version}`)
+    health.ok ? h("p", { class: "muted" }, `${health.value.model} ${health.value.version}`,
+      health.value.model_version ? ` · version ${health.value.model_version}` : "")
       : errorBox(health.error, "Health"),
     m ? h("dl", { class: "stats" },
       h("dt", {}, "Requests"), h("dd", {}, num(m.requests_served)),
@@ -93,7 +95,8 @@ export async function modelsPage(onCleanup) {
     h("h2", {}, "Models in this app"),
     served.length ? cards
       : h("p", { class: "muted" }, "This app serves no models under /models/ (the console's ",
-        h("code", {}, "models"), " variable is empty)."));
+        h("code", {}, "models"), " variable is empty)."),
+    deploymentsSection(onCleanup));
   await live(async () => {
     try {
       const listing = await call("/registry");
