@@ -109,6 +109,11 @@ async fn prometheus_scrapes_the_stack_and_promql_sees_the_traffic() {
         .query(r#"runtime_host_instances_live{deployment="molprop"}"#)
         .await;
     assert!(live.is_some_and(|n| n >= 1.0), "{live:?}");
+    // The registry's process monitor reports the registrations it sees (molprop's).
+    prom.eventually("runtime_host_registry_active_registrations", SCRAPED, |n| {
+        n >= 1.0
+    })
+    .await;
     dashboard_queries_work(&prom).await;
 }
 

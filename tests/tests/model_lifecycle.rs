@@ -64,7 +64,16 @@ async fn registers_with_its_pid_and_serves_on_the_assigned_port() {
             .as_array()
             .is_some_and(|a| !a.is_empty())
     );
-    assert_eq!(c.get(&m.url("/health")).await.value()["status"], "ok");
+    // Its version (a digest of the component) in the registration, /health and every answer.
+    let version = entry.metadata["model_version"].as_str().unwrap_or_default();
+    assert!(
+        version.starts_with("sha256:") && version.len() == 19,
+        "{entry:?}"
+    );
+    let health = c.get(&m.url("/health")).await;
+    assert_eq!(health.value()["status"], "ok");
+    assert_eq!(health.value()["model_version"], version);
+    assert_eq!(health.header("x-model-version"), Some(version));
     assert!(m.output().contains("Lightweight AI Model API Runtime Specification 1.2, (c) 2025 Paramus Transform LLC, MIT License"));
 }
 

@@ -64,21 +64,22 @@ pub async fn run(args: ModelArgs) -> Result<()> {
         trigger: trigger.clone(),
     };
     let kv = args.runtime.key_value().await?;
-    let loaded = Loaded::load(&args.component, &args.runtime, kv, &[], Some(route))?;
+    // Its version: a digest of the component (an ONNX manifest may name its own in /info).
+    let version = crate::up::versions::version_of(&args.component)?;
+    let vars = [("model_version", version.clone())];
+    let loaded = Loaded::load(&args.component, &args.runtime, kv, &vars, Some(route))?;
+    loaded.server.set_version(&version);
     let stop = async move {
         tokio::select! {
             _ = shutdown_signal() => {},
             _ = trigger.notified() => tracing::info!("shutdown requested over HTTP"),
         }
     };
-    deploy(
-        loaded,
-        &args.component,
-        DeployOptions::from_args(&args),
-        stop,
-        |_| {},
-    )
-    .await
+    let opts = DeployOptions {
+        model_version: Some(version),
+        ..DeployOptions::from_args(&args)
+    };
+    deploy(loaded, &args.component, opts, stop, |_| {}).await
 }
 
 /// Self-test runs before a model is declared failed, when it ran out of time or found the

@@ -33,7 +33,7 @@ mod deploy;
 mod live;
 pub(crate) mod models;
 mod started;
-mod versions;
+pub(crate) mod versions;
 mod watch;
 use live::Live;
 use started::Started;
