@@ -15,19 +15,6 @@ fn base(url: &str) -> &str {
     url.trim_end_matches('/')
 }
 
-/// Percent-encodes a query value (ids are normally URL-safe; other services' may not be).
-fn encode_query(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// Writes every dialog, in the order `/api/chats` lists them, as one JSON array. Dialogs are
 /// fetched and written one at a time, so memory holds one dialog however many there are.
 /// Returns how many were written.
@@ -47,7 +34,11 @@ pub async fn export(url: &str, out: &mut dyn Write) -> Result<usize> {
     let mut written = 0;
     out.write_all(b"[")?;
     for s in summaries {
-        let url = format!("{}/api/dialog?id={}", base(url), encode_query(&s.id));
+        let url = format!(
+            "{}/api/dialog?id={}",
+            base(url),
+            service_client::percent_encode(&s.id)
+        );
         let reply = client.send(Method::GET, &url, None, None).await?;
         let dialog: Dialog = match reply.status {
             200 => reply.json()?,
@@ -155,7 +146,7 @@ pub async fn import(file: &Path, url: &str, token: &str) -> Result<ImportReport>
 mod tests {
     #[test]
     fn query_encoding() {
-        assert_eq!(super::encode_query("abc-1_2.~"), "abc-1_2.~");
-        assert_eq!(super::encode_query("a b&c"), "a%20b%26c");
+        assert_eq!(service_client::percent_encode("abc-1_2.~"), "abc-1_2.~");
+        assert_eq!(service_client::percent_encode("a b&c"), "a%20b%26c");
     }
 }

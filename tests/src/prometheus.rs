@@ -66,7 +66,7 @@ impl Prometheus {
     /// The API's answer to `promql`; `None` while Prometheus is not listening yet.
     async fn api_query(&self, promql: &str) -> Option<serde_json::Value> {
         let url = format!("http://127.0.0.1:{}/api/v1/query", self.port);
-        let body = format!("query={}", form_encode(promql)).into_bytes();
+        let body = format!("query={}", service_client::percent_encode(promql)).into_bytes();
         let reply = crate::Client::new()
             .try_send(
                 hyper::Method::POST,
@@ -117,17 +117,4 @@ impl Drop for Prometheus {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// `application/x-www-form-urlencoded` of one value.
-fn form_encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }

@@ -15,6 +15,20 @@ use std::time::Duration;
 pub const USER_AGENT: &str = concat!("runtime-host/", env!("CARGO_PKG_VERSION"));
 
 /// Whether `user_agent` is a `runtime-host`'s ([`USER_AGENT`], of any version).
+/// Percent-encodes `value` for a query string or a form body: everything but the unreserved
+/// characters of RFC 3986 (letters, digits, `-`, `_`, `.`, `~`).
+pub fn percent_encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 pub fn is_host_user_agent(user_agent: &str) -> bool {
     user_agent.starts_with("runtime-host/")
 }
