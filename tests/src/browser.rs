@@ -131,14 +131,26 @@ impl Browser {
         }
     }
 
+    /// Clicks the first element matching `css`. A page that re-renders between finding the
+    /// element and clicking it (a live table) is tried again, a few times.
     pub async fn click(&self, css: &str) {
-        self.client
-            .find(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("no `{css}` to click: {e}"))
-            .click()
-            .await
-            .expect("clicking");
+        for attempt in 1..=3 {
+            let el = self
+                .client
+                .find(Locator::Css(css))
+                .await
+                .unwrap_or_else(|e| panic!("no `{css}` to click: {e}"));
+            match el.click().await {
+                Ok(_) => return,
+                Err(fantoccini::error::CmdError::Standard(e))
+                    if e.error == fantoccini::error::ErrorStatus::StaleElementReference
+                        && attempt < 3 =>
+                {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("clicking `{css}`: {e}"),
+            }
+        }
     }
 
     /// Types `text` into the field `css` (cleared first), as a user would.

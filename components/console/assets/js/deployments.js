@@ -22,19 +22,28 @@ export function deploymentsSection(onCleanup) {
   const name = h("input", { id: "deploy-name", name: "name", placeholder: "name (optional)" });
   /** Undeploys wait for a second click, on the same row. */
   let armed = null;
+  /** What the table shows now: it is rebuilt only when that changes, so a refresh never
+   *  takes a button from under the pointer or the keyboard focus. */
+  let shown = "";
 
   const admin = (where, options = {}) => call(`/admin/deployments${where}`, { ...options, token: token.value.trim() });
 
   async function refresh() {
     if (!token.value.trim()) {
+      shown = "";
       replace(list, h("p", { class: "muted" }, "Enter the admin token to see and manage the deployments."));
       return;
     }
     try {
       const { deployments } = await admin("");
       sessionStorage.setItem(TOKEN_KEY, token.value.trim());
-      replace(list, deploymentsTable(deployments));
+      const now = JSON.stringify([deployments, armed]);
+      if (now !== shown) {
+        shown = now;
+        replace(list, deploymentsTable(deployments));
+      }
     } catch (e) {
+      shown = "";
       const why = e.status === 404 || e.status === 405
         ? { message: "this host has no admin API (runtime-host up has one)" }
         : e;
