@@ -705,6 +705,12 @@ async fn the_deployments_section_manages_models_in_a_real_browser() {
         200
     );
     browser.screenshot("deployments").await;
+    // The models page, opened again, shows the model added while `up` runs.
+    browser.goto(&stack.app("/#/chats")).await;
+    browser.goto(&stack.app("/#/models")).await;
+    browser
+        .wait_text("#served-models", |t| t.contains("echo-ui"))
+        .await;
 
     // Reload molprop: it serves on.
     browser.click(r#"button.reload[data-name="molprop"]"#).await;

@@ -66,15 +66,31 @@ export async function callAll(paths) {
     : { ok: false, error: s.reason }));
 }
 
-let config = null;
-
-/** The console's configuration (`/console.json`): the models served under `/models/`. */
+/** The console's configuration (`/console.json`): the models served under `/models/`. Under
+ *  `runtime-host up` models can be added while it runs: each registration `up` made
+ *  (`runtime-host/<name>`) whose `/models/<name>/health` answers on this origin is added, so
+ *  every page sees the models served now. Asked again for every page. */
 export async function consoleConfig() {
-  if (!config) {
-    config = call("console.json").catch((e) => {
-      config = null;
-      throw e;
-    });
+  const config = await call("console.json");
+  const known = new Set(config.models);
+  let listing = null;
+  try {
+    listing = await call("/registry");
+  } catch {
+    return config; // no registry on this origin: the configured list is all there is
   }
-  return config;
+  const candidates = listing.registrations
+    .map((r) => /^runtime-host\/([A-Za-z0-9._-]+)$/.exec(r.app_name))
+    .filter((m) => m && !known.has(m[1]))
+    .map((m) => m[1]);
+  const served = await Promise.all(candidates.map(async (name) => {
+    try {
+      await call(`${modelPath(name)}/health`);
+      return name;
+    } catch {
+      return null;
+    }
+  }));
+  const added = served.filter(Boolean);
+  return { ...config, models: [...config.models, ...added].sort() };
 }
