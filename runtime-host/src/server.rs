@@ -177,13 +177,12 @@ impl ComponentServer {
             .get(crate::app::PATH_INFO)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let resp = match &self.shutdown {
+        let mut resp = match &self.shutdown {
             Some(route) if path == "/shutdown" && method == hyper::Method::POST => {
                 self.host_shutdown(route, peer)
             }
             _ => self.answer(req).await,
         };
-        let mut resp = resp;
         if let Some(v) = self.version.get() {
             resp.headers_mut().insert(MODEL_VERSION_HEADER, v.clone());
         }

@@ -32,7 +32,7 @@ pub fn error_code(named: Option<&str>, status: u16) -> &'static str {
         return code.as_str();
     }
     match status {
-        400 => "invalid_field",
+        400 => ErrorCode::InvalidField.as_str(),
         401 => ErrorCode::Unauthorized.as_str(),
         403 => ErrorCode::Forbidden.as_str(),
         404 => ErrorCode::NotFound.as_str(),

@@ -265,20 +265,10 @@ impl Live {
                 tracing::info!(model = %name, %version, %addr, "model deployed");
                 Ok(())
             }
-            // Not serving: forgotten, so the next scan tries again once the files change.
-            Ok(Err(why)) => {
-                self.forget_failed(&name, fingerprint, &why).await;
-                Err(anyhow::anyhow!(why))
-            }
+            // Not serving: the entry keeps no fingerprint and `done` records the refusal, so
+            // the next scan tries again once the files change.
+            Ok(Err(why)) => Err(anyhow::anyhow!(why)),
             Err(_) => Err(anyhow::anyhow!("the deployment stopped")),
-        }
-    }
-
-    /// A model that failed to start stays listed as refused, with no deployment.
-    async fn forget_failed(&self, name: &str, fingerprint: Fingerprint, why: &str) {
-        if let Some(e) = self.entries.lock().await.get_mut(name) {
-            e.rejected = Some((fingerprint, why.to_owned()));
-            e.fingerprint = Fingerprint::default();
         }
     }
 
