@@ -134,7 +134,16 @@ fn release_freed_heap() {
 pub fn load_proxy(engine: &Engine, path: &Path) -> Result<ProxyPre<InstanceState>> {
     let bytes =
         std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
-    let component = Component::new(engine, &bytes)
+    proxy_from_bytes(engine, &bytes, path)
+}
+
+/// [`load_proxy`] of a component already read (or made: a snapshot of the one at `path`).
+pub fn proxy_from_bytes(
+    engine: &Engine,
+    bytes: &[u8],
+    path: &Path,
+) -> Result<ProxyPre<InstanceState>> {
+    let component = Component::new(engine, bytes)
         .map_err(anyhow::Error::from)
         .with_context(|| {
             format!(

@@ -19,6 +19,7 @@ mod metrics;
 mod model;
 mod monitor;
 mod predict;
+mod preinit;
 mod registry;
 mod responses;
 mod serve;

@@ -52,7 +52,7 @@ async fn serve_in_process(
     runtime.dirs.extend(spec.mounts.iter().cloned());
     runtime.ai_models.extend(spec.ai_models.iter().cloned());
     let kv = runtime.key_value().await?;
-    let loaded = Loaded::load(&spec.component, &runtime, kv, &[], None)?;
+    let loaded = Loaded::load(&spec.component, &runtime, kv, &[], None).await?;
     if crate::signals::unless_stopped(async {}).await.is_none() {
         bail!("stopped while loading {}", spec.name);
     }

@@ -26,7 +26,8 @@ pub async fn run(args: RegistryArgs) -> Result<()> {
         recipe.kv.clone(),
         &recipe.variables(),
         None,
-    )?;
+    )
+    .await?;
     recipe
         .serve(loaded, args.listen)
         .await?

@@ -44,6 +44,14 @@ pub fn with_start_time<'a>(extra: &[(&'a str, String)]) -> Vec<(&'a str, String)
     vars
 }
 
+/// The name a component's metrics carry until told otherwise: its file's (`molprop` of
+/// molprop.wasm).
+fn metrics_name(component: &Path) -> String {
+    component
+        .file_stem()
+        .map_or("component".into(), |s| s.to_string_lossy().into_owned())
+}
+
 /// A component compiled, linked and ready to answer, not yet bound to an address.
 pub struct Loaded {
     pub server: Arc<ComponentServer>,
@@ -53,8 +61,9 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// Loads one component into its own engine, with the stores `kv`.
-    pub fn load(
+    /// Loads one component into its own engine, with the stores `kv`: pre-initialized where
+    /// the component allows it (see [`crate::preinit`]).
+    pub async fn load(
         component: &Path,
         runtime: &RuntimeArgs,
         kv: KeyValue,
@@ -68,11 +77,29 @@ impl Loaded {
             kv,
             ai: AiGrant::new(runtime.ai_models(), &runtime.ai_models)?,
         };
-        let engine = crate::engine::build_engine(&limits, Some(&runtime.cache_dir()))?;
-        Self::load_in(&engine, component, grants, limits, shutdown)
+        let cache_dir = runtime.cache_dir();
+        let engine = crate::engine::build_engine(&limits, Some(&cache_dir))?;
+        let started = std::time::Instant::now();
+        let prepared =
+            crate::preinit::prepare(&engine, component, &grants, &limits, &cache_dir).await?;
+        tracing::info!(
+            component = %component.display(),
+            load_ms = started.elapsed().as_millis() as u64,
+            snapshot = prepared.snapshot.as_deref().unwrap_or("none"),
+            "component compiled"
+        );
+        let name = metrics_name(component);
+        Ok(Self::from_pre(
+            &name,
+            prepared.pre,
+            grants,
+            limits,
+            shutdown,
+        ))
     }
 
-    /// Loads one component into a shared engine (compiled code and instance pool shared).
+    /// Loads one component into a shared engine (compiled code and instance pool shared),
+    /// as it is: the stack's own services, which have nothing to pre-initialize.
     pub fn load_in(
         engine: &wasmtime::Engine,
         component: &Path,
@@ -87,11 +114,13 @@ impl Loaded {
             load_ms = started.elapsed().as_millis() as u64,
             "component compiled"
         );
-        // Its metrics carry the file's name (`molprop` of molprop.wasm) until told otherwise.
-        let name = component
-            .file_stem()
-            .map_or("component".into(), |s| s.to_string_lossy());
-        Ok(Self::from_pre(&name, pre, grants, limits, shutdown))
+        Ok(Self::from_pre(
+            &metrics_name(component),
+            pre,
+            grants,
+            limits,
+            shutdown,
+        ))
     }
 
     /// A service of an already compiled component: deployments of one component (copies of a
@@ -152,7 +181,8 @@ impl Service {
         kv: KeyValue,
         extra_vars: &[(&str, String)],
     ) -> Result<Self> {
-        Loaded::load(component, runtime, kv, extra_vars, None)?
+        Loaded::load(component, runtime, kv, extra_vars, None)
+            .await?
             .bind(listen)
             .await
     }

@@ -404,6 +404,29 @@ fn bad_model_directories_are_refused_naming_the_file_and_field() {
         "{said}"
     );
 
+    // A graph using an operator this component does not run: refused at deploy time,
+    // naming the operator and the node (the op type renamed in place, same length, so the
+    // protobuf stays well formed).
+    let unknown_op = broken_iris(|d| {
+        let file = d.join("model.onnx");
+        let bytes = std::fs::read(&file).unwrap();
+        let (from, to) = (
+            &b"TreeEnsembleClassifier"[..],
+            &b"TreeEnsembleMadeUpName"[..],
+        );
+        let at = bytes.windows(from.len()).position(|w| w == from).unwrap();
+        let mut edited = bytes.clone();
+        edited[at..at + from.len()].copy_from_slice(to);
+        std::fs::write(&file, edited).unwrap();
+    });
+    let said = refused_model(unknown_op.path());
+    assert!(
+        said.contains("/model/model.onnx")
+            && said.contains("operator `TreeEnsembleMadeUpName`")
+            && said.contains("not supported"),
+        "{said}"
+    );
+
     // Training fingerprints cut short.
     let short = broken("solubility", |d| {
         let file = d.join("training_fingerprints.bin");

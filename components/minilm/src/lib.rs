@@ -18,6 +18,14 @@ use spin_sdk::llm;
 
 struct MiniLm;
 
+/// Builds the word-piece tokenizer (30,522 entries) before the snapshot, so instances do not.
+#[cfg(target_arch = "wasm32")]
+fn preload() {
+    let _ = wordpieces::tokenizer();
+}
+
+model_sdk::preinit!(preload);
+
 #[spin_sdk::http_component]
 async fn handle(req: spin_sdk::http::IncomingRequest) -> model_sdk::Response {
     model_sdk::serve(&MiniLm, req).await

@@ -19,7 +19,9 @@ const VOCAB: &[u8] = include_bytes!("../vocab.txt");
 /// `[CLS]` before the text and `[SEP]` after it.
 const SPECIAL_TOKENS: usize = 2;
 
-fn tokenizer() -> &'static Tokenizer {
+/// The tokenizer, built from the vocabulary once per instance (or once before the snapshot,
+/// see `model_sdk::preinit!`).
+pub fn tokenizer() -> &'static Tokenizer {
     static TOKENIZER: OnceLock<Tokenizer> = OnceLock::new();
     TOKENIZER.get_or_init(|| {
         let vocab = WordPiece::read_bytes(VOCAB).expect("vocab.txt is one entry per line");

@@ -38,6 +38,28 @@ fn declared_width(fact: &InferenceFact) -> Option<usize> {
         .and_then(|w| usize::try_from(w).ok())
 }
 
+/// tract reads an operator it has no builder for as a placeholder that fails later, deep in
+/// optimisation, with a message about shapes. Say it at load time instead, by its ONNX name.
+fn refuse_unsupported_operators(model: &InferenceModel) -> Result<(), String> {
+    let unsupported: Vec<String> = model
+        .nodes()
+        .iter()
+        .filter_map(|node| {
+            let name = node.op.name();
+            let op = name.strip_prefix("Unimplemented(")?.strip_suffix(')')?;
+            Some(format!("operator `{op}` (node `{}`)", node.name))
+        })
+        .collect();
+    if unsupported.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{} not supported by this component (the operators it runs are listed in \
+         docs/DECISIONS.md, \"ONNX operators\"); export the model with supported operators",
+        unsupported.join(", ")
+    ))
+}
+
 impl Graph {
     /// Loads `bytes` for inputs of `width` numbers. `describe_width` says where the width comes
     /// from, for the message when the graph wants another.
@@ -52,6 +74,7 @@ impl Graph {
         let model = onnx
             .model_for_read(&mut std::io::Cursor::new(bytes))
             .map_err(|e| format!("not a model tract can read: {e:#}"))?;
+        refuse_unsupported_operators(&model)?;
         if model.inputs.len() != 1 {
             return Err(format!(
                 "the graph has {} inputs; this component feeds exactly one",

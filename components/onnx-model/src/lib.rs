@@ -39,11 +39,25 @@ pub struct OnnxModel {
     domain: Domain,
 }
 
+/// The model of this instance: loaded by the first request, or before the snapshot by a
+/// host that pre-initializes ([`model_sdk::preinit!`]), so that every instance starts with it.
+#[cfg(target_arch = "wasm32")]
+fn loaded() -> &'static Result<OnnxModel, String> {
+    static MODEL: std::sync::OnceLock<Result<OnnxModel, String>> = std::sync::OnceLock::new();
+    MODEL.get_or_init(|| OnnxModel::load(Path::new(MODEL_DIR)))
+}
+
+#[cfg(target_arch = "wasm32")]
+fn preload() {
+    let _ = loaded();
+}
+
+model_sdk::preinit!(preload);
+
 #[cfg(target_arch = "wasm32")]
 #[spin_sdk::http_component]
 async fn handle(req: spin_sdk::http::IncomingRequest) -> model_sdk::Response {
-    static MODEL: std::sync::OnceLock<Result<OnnxModel, String>> = std::sync::OnceLock::new();
-    match MODEL.get_or_init(|| OnnxModel::load(Path::new(MODEL_DIR))) {
+    match loaded() {
         Ok(model) => model_sdk::serve(model, req).await,
         Err(reason) => model_sdk::serve_unavailable(reason, req).await,
     }

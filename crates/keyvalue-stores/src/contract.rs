@@ -205,6 +205,11 @@ async fn sqlite_keeps_the_contract() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn memory_keeps_the_contract() {
+    keeps_the_contract(Arc::new(super::memory::MemoryStore::default())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_labels_are_apart() {
     let dir = tempfile_dir::Dir::new("labels");
     let db = Arc::new(KvDatabase::open_in(&dir.0).unwrap());

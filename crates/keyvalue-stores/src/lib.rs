@@ -11,6 +11,7 @@
 pub mod config;
 #[cfg(test)]
 mod contract;
+pub mod memory;
 pub mod open;
 pub mod redis;
 pub mod sqlite;
@@ -20,3 +21,8 @@ pub mod wrap;
 
 /// Store label every component gets.
 pub const DEFAULT_LABEL: &str = "default";
+
+/// Store label of state that lives as long as one deployment (a model's counters): kept in
+/// the host's memory ([`memory::MemoryStore`]) unless the runtime configuration names it.
+/// Spin grants no such label by default; guests then keep that state in `default`.
+pub const DEPLOYMENT_LABEL: &str = "deployment";

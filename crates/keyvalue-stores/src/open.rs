@@ -1,7 +1,9 @@
 //! Opens the [`Store`] of every label a [`StoreConfig`] names: SQLite or Redis, each Redis
-//! wrapped in [`Turns`]. A new backend is one more arm here.
+//! wrapped in [`Turns`], and `deployment` in memory unless the file names it. A new backend
+//! is one more arm here.
 
 use super::config::{StoreConfig, StoreSpec};
+use super::memory::MemoryStore;
 use super::redis::RedisStore;
 use super::sqlite::{KvDatabase, SqliteStore};
 use super::store::Store;
@@ -59,5 +61,8 @@ pub async fn open_all(config: &StoreConfig) -> Result<BTreeMap<String, Arc<dyn S
         };
         stores.insert(label.clone(), store);
     }
+    stores
+        .entry(super::DEPLOYMENT_LABEL.to_owned())
+        .or_insert_with(|| Arc::new(MemoryStore::default()));
     Ok(stores)
 }

@@ -25,6 +25,7 @@ mod metrics;
 pub mod openapi;
 pub mod predict;
 mod routes;
+pub mod snapshot;
 
 pub use edge_api::model::*;
 pub use guest_kit::{ApiError, ErrorCode, Response};

@@ -6,6 +6,12 @@
 //! it (Spin), the time the model first answered. A restarted deployment starts fresh
 //! counters, so `requests_served` and `uptime_s` always describe the same run.
 //!
+//! The counters restart with every deployment, so they need no durable write: they are kept
+//! in the `deployment` store where the host grants one (`runtime-host` keeps it in memory,
+//! shared by every instance of the deployment; measured, the two durable SQLite commits per
+//! prediction were the largest cost of molprop's request after the model itself) and in
+//! `default` where it does not (Spin, unless its runtime configuration names the label).
+//!
 //! On a host that reuses instances (`runtime-host`), an instance opens this state once and
 //! keeps it: the deployment's key prefix and start time are the same for every request, and
 //! so is a passed self-test. Counters themselves are always read from the store, which other
@@ -22,6 +28,10 @@ thread_local! {
     /// This instance's deployment state, opened by its first request.
     static OPENED: std::cell::RefCell<Option<Rc<DeploymentState>>> = const { std::cell::RefCell::new(None) };
 }
+
+/// The store label of state that lives as long as one deployment (the host's
+/// `keyvalue_stores::DEPLOYMENT_LABEL`).
+const DEPLOYMENT_STORE: &str = "deployment";
 
 pub fn now_ms() -> u64 {
     SystemTime::now()
@@ -53,7 +63,7 @@ impl DeploymentState {
     }
 
     fn open(model: &str) -> Result<Self, ApiError> {
-        let store = Store::open_default()?;
+        let store = Store::open(DEPLOYMENT_STORE).or_else(|_| Store::open_default())?;
         // An undefined variable is an error on some hosts and `None` on others: both mean
         // "not set" here.
         let from_host = config::variable("deployment_started_at_ms")

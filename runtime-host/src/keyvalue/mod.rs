@@ -5,14 +5,15 @@
 //! words them. The calls are async: a write waits for its commit or Redis's reply without
 //! holding up the executor.
 //!
-//! Only the labels the host was configured with can be opened (`default` always), as under
-//! Spin, where a component sees only the stores its manifest grants.
+//! Only the labels the host was configured with can be opened (`default` and `deployment`
+//! always), as under Spin, where a component sees only the stores its manifest grants.
 
 use crate::bindings::wasi::keyvalue::{atomics, batch, store as wit_store};
+use keyvalue_stores::memory::MemoryStore;
 use keyvalue_stores::sqlite::{KvDatabase, SqliteStore};
 use keyvalue_stores::store::{Cas, Store};
 use keyvalue_stores::wrap::{BrokenSwap, Wrapped};
-use keyvalue_stores::{DEFAULT_LABEL, config, open};
+use keyvalue_stores::{DEFAULT_LABEL, DEPLOYMENT_LABEL, config, open};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -40,12 +41,16 @@ impl KeyValue {
         })
     }
 
-    /// Only `default`, on an already open SQLite database.
+    /// `default` on an already open SQLite database, and `deployment` in memory.
     pub fn sqlite(db: Arc<KvDatabase>) -> Self {
         let store: Arc<dyn Store> = Arc::new(SqliteStore::new(db, DEFAULT_LABEL));
-        let store = crate::metrics::store::Observed::around(store);
+        let deployment: Arc<dyn Store> = Arc::new(MemoryStore::default());
+        let observed = crate::metrics::store::Observed::around;
         Self {
-            stores: Arc::new(BTreeMap::from([(DEFAULT_LABEL.to_owned(), store)])),
+            stores: Arc::new(BTreeMap::from([
+                (DEFAULT_LABEL.to_owned(), observed(store)),
+                (DEPLOYMENT_LABEL.to_owned(), observed(deployment)),
+            ])),
             prefix: Arc::from(""),
         }
     }

@@ -70,7 +70,7 @@ pub async fn run(args: ModelArgs) -> Result<()> {
     // Its version: a digest of the component (an ONNX manifest may name its own in /info).
     let version = crate::up::versions::version_of(&args.component)?;
     let vars = [("model_version", version.clone())];
-    let loaded = Loaded::load(&args.component, &args.runtime, kv, &vars, Some(route))?;
+    let loaded = Loaded::load(&args.component, &args.runtime, kv, &vars, Some(route)).await?;
     loaded.server.set_version(&version);
     let stop = async move {
         tokio::select! {

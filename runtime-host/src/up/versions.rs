@@ -2,6 +2,7 @@
 //! a version, and a snapshot so a version's files stay as they were while it serves.
 
 use super::models::ModelSpec;
+use crate::files::{hash_tree, walk};
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -23,36 +24,12 @@ impl Fingerprint {
     }
 }
 
-/// Calls `visit` on every file under `path` (or `path` itself, if a file).
-fn walk(path: &Path, visit: &mut dyn FnMut(&Path, &std::fs::Metadata)) {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return;
-    };
-    if meta.is_file() {
-        visit(path, &meta);
-    } else if meta.is_dir()
-        && let Ok(entries) = std::fs::read_dir(path)
-    {
-        for e in entries.flatten() {
-            walk(&e.path(), visit);
-        }
-    }
-}
-
 /// A version's name: `sha256:` and the first 12 hex digits of the SHA-256 of its files
 /// (relative paths and contents, in order), so the same files are the same version on
 /// every machine.
 pub fn version_of(source: &Path) -> Result<String> {
-    let mut files = Vec::new();
-    walk(source, &mut |p, _| files.push(p.to_owned()));
-    files.sort();
     let mut hash = Sha256::new();
-    for file in &files {
-        let relative = file.strip_prefix(source).unwrap_or(file);
-        hash.update(relative.to_string_lossy().as_bytes());
-        hash.update([0]);
-        hash.update(std::fs::read(file).with_context(|| format!("reading {}", file.display()))?);
-    }
+    hash_tree(source, &mut hash)?;
     let digest = hash.finalize();
     let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
     Ok(format!("sha256:{hex}"))

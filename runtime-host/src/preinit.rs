@@ -1,0 +1,287 @@
+//! Pre-initialized snapshots: a component's initialization run once, at deploy time, and its
+//! instance saved as a new component that every instance then starts from.
+//!
+//! A model component that exports `edge:model/preinit@0.1.0` (see `model_sdk::preinit!`)
+//! loads its model there. Wizer (`wasmtime-wizer`) instruments the component, this module
+//! instantiates it with the deployment's own grants (its read-only mounts above all), calls
+//! `initialize`, and Wizer writes the instance's memories and globals back as data: a
+//! component that starts with the model loaded. wasmtime maps that initial memory
+//! copy-on-write, so instances share the model's pages and start in microseconds instead of
+//! loading it: once per warm instance, or once per request with `--instance-reuse 1` (Spin's
+//! model).
+//!
+//! Snapshots are cached on disk beside compiled code, named by the SHA-256 of the component
+//! and of every file its mounts hold: changing either makes a new one, nothing else does.
+//! A component without the export, or whose initialization fails (a trap, the memory cap,
+//! the deadline), is served as it is, as before; the failure is logged.
+
+use crate::engine::build_linker;
+use crate::limits::{Limits, MemoryLimiter};
+use crate::state::{Grants, InstanceState};
+use anyhow::{Context, Result, anyhow};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use wasmtime::component::{Component, Instance, Lift, WasmList};
+use wasmtime::{Engine, Store, UpdateDeadline};
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+use wasmtime_wizer::{ComponentInstanceState, Wizer};
+
+/// The interface a component exports to be pre-initialized, and its one function.
+pub const INIT_INTERFACE: &str = "edge:model/preinit@0.1.0";
+const INIT_FUNCTION: &str = "initialize";
+
+/// How long an initialization may run (loading a large model included).
+const INIT_DEADLINE: Duration = Duration::from_secs(300);
+
+/// Bumped when what a snapshot holds changes for the same inputs (this module, wizer).
+const SNAPSHOT_FORMAT: &str = "preinit-1";
+
+/// Whether `wasm` is a component exporting [`INIT_INTERFACE`]: read from its export section,
+/// without compiling it.
+pub fn exports_init(wasm: &[u8]) -> bool {
+    let mut depth = 0usize;
+    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+        match payload {
+            Ok(wasmparser::Payload::ModuleSection { .. })
+            | Ok(wasmparser::Payload::ComponentSection { .. }) => depth += 1,
+            Ok(wasmparser::Payload::End(_)) => depth = depth.saturating_sub(1),
+            Ok(wasmparser::Payload::ComponentExportSection(exports)) if depth == 0 => {
+                if exports
+                    .into_iter()
+                    .flatten()
+                    .any(|e| e.name.name == INIT_INTERFACE)
+                {
+                    return true;
+                }
+            }
+            Err(_) => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A snapshot's identity: the component's bytes and what its mounts hold.
+pub fn snapshot_key(wasm: &[u8], grants: &Grants) -> Result<String> {
+    let mut hash = Sha256::new();
+    hash.update(SNAPSHOT_FORMAT);
+    hash.update(Sha256::digest(wasm));
+    grants.files.hash_contents(&mut hash)?;
+    Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A component ready to instantiate: the snapshot of the one at `path` where it exports the
+/// entry point and its initialization succeeds, else the component itself.
+pub struct Prepared {
+    pub pre: ProxyPre<InstanceState>,
+    /// The snapshot's key, when it is one.
+    pub snapshot: Option<String>,
+}
+
+/// What identifies the compiled result of [`prepare`] for `path` under `grants`, so that
+/// deployments with the same component and the same files share compiled code: the
+/// snapshot key where there will be one, else the component's path.
+pub fn identity(path: &Path, grants: &Grants) -> Result<String> {
+    let wasm =
+        std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
+    Ok(if exports_init(&wasm) {
+        format!("snapshot:{}", snapshot_key(&wasm, grants)?)
+    } else {
+        format!("file:{}", path.display())
+    })
+}
+
+/// Reads, snapshots where it can, and compiles the component at `path` for instances with
+/// `grants`. Compiling runs on a blocking thread.
+pub async fn prepare(
+    engine: &Engine,
+    path: &Path,
+    grants: &Grants,
+    limits: &Limits,
+    cache_dir: &Path,
+) -> Result<Prepared> {
+    let wasm =
+        std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
+    let (bytes, snapshot) = if exports_init(&wasm) {
+        match snapshot_cached(engine, &wasm, grants, limits, cache_dir).await {
+            Ok(bytes) => (bytes, Some(snapshot_key(&wasm, grants)?)),
+            Err(e) => {
+                tracing::warn!(
+                    component = %path.display(),
+                    "no pre-initialized snapshot, serving the component as it is: {e:#}"
+                );
+                (wasm, None)
+            }
+        }
+    } else {
+        (wasm, None)
+    };
+    let (engine, path) = (engine.clone(), path.to_owned());
+    let pre = tokio::task::spawn_blocking(move || {
+        crate::engine::proxy_from_bytes(&engine, &bytes, &path)
+    })
+    .await??;
+    Ok(Prepared { pre, snapshot })
+}
+
+/// Where the snapshot named `key` is cached.
+pub fn cached_path(cache_dir: &Path, key: &str) -> PathBuf {
+    cache_dir.join("snapshots").join(format!("{key}.wasm"))
+}
+
+/// The snapshot of `wasm` under `grants`, from the cache in `cache_dir` or made now and
+/// cached. `Err` says why there is none (the caller serves `wasm` as it is).
+pub async fn snapshot_cached(
+    engine: &Engine,
+    wasm: &[u8],
+    grants: &Grants,
+    limits: &Limits,
+    cache_dir: &Path,
+) -> Result<Vec<u8>> {
+    let path = cached_path(cache_dir, &snapshot_key(wasm, grants)?);
+    if let Ok(bytes) = std::fs::read(&path) {
+        return Ok(bytes);
+    }
+    let started = Instant::now();
+    let bytes = snapshot(engine, wasm, grants, limits).await?;
+    write_atomically(&path, &bytes)?;
+    tracing::info!(
+        snapshot = %path.display(),
+        bytes = bytes.len(),
+        took_ms = started.elapsed().as_millis() as u64,
+        "pre-initialized snapshot made"
+    );
+    Ok(bytes)
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().context("snapshot path has a directory")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let temp = dir.join(format!(".{}.tmp", std::process::id()));
+    std::fs::write(&temp, bytes).with_context(|| format!("writing {}", temp.display()))?;
+    std::fs::rename(&temp, path).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Runs `wasm`'s initialization with `grants` (memory cap of `limits`) and returns the
+/// snapshot: a component whose instances start where the initialization left off.
+pub async fn snapshot(
+    engine: &Engine,
+    wasm: &[u8],
+    grants: &Grants,
+    limits: &Limits,
+) -> Result<Vec<u8>> {
+    let mut wizer = Wizer::new();
+    // The export stays: Rust components are not yet rewritten correctly without it
+    // (wasmtime issue 13186); hosts simply never call it again.
+    wizer
+        .init_func(format!("{INIT_INTERFACE}.{INIT_FUNCTION}"))
+        .keep_init_func(true);
+    let (context, instrumented) = wizer
+        .instrument_component(wasm)
+        .map_err(|e| anyhow!("{e:#}"))
+        .context("preparing the component for a snapshot")?;
+    let component = tokio::task::block_in_place(|| Component::new(engine, &instrumented))
+        .map_err(|e| anyhow!("{e:#}"))
+        .context("compiling the component to initialize it")?;
+
+    let (limiter, _) = MemoryLimiter::new(limits.max_memory_bytes);
+    let mut store = Store::new(engine, InstanceState::new(grants, limiter)?);
+    store.limiter(|s| &mut s.limiter);
+    store.epoch_deadline_callback(|ctx| {
+        ctx.data().check_deadline()?;
+        Ok(UpdateDeadline::Yield(1))
+    });
+    store
+        .data_mut()
+        .start_request(Instant::now() + INIT_DEADLINE, INIT_DEADLINE);
+    store.set_epoch_deadline(1);
+
+    let instance = build_linker(engine)?
+        .instantiate_async(&mut store, &component)
+        .await
+        .map_err(|e| anyhow!("{e:#}"))
+        .context("instantiating the component to initialize it")?;
+    let interface = instance
+        .get_export_index(&mut store, None, INIT_INTERFACE)
+        .with_context(|| format!("the component does not export {INIT_INTERFACE}"))?;
+    let func = instance
+        .get_export_index(&mut store, Some(&interface), INIT_FUNCTION)
+        .with_context(|| format!("{INIT_INTERFACE} has no function {INIT_FUNCTION}"))?;
+    instance
+        .get_typed_func::<(), ()>(&mut store, func)
+        .map_err(|e| anyhow!("{e:#}"))?
+        .call_async(&mut store, ())
+        .await
+        .map_err(|e| anyhow!("{e:#}"))
+        .context("the component's initialization failed")?;
+
+    let mut live = Live {
+        store: &mut store,
+        instance,
+    };
+    wizer
+        .snapshot_component(&context, &mut live)
+        .await
+        .map_err(|e| anyhow!("{e:#}"))
+        .context("writing the snapshot")
+}
+
+/// The initialized instance, as Wizer reads it: through the accessor functions its
+/// instrumentation exported (one per memory and global).
+struct Live<'a> {
+    store: &'a mut Store<InstanceState>,
+    instance: Instance,
+}
+
+impl Live<'_> {
+    /// Calls accessor `func` of exported instance `instance`, which takes nothing and
+    /// returns one `R`. The accessors are Wizer's own, so a failure is a bug there: panic.
+    async fn call<R: Lift + Send + Sync + 'static>(&mut self, instance: &str, func: &str) -> R {
+        let found = self
+            .instance
+            .get_export_index(&mut *self.store, None, instance)
+            .and_then(|i| {
+                self.instance
+                    .get_export_index(&mut *self.store, Some(&i), func)
+            })
+            .unwrap_or_else(|| panic!("wizer accessor {instance}#{func} is exported"));
+        let typed = self
+            .instance
+            .get_typed_func::<(), (R,)>(&mut *self.store, found)
+            .unwrap_or_else(|e| panic!("wizer accessor {instance}#{func}: {e}"));
+        typed
+            .call_async(&mut *self.store, ())
+            .await
+            .unwrap_or_else(|e| panic!("wizer accessor {instance}#{func}: {e}"))
+            .0
+    }
+}
+
+impl ComponentInstanceState for Live<'_> {
+    async fn call_func_ret_list_u8(
+        &mut self,
+        instance: &str,
+        func: &str,
+        contents: impl FnOnce(&[u8]) + Send,
+    ) {
+        let list: WasmList<u8> = self.call(instance, func).await;
+        contents(list.as_le_slice(&*self.store));
+    }
+
+    async fn call_func_ret_s32(&mut self, instance: &str, func: &str) -> i32 {
+        self.call(instance, func).await
+    }
+
+    async fn call_func_ret_s64(&mut self, instance: &str, func: &str) -> i64 {
+        self.call(instance, func).await
+    }
+
+    async fn call_func_ret_f32(&mut self, instance: &str, func: &str) -> u32 {
+        self.call::<f32>(instance, func).await.to_bits()
+    }
+
+    async fn call_func_ret_f64(&mut self, instance: &str, func: &str) -> u64 {
+        self.call::<f64>(instance, func).await.to_bits()
+    }
+}
