@@ -10,12 +10,17 @@
 //! loading it: once per warm instance, or once per request with `--instance-reuse 1` (Spin's
 //! model).
 //!
+//! The initialization gets the deployment's mounts, variables and AI models, and a key-value
+//! store of its own, empty and thrown away afterwards: what it wrote would otherwise be
+//! in the snapshot for every deployment of those files.
+//!
 //! Snapshots are cached on disk beside compiled code, named by the SHA-256 of the component
 //! and of every file its mounts hold: changing either makes a new one, nothing else does.
 //! A component without the export, or whose initialization fails (a trap, the memory cap,
 //! the deadline), is served as it is, as before; the failure is logged.
 
 use crate::engine::build_linker;
+use crate::files::Mounts;
 use crate::limits::{Limits, MemoryLimiter};
 use crate::state::{Grants, InstanceState};
 use anyhow::{Context, Result, anyhow};
@@ -63,11 +68,11 @@ pub fn exports_init(wasm: &[u8]) -> bool {
 }
 
 /// A snapshot's identity: the component's bytes and what its mounts hold.
-pub fn snapshot_key(wasm: &[u8], grants: &Grants) -> Result<String> {
+pub fn snapshot_key(wasm: &[u8], mounts: &Mounts) -> Result<String> {
     let mut hash = Sha256::new();
     hash.update(SNAPSHOT_FORMAT);
     hash.update(Sha256::digest(wasm));
-    grants.files.hash_contents(&mut hash)?;
+    mounts.hash_contents(&mut hash)?;
     Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
@@ -79,14 +84,14 @@ pub struct Prepared {
     pub snapshot: Option<String>,
 }
 
-/// What identifies the compiled result of [`prepare`] for `path` under `grants`, so that
+/// What identifies the compiled result of [`prepare`] for `path` with `mounts`, so that
 /// deployments with the same component and the same files share compiled code: the
 /// snapshot key where there will be one, else the component's path.
-pub fn identity(path: &Path, grants: &Grants) -> Result<String> {
+pub fn identity(path: &Path, mounts: &Mounts) -> Result<String> {
     let wasm =
         std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
     Ok(if exports_init(&wasm) {
-        format!("snapshot:{}", snapshot_key(&wasm, grants)?)
+        format!("snapshot:{}", snapshot_key(&wasm, mounts)?)
     } else {
         format!("file:{}", path.display())
     })
@@ -105,7 +110,7 @@ pub async fn prepare(
         std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
     let (bytes, snapshot) = if exports_init(&wasm) {
         match snapshot_cached(engine, &wasm, grants, limits, cache_dir).await {
-            Ok(bytes) => (bytes, Some(snapshot_key(&wasm, grants)?)),
+            Ok(bytes) => (bytes, Some(snapshot_key(&wasm, &grants.files)?)),
             Err(e) => {
                 tracing::warn!(
                     component = %path.display(),
@@ -125,6 +130,44 @@ pub async fn prepare(
     Ok(Prepared { pre, snapshot })
 }
 
+/// `runtime-host snapshot`: writes the component pre-initialized with the `--dir` mounts,
+/// variables and AI models given.
+pub async fn run(args: crate::cli::SnapshotArgs) -> Result<()> {
+    let wasm = std::fs::read(&args.component)
+        .with_context(|| format!("reading component {}", args.component.display()))?;
+    if !exports_init(&wasm) {
+        anyhow::bail!(
+            "{} does not export {INIT_INTERFACE}: it has nothing to pre-initialize (a model \
+             built on model-sdk exports it with `model_sdk::preinit!`)",
+            args.component.display()
+        );
+    }
+    let runtime = &args.runtime;
+    let limits = runtime.limits();
+    let grants = Grants {
+        kv: crate::keyvalue::KeyValue::in_memory(),
+        vars: runtime.variables(&[])?,
+        files: Mounts::parse(&runtime.dirs)?,
+        ai: crate::llm::AiGrant::new(runtime.ai_models(), &runtime.ai_models)?,
+    };
+    let cache_dir = runtime.cache_dir();
+    let engine = crate::engine::build_engine(&limits, Some(&cache_dir))?;
+    let bytes = snapshot_cached(&engine, &wasm, &grants, &limits, &cache_dir).await?;
+    write_atomically(&args.output, &bytes)?;
+    println!(
+        "wrote {} ({:.1} MB), {} pre-initialized with {}: it serves without those files \
+         (Spin: point the component's `source` at it, no `files` needed)",
+        args.output.display(),
+        bytes.len() as f64 / 1e6,
+        args.component.display(),
+        match runtime.dirs.as_slice() {
+            [] => "no files".to_owned(),
+            dirs => dirs.join(", "),
+        }
+    );
+    Ok(())
+}
+
 /// Where the snapshot named `key` is cached.
 pub fn cached_path(cache_dir: &Path, key: &str) -> PathBuf {
     cache_dir.join("snapshots").join(format!("{key}.wasm"))
@@ -139,7 +182,7 @@ pub async fn snapshot_cached(
     limits: &Limits,
     cache_dir: &Path,
 ) -> Result<Vec<u8>> {
-    let path = cached_path(cache_dir, &snapshot_key(wasm, grants)?);
+    let path = cached_path(cache_dir, &snapshot_key(wasm, &grants.files)?);
     if let Ok(bytes) = std::fs::read(&path) {
         return Ok(bytes);
     }
@@ -156,9 +199,13 @@ pub async fn snapshot_cached(
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().context("snapshot path has a directory")?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let temp = dir.join(format!(".{}.tmp", std::process::id()));
+    let name = path.file_name().map_or("snapshot".into(), |n| n.to_string_lossy());
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     std::fs::write(&temp, bytes).with_context(|| format!("writing {}", temp.display()))?;
     std::fs::rename(&temp, path).with_context(|| format!("writing {}", path.display()))
 }

@@ -50,6 +50,21 @@ pub enum Command {
     /// Import or export chat dialogs through a running chat service.
     #[command(subcommand)]
     Chats(ChatsCommand),
+    /// Write a model component pre-initialized with its files (`--dir`): a `.wasm` that
+    /// starts with its model loaded, for Spin hosts (no files mount needed) or any host.
+    Snapshot(SnapshotArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SnapshotArgs {
+    /// The model component (it must export edge:model/preinit, as `model_sdk::preinit!`
+    /// makes it), e.g. target/wasm32-wasip2/release/onnx_model.wasm.
+    pub component: PathBuf,
+    /// Where to write the pre-initialized component, e.g. solubility.wasm.
+    #[arg(long, short)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
 }
 
 #[derive(Args, Debug)]

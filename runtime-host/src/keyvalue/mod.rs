@@ -55,6 +55,19 @@ impl KeyValue {
         }
     }
 
+    /// `default` and `deployment` in memory, empty: what a component's pre-initialization
+    /// gets, so that nothing it writes reaches a real store (or its snapshot's users).
+    pub fn in_memory() -> Self {
+        let store = || Arc::new(MemoryStore::default()) as Arc<dyn Store>;
+        Self {
+            stores: Arc::new(BTreeMap::from([
+                (DEFAULT_LABEL.to_owned(), store()),
+                (DEPLOYMENT_LABEL.to_owned(), store()),
+            ])),
+            prefix: Arc::from(""),
+        }
+    }
+
     /// The same stores, with every key the component uses kept under `prefix` (and listed
     /// without it). Deployments that share a store but must not share keys, such as two
     /// hosts' registries on one Redis, each get their own prefix.

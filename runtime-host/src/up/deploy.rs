@@ -141,7 +141,7 @@ impl Deployer {
     pub async fn prepare(
         &self,
         spec: ModelSpec,
-        compiled: &mut HashMap<PathBuf, ProxyPre<InstanceState>>,
+        compiled: &mut HashMap<String, ProxyPre<InstanceState>>,
     ) -> Result<Result<Ready, (String, String)>> {
         let mut ai_models = spec.ai_models.clone();
         ai_models.extend(self.runtime.ai_models.iter().cloned());
@@ -153,18 +153,19 @@ impl Deployer {
         }
         let ai = AiGrant::new(self.ai.clone(), &ai_models)
             .with_context(|| format!("model {}", spec.name))?;
-        let pre = match compiled.get(&spec.component) {
-            Some(pre) => Clone::clone(pre),
-            None => {
-                let pre = self.compile(&spec).await?;
-                compiled.insert(spec.component.clone(), pre.clone());
-                pre
-            }
-        };
         // `--dir` mounts go to every model, beside its own (the services read none).
         let mut mounts = spec.mounts.clone();
         mounts.extend(self.runtime.dirs.iter().cloned());
         let mounts = Mounts::parse(&mounts).with_context(|| format!("model {}", spec.name))?;
+        let identity = crate::preinit::identity(&spec.component, &mounts)?;
+        let pre = match compiled.get(&identity) {
+            Some(pre) => Clone::clone(pre),
+            None => {
+                let pre = self.compile(&spec, &mounts, &ai).await?;
+                compiled.insert(identity, pre.clone());
+                pre
+            }
+        };
         Ok(Ok(Ready {
             spec,
             pre,
@@ -173,12 +174,32 @@ impl Deployer {
         }))
     }
 
-    async fn compile(&self, spec: &ModelSpec) -> Result<ProxyPre<InstanceState>> {
-        let (engine, path) = (self.engine.clone(), spec.component.clone());
-        let compiling =
-            tokio::task::spawn_blocking(move || crate::engine::load_proxy(&engine, &path));
+    /// Compiles `spec`'s component, pre-initialized with `mounts` and `ai` where it can be
+    /// (see [`crate::preinit`]).
+    async fn compile(
+        &self,
+        spec: &ModelSpec,
+        mounts: &Mounts,
+        ai: &AiGrant,
+    ) -> Result<ProxyPre<InstanceState>> {
+        let grants = Grants {
+            kv: KeyValue::in_memory(),
+            vars: self.runtime.variables(&[])?,
+            files: mounts.clone(),
+            ai: ai.clone(),
+        };
+        let cache_dir = self.runtime.cache_dir();
+        let compiling = crate::preinit::prepare(
+            &self.engine,
+            &spec.component,
+            &grants,
+            &self.limits,
+            &cache_dir,
+        );
         let compiled = unless_stopped(compiling).await.ok_or(super::Stopped)?;
-        compiled?.with_context(|| format!("loading model {}", spec.name))
+        Ok(compiled
+            .with_context(|| format!("loading model {}", spec.name))?
+            .pre)
     }
 
     /// `model` loaded as deployment `name` of `version`, with stores `kv` and a fresh start
