@@ -1,0 +1,149 @@
+//! Pre-initialized snapshots: `runtime-host snapshot` writes a model component that starts
+//! with its model loaded and serves without its files, answering exactly as the component
+//! loading its directory does; snapshots are cached by component and files, and a change to
+//! the files makes a new one; a component without the entry point is refused by name.
+
+use e2e_tests::{Client, Host, HostBuilder, component, model_dir, shared_cache_dir, temp_dir};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `runtime-host snapshot` of `component` with `dir` at /model into `output`, caching in
+/// `cache`; its exit status and what it said.
+fn snapshot(component: &Path, dir: Option<&Path>, output: &Path, cache: &Path) -> (bool, String) {
+    let data = temp_dir();
+    let mut cmd = Command::new(e2e_tests::host_binary());
+    cmd.arg("snapshot").arg(component).arg("-o").arg(output);
+    cmd.arg("--data-dir").arg(data.path());
+    cmd.arg("--cache-dir").arg(cache);
+    if let Some(dir) = dir {
+        cmd.arg("--dir").arg(format!("{}:/model", dir.display()));
+    }
+    let out = cmd.output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), said)
+}
+
+/// The snapshots cached under `cache`.
+fn cached_snapshots(cache: &Path) -> Vec<PathBuf> {
+    match std::fs::read_dir(cache.join("snapshots")) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+async fn answers(c: &Client, host: &Host, molecules: &[&str]) -> Vec<Value> {
+    let mut out = vec![c.get(&host.url("/info")).await.value()];
+    for smiles in molecules {
+        let r = c
+            .post_json(
+                &host.url("/predict"),
+                &json!({"input_type": "text", "data": {"text": smiles}}),
+                None,
+            )
+            .await;
+        assert_eq!(r.status, 200, "{smiles}: {}", r.text());
+        let mut v = r.value();
+        v.as_object_mut().unwrap().remove("computation_time_ms");
+        out.push(v);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_snapshot_serves_without_its_files_exactly_as_the_component_with_them() {
+    let work = temp_dir();
+    let cache = work.path().join("cache");
+    let output = work.path().join("solubility.wasm");
+    let (ok, said) = snapshot(
+        &component("onnx-model"),
+        Some(&model_dir("solubility")),
+        &output,
+        &cache,
+    );
+    assert!(ok, "{said}");
+    assert!(said.contains("pre-initialized"), "{said}");
+    assert_eq!(cached_snapshots(&cache).len(), 1, "one snapshot cached");
+
+    // The snapshot with no mount at all, one fresh instance per request (as Spin serves),
+    // beside the generic component loading the directory.
+    let (a, b) = (temp_dir(), temp_dir());
+    let snap = HostBuilder::new(output.clone(), a.path())
+        .shared_compile_cache()
+        .arg("--instance-reuse")
+        .arg("1")
+        .start();
+    let plain = HostBuilder::new(component("onnx-model"), b.path())
+        .shared_compile_cache()
+        .mount(&model_dir("solubility"), "/model")
+        .start();
+    let c = Client::new();
+    let health = c.get(&snap.url("/health")).await;
+    assert_eq!(health.status, 200, "{}", health.text());
+    let molecules = ["CCO", "c1ccccc1O", "CC(=O)Oc1ccccc1C(=O)O", "not a molecule"];
+    let from_snapshot = answers(&c, &snap, &molecules).await;
+    assert_eq!(from_snapshot, answers(&c, &plain, &molecules).await);
+    assert_eq!(from_snapshot[1]["success"], true, "{}", from_snapshot[1]);
+    assert_eq!(from_snapshot[4]["success"], false, "{}", from_snapshot[4]);
+
+    // Many fresh instances in a row still start loaded (no files to load from here).
+    for _ in 0..50 {
+        let r = c
+            .post_json(
+                &snap.url("/predict"),
+                &json!({"input_type": "text", "data": {"text": "CCN"}}),
+                None,
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    // Counters are shared by every instance of the deployment.
+    let metrics = c.get(&snap.url("/metrics")).await.value();
+    assert_eq!(metrics["requests_served"], json!(54), "{metrics}");
+}
+
+#[test]
+fn changed_files_make_a_new_snapshot_and_the_same_files_reuse_it() {
+    let work = temp_dir();
+    let cache = work.path().join("cache");
+    let dir = work.path().join("iris");
+    std::fs::create_dir(&dir).unwrap();
+    for entry in std::fs::read_dir(model_dir("iris")).unwrap().flatten() {
+        std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+    }
+    let out = |n: &str| work.path().join(n);
+    let (ok, said) = snapshot(&component("onnx-model"), Some(&dir), &out("1.wasm"), &cache);
+    assert!(ok, "{said}");
+    let (ok, said) = snapshot(&component("onnx-model"), Some(&dir), &out("2.wasm"), &cache);
+    assert!(ok, "{said}");
+    assert_eq!(cached_snapshots(&cache).len(), 1, "the same files: the same snapshot");
+    assert_eq!(
+        std::fs::read(out("1.wasm")).unwrap(),
+        std::fs::read(out("2.wasm")).unwrap()
+    );
+
+    let manifest = dir.join("model.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replacen("[info]", "[info]\n# edited\n", 1)).unwrap();
+    let (ok, said) = snapshot(&component("onnx-model"), Some(&dir), &out("3.wasm"), &cache);
+    assert!(ok, "{said}");
+    assert_eq!(cached_snapshots(&cache).len(), 2, "changed files: a new snapshot");
+}
+
+#[test]
+fn a_component_without_the_entry_point_is_refused_by_name() {
+    let work = temp_dir();
+    let output = work.path().join("molprop.wasm");
+    let (ok, said) = snapshot(&component("molprop"), None, &output, &shared_cache_dir());
+    assert!(!ok, "{said}");
+    assert!(said.contains("edge:model/preinit"), "{said}");
+    assert!(!output.exists());
+}
