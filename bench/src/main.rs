@@ -17,6 +17,7 @@
 
 mod args;
 mod chats;
+mod component;
 mod embeddings;
 mod library;
 mod load;
@@ -114,6 +115,9 @@ async fn run(args: BenchArgs) -> Result<()> {
     }
     if wanted("library") {
         library::library(&paths, &args, rounds, &mut report).await?;
+    }
+    if wanted("component") {
+        component::deploy_costs(&paths, &mut report)?;
     }
     if wanted("memory") {
         memory::memory_of_up(&paths, &args, &molecules, &mut report).await?;

@@ -71,6 +71,7 @@ async fn main() {
         }),
         cli::Command::Predict(cmd) => predict::run(cmd).await,
         cli::Command::Snapshot(args) => preinit::run(args).await,
+        cli::Command::Compile(args) => engine::compile_all(&args),
         cli::Command::Chats(cli::ChatsCommand::Export { url, output }) => {
             chats::export_to(&url, output.as_deref()).await
         }

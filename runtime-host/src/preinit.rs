@@ -204,7 +204,9 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let name = path.file_name().map_or("snapshot".into(), |n| n.to_string_lossy());
+    let name = path
+        .file_name()
+        .map_or("snapshot".into(), |n| n.to_string_lossy());
     let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     std::fs::write(&temp, bytes).with_context(|| format!("writing {}", temp.display()))?;
     std::fs::rename(&temp, path).with_context(|| format!("writing {}", path.display()))

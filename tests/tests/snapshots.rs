@@ -88,7 +88,12 @@ async fn a_snapshot_serves_without_its_files_exactly_as_the_component_with_them(
     let c = Client::new();
     let health = c.get(&snap.url("/health")).await;
     assert_eq!(health.status, 200, "{}", health.text());
-    let molecules = ["CCO", "c1ccccc1O", "CC(=O)Oc1ccccc1C(=O)O", "not a molecule"];
+    let molecules = [
+        "CCO",
+        "c1ccccc1O",
+        "CC(=O)Oc1ccccc1C(=O)O",
+        "not a molecule",
+    ];
     let from_snapshot = answers(&c, &snap, &molecules).await;
     assert_eq!(from_snapshot, answers(&c, &plain, &molecules).await);
     assert_eq!(from_snapshot[1]["success"], true, "{}", from_snapshot[1]);
@@ -124,7 +129,11 @@ fn changed_files_make_a_new_snapshot_and_the_same_files_reuse_it() {
     assert!(ok, "{said}");
     let (ok, said) = snapshot(&component("onnx-model"), Some(&dir), &out("2.wasm"), &cache);
     assert!(ok, "{said}");
-    assert_eq!(cached_snapshots(&cache).len(), 1, "the same files: the same snapshot");
+    assert_eq!(
+        cached_snapshots(&cache).len(),
+        1,
+        "the same files: the same snapshot"
+    );
     assert_eq!(
         std::fs::read(out("1.wasm")).unwrap(),
         std::fs::read(out("2.wasm")).unwrap()
@@ -135,7 +144,11 @@ fn changed_files_make_a_new_snapshot_and_the_same_files_reuse_it() {
     std::fs::write(&manifest, text.replacen("[info]", "[info]\n# edited\n", 1)).unwrap();
     let (ok, said) = snapshot(&component("onnx-model"), Some(&dir), &out("3.wasm"), &cache);
     assert!(ok, "{said}");
-    assert_eq!(cached_snapshots(&cache).len(), 2, "changed files: a new snapshot");
+    assert_eq!(
+        cached_snapshots(&cache).len(),
+        2,
+        "changed files: a new snapshot"
+    );
 }
 
 #[test]

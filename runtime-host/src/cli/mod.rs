@@ -53,6 +53,18 @@ pub enum Command {
     /// Write a model component pre-initialized with its files (`--dir`): a `.wasm` that
     /// starts with its model loaded, for Spin hosts (no files mount needed) or any host.
     Snapshot(SnapshotArgs),
+    /// Compile components into the compilation cache ahead of their deployment, printing
+    /// each one's size and compile time.
+    Compile(CompileArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompileArgs {
+    /// The components to compile.
+    #[arg(required = true)]
+    pub components: Vec<PathBuf>,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
 }
 
 #[derive(Args, Debug)]

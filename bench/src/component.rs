@@ -1,0 +1,74 @@
+//! Section `component`: what deploying the ONNX model costs before it serves. The generic
+//! component's size and cold compile time (`runtime-host compile` into an empty cache), and
+//! the solubility snapshot's (`runtime-host snapshot`, which compiles the instrumented
+//! component, runs the load and writes the snapshot). Spin's side (the snapshot under
+//! `spin up`) runs only where a `spin` binary is on the PATH; the section says so otherwise.
+
+use super::peers::Paths;
+use super::procs;
+use super::report::Report;
+use anyhow::{Context, Result};
+use std::process::Command;
+use std::time::Instant;
+
+pub fn deploy_costs(paths: &Paths, report: &mut Report) -> Result<()> {
+    let onnx = paths.component("onnx_model")?;
+    let size = std::fs::metadata(&onnx)?.len();
+    let cache = procs::fresh_dir(&paths.work, "component-cache")?;
+    let data = procs::fresh_dir(&paths.work, "component-data")?;
+    let run = |args: &[&std::ffi::OsStr]| -> Result<f64> {
+        let started = Instant::now();
+        let out = Command::new(&paths.host)
+            .args(args)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .arg("--data-dir")
+            .arg(&data)
+            .output()
+            .context("running runtime-host")?;
+        anyhow::ensure!(
+            out.status.success(),
+            "runtime-host {:?}: {}",
+            args,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(started.elapsed().as_secs_f64())
+    };
+    let compile = run(&["compile".as_ref(), onnx.as_os_str()])?;
+    let cached = run(&["compile".as_ref(), onnx.as_os_str()])?;
+    let model = std::fs::canonicalize("models/solubility")
+        .context("models/solubility (run the bench from the repository root)")?;
+    let mount = format!("{}:/model", model.display());
+    let output = paths.work.join("solubility-snapshot.wasm");
+    let snapshot = run(&[
+        "snapshot".as_ref(),
+        onnx.as_os_str(),
+        "--dir".as_ref(),
+        mount.as_ref(),
+        "-o".as_ref(),
+        output.as_os_str(),
+    ])?;
+    let snapshot_size = std::fs::metadata(&output)?.len();
+    let snapshot_compile = run(&["compile".as_ref(), output.as_os_str()])?;
+    report.notes.push(format!(
+        "ONNX component: {:.1} MB, cold compile {compile:.2} s, from the cache {cached:.2} s; \
+         solubility snapshot: made in {snapshot:.2} s (instrumented compile + load), \
+         {:.1} MB, cold compile {snapshot_compile:.2} s (2 cores, `runtime-host compile` \
+         into an empty cache)",
+        size as f64 / 1e6,
+        snapshot_size as f64 / 1e6,
+    ));
+    let spin = Command::new("spin").arg("--version").output();
+    report.notes.push(match spin {
+        Ok(out) if out.status.success() => format!(
+            "spin found ({}): serve {} with `spin up` beside the generic component to compare; \
+             not automated here",
+            String::from_utf8_lossy(&out.stdout).trim(),
+            output.display()
+        ),
+        _ => "spin is not on the PATH: the snapshot under `spin up` was not measured \
+              (runtime-host --instance-reuse 1 is the same model of a fresh instance per request)"
+            .into(),
+    });
+    Ok(())
+}
