@@ -108,26 +108,37 @@ pub async fn prepare(
 ) -> Result<Prepared> {
     let wasm =
         std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
-    let (bytes, snapshot) = if exports_init(&wasm) {
-        match snapshot_cached(engine, &wasm, grants, limits, cache_dir).await {
-            Ok(bytes) => (bytes, Some(snapshot_key(&wasm, &grants.files)?)),
-            Err(e) => {
-                tracing::warn!(
-                    component = %path.display(),
-                    "no pre-initialized snapshot, serving the component as it is: {e:#}"
-                );
-                (wasm, None)
-            }
+    if exports_init(&wasm) {
+        let snapshot = async {
+            let bytes = snapshot_cached(engine, &wasm, grants, limits, cache_dir).await?;
+            let pre = compile(engine, bytes, path).await?;
+            anyhow::Ok(Prepared {
+                pre,
+                snapshot: Some(snapshot_key(&wasm, &grants.files)?),
+            })
+        };
+        match snapshot.await {
+            Ok(prepared) => return Ok(prepared),
+            // E.g. a model larger than the memory cap: the component as it is says so better,
+            // in the words every host uses for it.
+            Err(e) => tracing::warn!(
+                component = %path.display(),
+                "no pre-initialized snapshot, serving the component as it is: {e:#}"
+            ),
         }
-    } else {
-        (wasm, None)
-    };
-    let (engine, path) = (engine.clone(), path.to_owned());
-    let pre = tokio::task::spawn_blocking(move || {
-        crate::engine::proxy_from_bytes(&engine, &bytes, &path)
+    }
+    let pre = compile(engine, wasm, path).await?;
+    Ok(Prepared {
+        pre,
+        snapshot: None,
     })
-    .await??;
-    Ok(Prepared { pre, snapshot })
+}
+
+/// Compiles `bytes` (the component at `path`, or its snapshot) on a blocking thread.
+async fn compile(engine: &Engine, bytes: Vec<u8>, path: &Path) -> Result<ProxyPre<InstanceState>> {
+    let (engine, path) = (engine.clone(), path.to_owned());
+    tokio::task::spawn_blocking(move || crate::engine::proxy_from_bytes(&engine, &bytes, &path))
+        .await?
 }
 
 /// `runtime-host snapshot`: writes the component pre-initialized with the `--dir` mounts,

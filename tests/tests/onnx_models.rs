@@ -406,7 +406,7 @@ fn bad_model_directories_are_refused_naming_the_file_and_field() {
 
     // A graph using an operator this component does not run: refused at deploy time,
     // naming the operator and the node (the op type renamed in place, same length, so the
-    // protobuf stays well formed).
+    // protobuf stays well formed; the node's name too, which repeats it).
     let unknown_op = broken_iris(|d| {
         let file = d.join("model.onnx");
         let bytes = std::fs::read(&file).unwrap();
@@ -414,9 +414,15 @@ fn bad_model_directories_are_refused_naming_the_file_and_field() {
             &b"TreeEnsembleClassifier"[..],
             &b"TreeEnsembleMadeUpName"[..],
         );
-        let at = bytes.windows(from.len()).position(|w| w == from).unwrap();
         let mut edited = bytes.clone();
-        edited[at..at + from.len()].copy_from_slice(to);
+        let mut found = 0;
+        for at in 0..=bytes.len() - from.len() {
+            if &bytes[at..at + from.len()] == from {
+                edited[at..at + from.len()].copy_from_slice(to);
+                found += 1;
+            }
+        }
+        assert!(found > 0, "the graph names its operator");
         std::fs::write(&file, edited).unwrap();
     });
     let said = refused_model(unknown_op.path());
