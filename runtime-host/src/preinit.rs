@@ -51,14 +51,14 @@ pub fn exports_init(wasm: &[u8]) -> bool {
             Ok(wasmparser::Payload::ModuleSection { .. })
             | Ok(wasmparser::Payload::ComponentSection { .. }) => depth += 1,
             Ok(wasmparser::Payload::End(_)) => depth = depth.saturating_sub(1),
-            Ok(wasmparser::Payload::ComponentExportSection(exports)) if depth == 0 => {
-                if exports
-                    .into_iter()
-                    .flatten()
-                    .any(|e| e.name.name == INIT_INTERFACE)
-                {
-                    return true;
-                }
+            Ok(wasmparser::Payload::ComponentExportSection(exports))
+                if depth == 0
+                    && exports
+                        .into_iter()
+                        .flatten()
+                        .any(|e| e.name.name == INIT_INTERFACE) =>
+            {
+                return true;
             }
             Err(_) => return false,
             _ => {}
