@@ -54,6 +54,7 @@ pub fn exports_init(wasm: &[u8]) -> bool {
             Ok(wasmparser::Payload::ComponentExportSection(exports))
                 if depth == 0
                     && exports
+                        .clone()
                         .into_iter()
                         .flatten()
                         .any(|e| e.name.name == INIT_INTERFACE) =>
