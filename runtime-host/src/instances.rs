@@ -21,7 +21,7 @@
 //! module's own notes, wasmtime issues #11869/#11870). The loop below is the same idea for
 //! serial reuse, with the status and the failure in hand when the decision is made.
 
-use crate::limits::{Limits, MemoryLimiter};
+use crate::limits::Limits;
 use crate::responses::HostResponse;
 use crate::state::{Grants, InstanceState};
 use anyhow::Result;
@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
-use wasmtime::{Store, UpdateDeadline};
+use wasmtime::Store;
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode as HttpErrorCode, Scheme};
 use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
@@ -192,19 +192,13 @@ impl InstancePool {
     }
 
     async fn instantiate(&self) -> Result<Warm> {
-        let (limiter, memory_exceeded) = MemoryLimiter::new(self.limits.max_memory_bytes);
-        let state = InstanceState::new(&self.grants, limiter)?;
-        let mut store = Store::new(self.pre.engine(), state);
-        store.limiter(|s| &mut s.limiter);
-        store.epoch_deadline_callback(|ctx| {
-            ctx.data().check_deadline()?;
-            Ok(UpdateDeadline::Yield(1))
-        });
         // Instantiation runs guest code (start functions): it has a deadline too.
-        store
-            .data_mut()
-            .start_request(Instant::now() + self.limits.deadline, self.limits.deadline);
-        store.set_epoch_deadline(1);
+        let (mut store, memory_exceeded) = InstanceState::store(
+            self.pre.engine(),
+            &self.grants,
+            self.limits.max_memory_bytes,
+            self.limits.deadline,
+        )?;
         let proxy = self.pre.instantiate_async(&mut store).await?;
         Ok(Warm {
             store,

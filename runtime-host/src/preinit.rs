@@ -21,14 +21,14 @@
 
 use crate::engine::build_linker;
 use crate::files::Mounts;
-use crate::limits::{Limits, MemoryLimiter};
+use crate::limits::Limits;
 use crate::state::{Grants, InstanceState};
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Instance, Lift, WasmList};
-use wasmtime::{Engine, Store, UpdateDeadline};
+use wasmtime::{Engine, Store};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wizer::{ComponentInstanceState, Wizer};
 
@@ -44,7 +44,7 @@ const SNAPSHOT_FORMAT: &str = "preinit-1";
 
 /// Whether `wasm` is a component exporting [`INIT_INTERFACE`]: read from its export section,
 /// without compiling it.
-pub fn exports_init(wasm: &[u8]) -> bool {
+fn exports_init(wasm: &[u8]) -> bool {
     let mut depth = 0usize;
     for payload in wasmparser::Parser::new(0).parse_all(wasm) {
         match payload {
@@ -69,7 +69,7 @@ pub fn exports_init(wasm: &[u8]) -> bool {
 }
 
 /// A snapshot's identity: the component's bytes and what its mounts hold.
-pub fn snapshot_key(wasm: &[u8], mounts: &Mounts) -> Result<String> {
+fn snapshot_key(wasm: &[u8], mounts: &Mounts) -> Result<String> {
     let mut hash = Sha256::new();
     hash.update(SNAPSHOT_FORMAT);
     hash.update(Sha256::digest(wasm));
@@ -77,49 +77,75 @@ pub fn snapshot_key(wasm: &[u8], mounts: &Mounts) -> Result<String> {
     Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// A component ready to instantiate: the snapshot of the one at `path` where it exports the
-/// entry point and its initialization succeeds, else the component itself.
+/// A component read from disk, with the key its snapshot has where it can have one: read
+/// and hashed once, whether the caller first asks its [`Source::identity`] or not.
+pub struct Source {
+    path: PathBuf,
+    wasm: Vec<u8>,
+    snapshot_key: Option<String>,
+}
+
+impl Source {
+    /// Reads the component at `path`, to be served with `mounts`.
+    pub fn read(path: &Path, mounts: &Mounts) -> Result<Self> {
+        let wasm =
+            std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
+        let snapshot_key = match exports_init(&wasm) {
+            true => Some(snapshot_key(&wasm, mounts)?),
+            false => None,
+        };
+        Ok(Self {
+            path: path.to_owned(),
+            wasm,
+            snapshot_key,
+        })
+    }
+
+    /// What identifies the compiled result of [`prepare`], so that deployments with the same
+    /// component and the same files share compiled code: the snapshot key where there will
+    /// be one, else the component's path.
+    pub fn identity(&self) -> String {
+        match &self.snapshot_key {
+            Some(key) => format!("snapshot:{key}"),
+            None => format!("file:{}", self.path.display()),
+        }
+    }
+}
+
+/// A component ready to instantiate: the snapshot of `source` where it exports the entry
+/// point and its initialization succeeds, else the component itself.
 pub struct Prepared {
     pub pre: ProxyPre<InstanceState>,
     /// The snapshot's key, when it is one.
     pub snapshot: Option<String>,
 }
 
-/// What identifies the compiled result of [`prepare`] for `path` with `mounts`, so that
-/// deployments with the same component and the same files share compiled code: the
-/// snapshot key where there will be one, else the component's path.
-pub fn identity(path: &Path, mounts: &Mounts) -> Result<String> {
-    let wasm =
-        std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
-    Ok(if exports_init(&wasm) {
-        format!("snapshot:{}", snapshot_key(&wasm, mounts)?)
-    } else {
-        format!("file:{}", path.display())
-    })
-}
-
-/// Reads, snapshots where it can, and compiles the component at `path` for instances with
-/// `grants`. Compiling runs on a blocking thread.
+/// Snapshots `source` where it can (for instances with `grants`, whose mounts `source` was
+/// read with) and compiles it. Compiling runs on a blocking thread.
 pub async fn prepare(
     engine: &Engine,
-    path: &Path,
+    source: Source,
     grants: &Grants,
     limits: &Limits,
     cache_dir: &Path,
 ) -> Result<Prepared> {
-    let wasm =
-        std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
-    if exports_init(&wasm) {
+    let Source {
+        path,
+        wasm,
+        snapshot_key,
+    } = source;
+    if let Some(key) = snapshot_key {
         let snapshot = async {
-            let bytes = snapshot_cached(engine, &wasm, grants, limits, cache_dir).await?;
-            let pre = compile(engine, bytes, path).await?;
-            anyhow::Ok(Prepared {
-                pre,
-                snapshot: Some(snapshot_key(&wasm, &grants.files)?),
-            })
+            let bytes = snapshot_cached(engine, &wasm, &key, grants, limits, cache_dir).await?;
+            compile(engine, bytes, &path).await
         };
         match snapshot.await {
-            Ok(prepared) => return Ok(prepared),
+            Ok(pre) => {
+                return Ok(Prepared {
+                    pre,
+                    snapshot: Some(key),
+                });
+            }
             // E.g. a model larger than the memory cap: the component as it is says so better,
             // in the words every host uses for it.
             Err(e) => tracing::warn!(
@@ -128,7 +154,7 @@ pub async fn prepare(
             ),
         }
     }
-    let pre = compile(engine, wasm, path).await?;
+    let pre = compile(engine, wasm, &path).await?;
     Ok(Prepared {
         pre,
         snapshot: None,
@@ -145,26 +171,26 @@ async fn compile(engine: &Engine, bytes: Vec<u8>, path: &Path) -> Result<ProxyPr
 /// `runtime-host snapshot`: writes the component pre-initialized with the `--dir` mounts,
 /// variables and AI models given.
 pub async fn run(args: crate::cli::SnapshotArgs) -> Result<()> {
-    let wasm = std::fs::read(&args.component)
-        .with_context(|| format!("reading component {}", args.component.display()))?;
-    if !exports_init(&wasm) {
+    let runtime = &args.runtime;
+    let files = Mounts::parse(&runtime.dirs)?;
+    let source = Source::read(&args.component, &files)?;
+    let Some(key) = &source.snapshot_key else {
         anyhow::bail!(
             "{} does not export {INIT_INTERFACE}: it has nothing to pre-initialize (a model \
              built on model-sdk exports it with `model_sdk::preinit!`)",
             args.component.display()
         );
-    }
-    let runtime = &args.runtime;
+    };
     let limits = runtime.limits();
     let grants = Grants {
         kv: crate::keyvalue::KeyValue::in_memory(),
         vars: runtime.variables(&[])?,
-        files: Mounts::parse(&runtime.dirs)?,
+        files,
         ai: crate::llm::AiGrant::new(runtime.ai_models(), &runtime.ai_models)?,
     };
     let cache_dir = runtime.cache_dir();
     let engine = crate::engine::build_engine(&limits, Some(&cache_dir))?;
-    let bytes = snapshot_cached(&engine, &wasm, &grants, &limits, &cache_dir).await?;
+    let bytes = snapshot_cached(&engine, &source.wasm, key, &grants, &limits, &cache_dir).await?;
     write_atomically(&args.output, &bytes)?;
     println!(
         "wrote {} ({:.1} MB), {} pre-initialized with {}: it serves without those files \
@@ -181,20 +207,22 @@ pub async fn run(args: crate::cli::SnapshotArgs) -> Result<()> {
 }
 
 /// Where the snapshot named `key` is cached.
-pub fn cached_path(cache_dir: &Path, key: &str) -> PathBuf {
+fn cached_path(cache_dir: &Path, key: &str) -> PathBuf {
     cache_dir.join("snapshots").join(format!("{key}.wasm"))
 }
 
-/// The snapshot of `wasm` under `grants`, from the cache in `cache_dir` or made now and
-/// cached. `Err` says why there is none (the caller serves `wasm` as it is).
-pub async fn snapshot_cached(
+/// The snapshot of `wasm` under `grants`, named `key` ([`snapshot_key`]), from the cache in
+/// `cache_dir` or made now and cached. `Err` says why there is none (the caller serves
+/// `wasm` as it is).
+async fn snapshot_cached(
     engine: &Engine,
     wasm: &[u8],
+    key: &str,
     grants: &Grants,
     limits: &Limits,
     cache_dir: &Path,
 ) -> Result<Vec<u8>> {
-    let path = cached_path(cache_dir, &snapshot_key(wasm, &grants.files)?);
+    let path = cached_path(cache_dir, key);
     if let Ok(bytes) = std::fs::read(&path) {
         return Ok(bytes);
     }
@@ -226,7 +254,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Runs `wasm`'s initialization with `grants` (memory cap of `limits`) and returns the
 /// snapshot: a component whose instances start where the initialization left off.
-pub async fn snapshot(
+async fn snapshot(
     engine: &Engine,
     wasm: &[u8],
     grants: &Grants,
@@ -240,28 +268,19 @@ pub async fn snapshot(
         .keep_init_func(true);
     let (context, instrumented) = wizer
         .instrument_component(wasm)
-        .map_err(|e| anyhow!("{e:#}"))
+        .map_err(anyhow::Error::from)
         .context("preparing the component for a snapshot")?;
     let component = tokio::task::block_in_place(|| Component::new(engine, &instrumented))
-        .map_err(|e| anyhow!("{e:#}"))
+        .map_err(anyhow::Error::from)
         .context("compiling the component to initialize it")?;
 
-    let (limiter, _) = MemoryLimiter::new(limits.max_memory_bytes);
-    let mut store = Store::new(engine, InstanceState::new(grants, limiter)?);
-    store.limiter(|s| &mut s.limiter);
-    store.epoch_deadline_callback(|ctx| {
-        ctx.data().check_deadline()?;
-        Ok(UpdateDeadline::Yield(1))
-    });
-    store
-        .data_mut()
-        .start_request(Instant::now() + INIT_DEADLINE, INIT_DEADLINE);
-    store.set_epoch_deadline(1);
+    let (mut store, _) =
+        InstanceState::store(engine, grants, limits.max_memory_bytes, INIT_DEADLINE)?;
 
     let instance = build_linker(engine)?
         .instantiate_async(&mut store, &component)
         .await
-        .map_err(|e| anyhow!("{e:#}"))
+        .map_err(anyhow::Error::from)
         .context("instantiating the component to initialize it")?;
     let interface = instance
         .get_export_index(&mut store, None, INIT_INTERFACE)
@@ -271,10 +290,10 @@ pub async fn snapshot(
         .with_context(|| format!("{INIT_INTERFACE} has no function {INIT_FUNCTION}"))?;
     instance
         .get_typed_func::<(), ()>(&mut store, func)
-        .map_err(|e| anyhow!("{e:#}"))?
+        .map_err(anyhow::Error::from)?
         .call_async(&mut store, ())
         .await
-        .map_err(|e| anyhow!("{e:#}"))
+        .map_err(anyhow::Error::from)
         .context("the component's initialization failed")?;
 
     let mut live = Live {
@@ -284,7 +303,7 @@ pub async fn snapshot(
     wizer
         .snapshot_component(&context, &mut live)
         .await
-        .map_err(|e| anyhow!("{e:#}"))
+        .map_err(anyhow::Error::from)
         .context("writing the snapshot")
 }
 

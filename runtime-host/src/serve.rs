@@ -80,8 +80,9 @@ impl Loaded {
         let cache_dir = runtime.cache_dir();
         let engine = crate::engine::build_engine(&limits, Some(&cache_dir))?;
         let started = std::time::Instant::now();
+        let source = crate::preinit::Source::read(component, &grants.files)?;
         let prepared =
-            crate::preinit::prepare(&engine, component, &grants, &limits, &cache_dir).await?;
+            crate::preinit::prepare(&engine, source, &grants, &limits, &cache_dir).await?;
         tracing::info!(
             component = %component.display(),
             load_ms = started.elapsed().as_millis() as u64,

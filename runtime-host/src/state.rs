@@ -7,8 +7,11 @@ use crate::keyvalue::{KeyValue, KvCtx};
 use crate::limits::{DeadlineExceeded, MemoryLimiter};
 use crate::llm::{AiGrant, LlmCtx};
 use crate::variables::{ConfigCtx, Variables};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, Store, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -55,6 +58,30 @@ impl InstanceState {
             deadline: Instant::now(),
             budget: Duration::ZERO,
         })
+    }
+
+    /// A store for one instance of a component with `grants`: its linear memory capped at
+    /// `max_memory_bytes`, the deadline checked at each epoch tick (yielding to other tasks),
+    /// and a first deadline `budget` from now for what runs before a request (instantiation,
+    /// a pre-initialization). The flag turns true when the memory cap refused a growth.
+    pub fn store(
+        engine: &Engine,
+        grants: &Grants,
+        max_memory_bytes: usize,
+        budget: Duration,
+    ) -> anyhow::Result<(Store<Self>, Arc<AtomicBool>)> {
+        let (limiter, memory_exceeded) = MemoryLimiter::new(max_memory_bytes);
+        let mut store = Store::new(engine, Self::new(grants, limiter)?);
+        store.limiter(|s| &mut s.limiter);
+        store.epoch_deadline_callback(|ctx| {
+            ctx.data().check_deadline()?;
+            Ok(UpdateDeadline::Yield(1))
+        });
+        store
+            .data_mut()
+            .start_request(Instant::now() + budget, budget);
+        store.set_epoch_deadline(1);
+        Ok((store, memory_exceeded))
     }
 
     /// Starts the clock of the next request this instance serves.

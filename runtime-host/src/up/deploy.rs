@@ -10,6 +10,7 @@ use crate::keyvalue::KeyValue;
 use crate::limits::Limits;
 use crate::llm::{AiGrant, AiModels};
 use crate::model::{DeployOptions, deploy};
+use crate::preinit::Source;
 use crate::registry::host_prefix;
 use crate::serve::{Loaded, with_start_time};
 use crate::signals::unless_stopped;
@@ -157,11 +158,12 @@ impl Deployer {
         let mut mounts = spec.mounts.clone();
         mounts.extend(self.runtime.dirs.iter().cloned());
         let mounts = Mounts::parse(&mounts).with_context(|| format!("model {}", spec.name))?;
-        let identity = crate::preinit::identity(&spec.component, &mounts)?;
+        let source = Source::read(&spec.component, &mounts)?;
+        let identity = source.identity();
         let pre = match compiled.get(&identity) {
             Some(pre) => Clone::clone(pre),
             None => {
-                let pre = self.compile(&spec, &mounts, &ai).await?;
+                let pre = self.compile(&spec, source, &mounts, &ai).await?;
                 compiled.insert(identity, pre.clone());
                 pre
             }
@@ -174,11 +176,12 @@ impl Deployer {
         }))
     }
 
-    /// Compiles `spec`'s component, pre-initialized with `mounts` and `ai` where it can be
-    /// (see [`crate::preinit`]).
+    /// Compiles `source` (`spec`'s component, read with `mounts`), pre-initialized with
+    /// `mounts` and `ai` where it can be (see [`crate::preinit`]).
     async fn compile(
         &self,
         spec: &ModelSpec,
+        source: Source,
         mounts: &Mounts,
         ai: &AiGrant,
     ) -> Result<ProxyPre<InstanceState>> {
@@ -189,13 +192,8 @@ impl Deployer {
             ai: ai.clone(),
         };
         let cache_dir = self.runtime.cache_dir();
-        let compiling = crate::preinit::prepare(
-            &self.engine,
-            &spec.component,
-            &grants,
-            &self.limits,
-            &cache_dir,
-        );
+        let compiling =
+            crate::preinit::prepare(&self.engine, source, &grants, &self.limits, &cache_dir);
         let compiled = unless_stopped(compiling).await.ok_or(super::Stopped)?;
         Ok(compiled
             .with_context(|| format!("loading model {}", spec.name))?
