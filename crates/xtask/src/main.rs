@@ -245,6 +245,9 @@ fn test(extra: &[String], prepared: Prepared) -> Result<(), String> {
             .envs(env.iter().map(|(k, v)| (k, v)));
         run_tests(one)?
     };
+    for (label, report) in &totals.failures {
+        println!("\nxtask: why {label} failed: {report}");
+    }
     println!("tests: {} passed, {} failed", totals.passed, totals.failed);
     if !redis {
         println!("tests: SKIPPED the Redis tests (redis-server missing; see above)");
@@ -348,10 +351,17 @@ fn run_tests(mut cmd: Command) -> Result<runner::Totals, String> {
     }
     let status = child.wait().map_err(|e| e.to_string())?;
     let (passed, failed) = runner::count(&output);
+    let failures = if status.success() {
+        Vec::new()
+    } else {
+        let report = runner::failure_report(&output, &status.to_string());
+        vec![("cargo test".to_owned(), report)]
+    };
     Ok(runner::Totals {
         passed,
         failed,
         ok: status.success(),
+        failures,
     })
 }
 

@@ -48,6 +48,9 @@ pub struct Totals {
     pub failed: u64,
     /// Every binary exited successfully.
     pub ok: bool,
+    /// What each failed binary said about its failures, to repeat at the very end, where
+    /// a CI log cut to its tail still shows why.
+    pub failures: Vec<(String, String)>,
 }
 
 /// Builds every test binary `cargo` (a prepared `cargo test ... --no-run`) selects and lists
@@ -162,6 +165,9 @@ fn run_pool(
         if status != "ok" {
             totals.ok = false;
             println!("xtask: {label}: {status}");
+            totals
+                .failures
+                .push((label.clone(), failure_report(&output, &status)));
         }
         times.insert(label, took.as_secs_f64());
     }
@@ -203,6 +209,22 @@ fn wait(mut child: Child, timeout: Duration) -> (String, Duration) {
             Err(e) => return (format!("lost: {e}"), start.elapsed()),
         }
     }
+}
+
+/// The part of a failed binary's output that says why: libtest's `failures:` section (the
+/// panic messages), at most 80 lines; its last lines if it has none (it crashed or hung).
+pub fn failure_report(output: &str, status: &str) -> String {
+    const MAX_LINES: usize = 80;
+    let lines: Vec<&str> = output.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| *l == "failures:")
+        .unwrap_or(lines.len().saturating_sub(MAX_LINES / 2));
+    let mut report: Vec<&str> = lines[start..].iter().take(MAX_LINES).copied().collect();
+    if lines.len() - start > MAX_LINES {
+        report.push("[... cut; the whole output is in the log]");
+    }
+    format!("{status}\n{}", report.join("\n"))
 }
 
 /// Passed and failed tests in libtest's `test result:` lines of `output`.
@@ -260,6 +282,19 @@ mod tests {
                    test result: ok. 7 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 2.76s\n\
                    test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.1s\n";
         assert_eq!(super::count(out), (8, 2));
+    }
+
+    #[test]
+    fn a_failure_report_starts_at_the_failures_section() {
+        let out = "running 2 tests\ntest a ... ok\ntest b ... FAILED\n\nfailures:\n\n\
+                   ---- b stdout ----\npanicked at tests/b.rs:3:5: names the port\n";
+        let report = super::failure_report(out, "failed, exit status: 101");
+        assert!(report.starts_with("failed, exit status: 101\nfailures:"));
+        assert!(report.contains("names the port"));
+        assert!(!report.contains("test a ... ok"));
+        let hung = (0..200).map(|i| format!("line {i}\n")).collect::<String>();
+        let report = super::failure_report(&hung, "stopped after 900 s");
+        assert!(report.contains("line 199") && !report.contains("line 100\n"));
     }
 
     #[test]
