@@ -2,7 +2,7 @@
 //! component's size and cold compile time (`runtime-host compile` into an empty cache), and
 //! the solubility snapshot's (`runtime-host snapshot`, which compiles the instrumented
 //! component, runs the load and writes the snapshot). Spin's side (the snapshot under
-//! `spin up`) runs only where a `spin` binary is on the PATH; the section says so otherwise.
+//! `spin up`) is measured with the solubility load (see `spin.rs`).
 
 use super::peers::Paths;
 use super::procs;
@@ -58,17 +58,5 @@ pub fn deploy_costs(paths: &Paths, report: &mut Report) -> Result<()> {
         size as f64 / 1e6,
         snapshot_size as f64 / 1e6,
     ));
-    let spin = Command::new("spin").arg("--version").output();
-    report.notes.push(match spin {
-        Ok(out) if out.status.success() => format!(
-            "spin found ({}): serve {} with `spin up` beside the generic component to compare; \
-             not automated here",
-            String::from_utf8_lossy(&out.stdout).trim(),
-            output.display()
-        ),
-        _ => "spin is not on the PATH: the snapshot under `spin up` was not measured \
-              (runtime-host --instance-reuse 1 is the same model of a fresh instance per request)"
-            .into(),
-    });
     Ok(())
 }

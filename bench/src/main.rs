@@ -29,6 +29,7 @@ mod redis;
 mod registry;
 mod report;
 mod scrape;
+mod spin;
 mod targets;
 
 use anyhow::{Context, Result};

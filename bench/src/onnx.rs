@@ -31,6 +31,9 @@ pub async fn solubility(
             peers::host_model(paths, &name, &model, reg_addr, &data, extra).await?;
         sides.push(side, proc, addr);
     }
+    // Spin joins a relative files source to the manifest's directory: give it the whole path.
+    let model_dir = std::fs::canonicalize("models/solubility")?;
+    super::spin::add_solubility_sides(paths, &model_dir, &mut sides, report).await;
     sides
         .add_python(
             paths,
@@ -54,6 +57,8 @@ pub async fn solubility(
         .record_memory_and_stop(report, |side| match side {
             "host" => "runtime-host model (solubility), after load",
             "host-reuse1" => "runtime-host model (solubility) --instance-reuse 1",
+            "spin-generic" => "spin up (solubility, generic component + mount)",
+            "spin-snapshot" => "spin up (solubility snapshot)",
             _ => "Python solubility peer (RDKit + onnxruntime)",
         })
         .await;

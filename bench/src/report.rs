@@ -122,6 +122,39 @@ impl Report {
         });
     }
 
+    /// Solubility under `spin up` (issue 27), where the bench found a `spin` to run.
+    fn print_spin(&self) {
+        let spin_rows: Vec<&PredictRow> = self
+            .predict
+            .iter()
+            .filter(|r| r.side("spin-snapshot").is_some() || r.side("spin-generic").is_some())
+            .collect();
+        if spin_rows.is_empty() {
+            return;
+        }
+        println!(
+            "\nsolubility under `spin up` (requests/s, p50 / p99 ms; a fresh instance per request)"
+        );
+        println!(
+            "  {:>5}  {:>24} {:>24} {:>24}",
+            "conns", "spin, generic + mount", "spin, snapshot", "host --instance-reuse 1"
+        );
+        for row in spin_rows {
+            let cell = |side: &str| {
+                row.side(side).map_or("-".to_owned(), |f| {
+                    format!("{:>8.0} {:>6.2}/{:<7.2}", f.rps, f.p50_ms, f.p99_ms)
+                })
+            };
+            println!(
+                "  {:>5}  {:>24} {:>24} {:>24}",
+                row.connections,
+                cell("spin-generic"),
+                cell("spin-snapshot"),
+                cell("host-reuse1")
+            );
+        }
+    }
+
     pub fn print(&self) {
         println!("\n{}\n{}\n", self.machine, self.settings);
         println!("/predict (requests/s, p50 / p99 ms): molprop logp and all; solubility logS");
@@ -158,6 +191,7 @@ impl Report {
                 ratio("python")
             );
         }
+        self.print_spin();
         if !self.embeddings.is_empty() {
             println!("\nembeddings (sentences/s, request p50 / p99 ms): minilm");
             println!(

@@ -11,6 +11,7 @@
 //! - [`descriptors`] computes formula, masses, atom, donor/acceptor and ring counts;
 //!   [`rotatable`] counts rotatable bonds; [`tpsa`] sums Ertl's polar surface contributions;
 //!   [`crippen`] types atoms ([`smarts`]) for Wildman-Crippen logP and molar refractivity;
+//! - [`depict`] lays a molecule out in 2D and draws it as SVG;
 //! - [`molfile`] reads the records of SD files (V2000 and V3000) into SMILES, written by
 //!   [`write`].
 //!
@@ -19,6 +20,7 @@
 
 pub mod aromaticity;
 pub mod crippen;
+pub mod depict;
 pub mod descriptors;
 pub mod element;
 pub mod features;
