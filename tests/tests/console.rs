@@ -147,6 +147,63 @@ async fn the_app_port_routes_every_service_as_spin_toml_does() {
         .await;
     post.assert_error(405, "method_not_allowed");
     assert_eq!(post.header("allow"), Some("GET, HEAD"));
+    depictions(&c, &stack).await;
+}
+
+/// `/depict.svg`: a molecule drawn as SVG with its atoms and bonds; a SMILES the parser
+/// refuses is a 400 naming the position; no SMILES, an empty one or one too long, clear
+/// errors.
+async fn depictions(c: &Client, stack: &Stack) {
+    let url = |smiles: &str| {
+        let q: String = url_escape(smiles);
+        stack.app(&format!("/depict.svg?smiles={q}"))
+    };
+    let caffeine = "Cn1cnc2c1c(=O)n(C)c(=O)n2C";
+    let r = c.get(&url(caffeine)).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("content-type"), Some("image/svg+xml"));
+    let svg = r.text();
+    assert!(svg.starts_with("<svg") && svg.contains(&format!("<title>{caffeine}</title>")));
+    assert!(
+        svg.contains("data-atoms=\"14\"") && svg.contains("data-bonds=\"15\""),
+        "{svg}"
+    );
+    assert_eq!(svg.matches("class=\"bond\"").count(), 15);
+    assert!(!svg.contains("<script"), "a drawing holds no script");
+    let broken = c.get(&url("C1CC(")).await;
+    broken.assert_error(400, "invalid_field");
+    let body = broken.value();
+    let position: usize = broken
+        .header("smiles-error-position")
+        .expect("the position of the error")
+        .parse()
+        .unwrap();
+    assert_eq!(position, 5, "the unclosed `(`: {body}");
+    assert!(body["error"].as_str().unwrap().contains("position 5"));
+    c.get(&stack.app("/depict.svg"))
+        .await
+        .assert_error(400, "missing_field");
+    c.get(&url("  ")).await.assert_error(400, "missing_field");
+    let long = "C".repeat(1001);
+    c.get(&url(&long)).await.assert_error(400, "input_too_long");
+    let hostile = c.get(&url("[Na+].[Cl-]")).await;
+    assert_eq!(hostile.status, 200);
+    assert!(hostile.text().contains("<title>[Na+].[Cl-]</title>"));
+    let escaped = c.get(&url("C\"<script>")).await;
+    escaped.assert_error(400, "invalid_field");
+    assert_eq!(escaped.header("content-type"), Some("application/json"));
+}
+
+/// `text` percent-encoded for a query value.
+fn url_escape(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// The console in headless Chromium against a real `up`: the models page lists molprop with
@@ -264,6 +321,29 @@ async fn try_it(browser: &Browser, stack: &Stack, c: &Client) {
         "logP {logp_shown} shown: {shown}"
     );
     assert!(shown.contains("Raw JSON"), "{shown}");
+    // The example's molecule is drawn: in the list, under the input and beside the answer.
+    let drawn = browser
+        .eval(
+            "const imgs = [...document.querySelectorAll('#result-area img.structure, \
+             .smiles-preview img.structure, ul.examples img.structure')]; \
+             return Promise.all(imgs.map((i) => i.decode().then(() => true, () => false))) \
+             .then((ok) => imgs.map((i, n) => ({ where: i.closest('#result-area') ? 'answer' \
+             : i.closest('.smiles-preview') ? 'input' : 'example', alt: i.alt, \
+             loaded: ok[n], width: i.naturalWidth, shown: i.getBoundingClientRect().width })));",
+        )
+        .await;
+    let drawn = drawn.as_array().expect("a list");
+    for place in ["answer", "input", "example"] {
+        let found = drawn.iter().find(|d| d["where"] == place);
+        let d = found.unwrap_or_else(|| panic!("no structure in the {place}: {drawn:?}"));
+        assert_eq!(d["loaded"], true, "{d}");
+        assert!(
+            d["width"].as_f64().unwrap() > 50.0 && d["shown"].as_f64().unwrap() > 50.0,
+            "sized: {d}"
+        );
+    }
+    let answer = drawn.iter().find(|d| d["where"] == "answer").unwrap();
+    assert_eq!(answer["alt"], format!("Structure of {smiles}"));
     browser.screenshot("try-molprop").await;
 
     // The free form: a SMILES the model cannot read shows the model's own error message.
@@ -279,6 +359,33 @@ async fn try_it(browser: &Browser, stack: &Stack, c: &Client) {
     assert_eq!(refused["success"], false, "{refused}");
     let message = refused["error_message"].as_str().unwrap().to_owned();
     browser.type_into("#field-text", broken).await;
+    // As it is typed, the parser's message appears under the input, pointing at the place.
+    let depicted = c.get(&stack.app("/depict.svg?smiles=C1CC%28")).await;
+    let position: usize = depicted
+        .header("smiles-error-position")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let depicted = depicted.value();
+    let at = browser
+        .wait_text(".smiles-error", |t| t.contains("invalid SMILES"))
+        .await;
+    assert!(at.contains(depicted["error"].as_str().unwrap()), "{at}");
+    let caret = browser.text(".smiles-caret").await;
+    let lines: Vec<&str> = caret.lines().collect();
+    assert_eq!(lines.first().copied(), Some(broken), "{caret}");
+    assert_eq!(
+        lines.get(1).map(|l| l.len()),
+        Some(position),
+        "caret under {position}: {caret}"
+    );
+    assert_eq!(
+        browser
+            .eval("return document.querySelector('#field-text').getAttribute('aria-invalid')")
+            .await,
+        "true"
+    );
+    browser.screenshot("try-invalid-smiles").await;
     browser.click("#predict-form button[type=submit]").await;
     let shown = browser
         .wait_text("#result-area", |t| t.contains("Result: your request"))

@@ -32,6 +32,7 @@ static ASSETS: &[Asset] = &[
     asset!("js/models.js", JS),
     asset!("js/deployments.js", JS),
     asset!("js/results.js", JS),
+    asset!("js/structure.js", JS),
     asset!("js/tryit.js", JS),
     asset!("js/batch.js", JS),
     asset!("js/chats.js", JS),

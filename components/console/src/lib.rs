@@ -13,8 +13,10 @@
 //! | GET, HEAD | /                 | the page                                    |
 //! | GET, HEAD | /assets/{file}    | a style sheet, script module or icon        |
 //! | GET       | /console.json     | `{"models": [...]}`: names under /models/   |
+//! | GET, HEAD | /depict.svg       | `?smiles=`: the molecule drawn (SVG)        |
 
 mod assets;
+mod depict;
 
 use guest_kit::http::{self, ApiRequest, Response};
 use guest_kit::{ApiError, ErrorCode};
@@ -39,6 +41,9 @@ fn route(req: &ApiRequest) -> Result<Response, ApiError> {
             path,
             &["GET", "HEAD"],
         ));
+    }
+    if path == "/depict.svg" {
+        return depict::depict(req, head);
     }
     if path == "/console.json" {
         return Ok(http::json(200, &json!({ "models": model_names() })));

@@ -41,18 +41,23 @@ pub use molecule::{Atom, Bond, BondOrder, Molecule};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     pub message: String,
+    /// The 1-based character the message names, where it names one (the console points
+    /// at it under the input).
+    pub position: Option<usize>,
 }
 
 impl Error {
     pub fn at(position: usize, message: impl std::fmt::Display) -> Self {
         Self {
             message: format!("{message} at position {position}"),
+            position: Some(position),
         }
     }
 
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
+            position: None,
         }
     }
 }

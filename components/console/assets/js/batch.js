@@ -4,6 +4,7 @@
 // as a CSV download.
 
 import { call, consoleConfig, modelPath } from "./api.js";
+import { structure } from "./structure.js";
 import { h, replace, errorBox, num } from "./dom.js";
 
 /** Rows per request at most (the model's own limit, from its document, may be lower). */
@@ -201,7 +202,11 @@ function resultsTable(results, sort = { key: null, up: true }) {
         draw();
       } }, label)));
     const body = rows.slice(0, SHOWN).map((r) => h("tr", { class: r.error ? "failed" : "" },
-      h("th", { scope: "row" }, r.id), h("td", { class: "mono" }, columns[1][1](r)), h("td", { class: "num" }, shownPrediction(r)),
+      h("th", { scope: "row" }, r.id),
+      h("td", { class: "mono" }, columns[1][1](r),
+        typeof r.input === "string" && !r.error ? h("br") : null,
+        typeof r.input === "string" && !r.error ? structure(r.input, "small") : null),
+      h("td", { class: "num" }, shownPrediction(r)),
       h("td", {}, String(inDomain(r) ?? "")), h("td", {}, r.error)));
     replace(wrap, h("table", {}, h("caption", {}, `First ${Math.min(SHOWN, rows.length)} of ${rows.length} rows`),
       h("thead", {}, h("tr", {}, head)), h("tbody", {}, body)));

@@ -3,6 +3,7 @@
 // and the raw JSON one click away.
 
 import { h, table, badge, num, rawJson, errorBox } from "./dom.js";
+import { structure } from "./structure.js";
 
 /** Fields shown in their own way; everything else goes in the "Other fields" table. */
 const SHOWN = new Set(["prediction", "property_type", "unit", "units", "in_reliable_range",
@@ -67,9 +68,10 @@ function vectorSummary(name, vector) {
   return h("p", {}, h("strong", {}, `${name}: `), `${vector.length} numbers: ${head}${vector.length > 8 ? ", …" : ""}`);
 }
 
-/** The whole answer of POST /predict. */
-export function renderPrediction(response, ranges) {
+/** The whole answer of POST /predict; `smiles`, when the request had one, is drawn. */
+export function renderPrediction(response, ranges, smiles) {
   const parts = [];
+  if (typeof smiles === "string" && smiles.trim()) parts.push(structure(smiles.trim(), "large"));
   if (!response.success) {
     parts.push(errorBox({ message: response.error_message || "the model reported failure" },
       "The model could not predict"));

@@ -4,6 +4,7 @@
 import { call, callAll, consoleConfig, modelPath } from "./api.js";
 import { h, replace, errorBox } from "./dom.js";
 import { renderPrediction } from "./results.js";
+import { structure, smilesPreview } from "./structure.js";
 
 /** Example fields that describe the example rather than being model input. */
 const EXAMPLE_META = ["name", "description", "category", "expected", "expected_output"];
@@ -30,6 +31,15 @@ export function requestFor(format, example, inputTypes) {
   const inputType = typeof format.input_type === "string" && !isPlaceholder(format.input_type)
     ? format.input_type : inputTypes[0] ?? "text";
   return { input_type: inputType, data };
+}
+
+/** The key of `data` that holds a SMILES: where the examples' `smiles` go in their requests
+ *  (molprop takes it in `text`), or `smiles` itself. */
+function smilesSlot(format, examples, inputTypes) {
+  const ex = examples.find((e) => typeof e.smiles === "string");
+  if (!ex) return "smiles" in (format.data ?? {}) ? "smiles" : null;
+  const request = requestFor(format, ex, inputTypes);
+  return Object.keys(request.data).find((k) => request.data[k] === ex.smiles) ?? null;
 }
 
 /** A form field for one key of the request's `data`, shaped by its value in the format. */
@@ -100,12 +110,15 @@ export async function tryPage(name) {
   const inputTypes = caps.ok ? [...new Set(caps.value.capabilities.flatMap((c) => c.input_types))] : [];
   const format = examples.value.usage_instructions.body_format ?? {};
   const result = h("div", { id: "result-area", "aria-live": "polite" });
+  const smilesField = smilesSlot(format, examples.value.examples, inputTypes);
 
   async function send(request, label) {
     replace(result, h("p", { class: "loading", role: "status" }, `Running ${label}…`));
     try {
       const answer = await call(`${base}/predict`, { method: "POST", body: request });
-      replace(result, h("h2", {}, `Result: ${label}`), renderPrediction(answer, ranges.ok ? ranges.value : null));
+      replace(result, h("h2", {}, `Result: ${label}`),
+        renderPrediction(answer, ranges.ok ? ranges.value : null,
+          smilesField ? request.data[smilesField] : undefined));
     } catch (e) {
       replace(result, errorBox(e, `${label} failed`));
     }
@@ -122,6 +135,10 @@ export async function tryPage(name) {
       .sort(([a], [b]) => Number(!INPUT_FIELDS.includes(a)) - Number(!INPUT_FIELDS.includes(b)))
       .map(([k, v]) => field(k, v)),
     h("button", { type: "submit" }, "Predict"));
+  // A SMILES field draws what it holds as it is typed, or says where it stops parsing.
+  const smilesInput = smilesField ? form.querySelector(`[name="${smilesField}"]`) : null;
+  const preview = smilesInput ? smilesPreview(smilesInput) : null;
+  if (preview) smilesInput.closest(".field").append(preview);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     let request;
@@ -142,10 +159,12 @@ export async function tryPage(name) {
       "aria-describedby": `example-${i}`,
       onclick: () => {
         fillForm(form, request);
+        if (preview) preview.update();
         send(request, ex.name);
       },
     }, ex.name), " ", h("span", { id: `example-${i}`, class: "muted" },
-      `${ex.description}${ex.category ? ` (${ex.category})` : ""}`));
+      `${ex.description}${ex.category ? ` (${ex.category})` : ""}`),
+    typeof ex.smiles === "string" && ex.smiles ? structure(ex.smiles, "small") : null);
   });
 
   // Wide screens: the inputs on the left, the answer beside them; narrow ones: one column.

@@ -9,7 +9,7 @@ use crate::molecule::Molecule;
 pub const OVERLAP: f64 = 0.5;
 
 /// Above this many atoms the search is skipped: it is quadratic in atoms per try.
-const MAX_ATOMS: usize = 400;
+const MAX_ATOMS: usize = 150;
 
 /// How many passes over the bonds at most.
 const PASSES: usize = 6;
