@@ -136,7 +136,7 @@ pub async fn prepare(
     } = source;
     if let Some(key) = snapshot_key {
         let snapshot = async {
-            let bytes = snapshot_cached(engine, &wasm, &key, grants, limits, cache_dir).await?;
+            let bytes = snapshot_cached(&wasm, &key, grants, limits, cache_dir).await?;
             compile(engine, bytes, &path).await
         };
         match snapshot.await {
@@ -189,8 +189,7 @@ pub async fn run(args: crate::cli::SnapshotArgs) -> Result<()> {
         ai: crate::llm::AiGrant::new(runtime.ai_models(), &runtime.ai_models)?,
     };
     let cache_dir = runtime.cache_dir();
-    let engine = crate::engine::build_engine(&limits, Some(&cache_dir))?;
-    let bytes = snapshot_cached(&engine, &source.wasm, key, &grants, &limits, &cache_dir).await?;
+    let bytes = snapshot_cached(&source.wasm, key, &grants, &limits, &cache_dir).await?;
     write_atomically(&args.output, &bytes)?;
     println!(
         "wrote {} ({:.1} MB), {} pre-initialized with {}: it serves without those files \
@@ -215,7 +214,6 @@ fn cached_path(cache_dir: &Path, key: &str) -> PathBuf {
 /// `cache_dir` or made now and cached. `Err` says why there is none (the caller serves
 /// `wasm` as it is).
 async fn snapshot_cached(
-    engine: &Engine,
     wasm: &[u8],
     key: &str,
     grants: &Grants,
@@ -227,7 +225,12 @@ async fn snapshot_cached(
         return Ok(bytes);
     }
     let started = Instant::now();
-    let bytes = snapshot(engine, wasm, grants, limits).await?;
+    let engine = crate::engine::build_one_off_engine(Some(cache_dir))?;
+    let bytes = snapshot(&engine, wasm, grants, limits).await;
+    drop(engine);
+    // The compiler's and the initialization's working memory, back to the system.
+    crate::engine::release_freed_heap();
+    let bytes = bytes?;
     write_atomically(&path, &bytes)?;
     tracing::info!(
         snapshot = %path.display(),
