@@ -119,6 +119,13 @@ def manifest(X_train, species, accuracy, n_train, n_test):
                  "category": "virginica", "features": dict(zip(FEATURES, [6.3, 3.3, 6.0, 2.5]))},
             ],
         },
+        # GET /evidence: the served model judged on heldout.tsv (the console's plots).
+        "evidence": {
+            "test_set": "heldout.tsv",
+            "description": "the held-out rows of Fisher's iris data (stratified split, "
+                           "never seen in training)",
+            "measured": "species",
+        },
     }
 
 

@@ -61,6 +61,16 @@ async fn every_endpoint_answers_with_the_documented_shape() {
     c.get(&h.url("/nothing"))
         .await
         .assert_error(404, "not_found");
+    // A model without a test set of its own publishes no evidence (the console then shows
+    // no plots).
+    let none = c.get(&h.url("/evidence")).await;
+    none.assert_error(404, "not_found");
+    assert!(
+        none.value()["error"]
+            .as_str()
+            .unwrap()
+            .contains("no evidence")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -55,12 +55,14 @@ async fn solubility_model_reproduces_its_recorded_test_set_metrics() {
     assert_eq!(recorded["test_samples"], json!(test_set.len()));
 
     let (mut sq, mut abs, mut sum) = (0.0, 0.0, 0.0);
+    let mut served = std::collections::BTreeMap::new();
     for (name, smiles, measured, reference) in &test_set {
         let r = predict(&c, &host, "text", json!({"text": smiles})).await;
         assert_eq!(r.status, 200, "{name}: {}", r.text());
         let v = r.value();
         assert_eq!(v["success"], true, "{name}: {v}");
         let predicted = v["results"]["prediction"].as_f64().unwrap();
+        served.insert(name.clone(), v["results"].clone());
         // Our featurizer, tract and our forest kernel give what onnxruntime gave in training.
         assert!(
             (predicted - reference).abs() < 5e-4,
@@ -95,6 +97,43 @@ async fn solubility_model_reproduces_its_recorded_test_set_metrics() {
         .unwrap()
         .len();
     assert!(size < 5 << 20, "model.onnx is {size} bytes");
+
+    // GET /evidence: the same test set judged by the model itself, point by point what
+    // /predict answered, with the same figures; residuals against the similarity the domain
+    // check uses, split at its threshold as the training report counts (REPORT.md).
+    let evidence = c.get(&host.url("/evidence")).await.value();
+    let parity = &evidence["parity"];
+    let points = parity["points"].as_array().unwrap();
+    assert_eq!(points.len(), test_set.len());
+    for p in points {
+        let answer = &served[p["name"].as_str().unwrap()];
+        assert_eq!(p["predicted"], answer["prediction"], "{p}");
+    }
+    for (key, value) in [("rmse", rmse), ("mae", mae), ("r2", r2)] {
+        let shown = parity[key].as_f64().unwrap();
+        assert!((shown - value).abs() < 1e-3, "{key}: {shown} vs {value}");
+    }
+    let residuals = &evidence["residuals"];
+    assert_eq!(residuals["threshold"], 0.3);
+    let inside = residuals["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            let answer = &served[p["name"].as_str().unwrap()];
+            assert_eq!(
+                p["similarity"],
+                answer["applicability_domain"]["nearest_training_similarity"]
+            );
+            p["similarity"].as_f64().unwrap() >= 0.3
+        })
+        .count();
+    let report = std::fs::read_to_string(model_dir("solubility").join("REPORT.md")).unwrap();
+    assert!(
+        report.contains(&format!("{inside} test molecules inside")),
+        "{inside} inside the domain, as REPORT.md says"
+    );
+    assert!(evidence.get("confusion").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -309,6 +348,25 @@ async fn classifier_reproduces_onnxruntime_on_the_held_out_flowers() {
         (served - recorded).abs() < 1e-3,
         "served {served}, recorded {recorded}"
     );
+    // GET /evidence: the confusion matrix of the same flowers.
+    let evidence = c.get(&host.url("/evidence")).await.value();
+    let confusion = &evidence["confusion"];
+    assert_eq!(confusion["labels"], json!(labels));
+    let counts: Vec<Vec<u64>> = serde_json::from_value(confusion["counts"].clone()).unwrap();
+    let total: u64 = counts.iter().flatten().sum();
+    let diagonal: u64 = (0..3).map(|i| counts[i][i]).sum();
+    assert_eq!(total as usize, rows.len());
+    assert_eq!(diagonal, correct as u64);
+    for (i, label) in labels.iter().enumerate() {
+        let truly: u64 = counts[i].iter().sum();
+        let expected = rows.iter().filter(|r| r[4] == *label).count() as u64;
+        assert_eq!(
+            truly, expected,
+            "row {label} counts the flowers that are {label}"
+        );
+    }
+    assert!((confusion["accuracy"].as_f64().unwrap() - served).abs() < 1e-3);
+    assert!(evidence.get("parity").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread")]

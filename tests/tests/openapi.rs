@@ -369,8 +369,19 @@ async fn registry_and_model_answers_validate_against_their_documents() {
         s.call(Method::POST, "/shutdown", None, None).await.status,
         403
     );
+    // /evidence: a model without any (404), and the ONNX classifier's confusion matrix.
+    assert_eq!(s.get("/evidence").await.status, 404);
+    let idir = temp_dir();
+    let iris = HostBuilder::new(component("onnx-model"), idir.path())
+        .shared_compile_cache()
+        .mount(&e2e_tests::model_dir("iris"), "/model")
+        .start();
+    let mut i = Recorder::new("model", iris.base_url());
+    assert_eq!(i.get("/evidence").await.status, 200);
     m.failures.append(&mut s.failures);
     m.seen.append(&mut s.seen);
+    m.failures.append(&mut i.failures);
+    m.seen.append(&mut i.seen);
 
     // The registry: registrations until the range is full, heartbeats, the listing, the
     // maintenance route, unregistration.

@@ -16,6 +16,7 @@
 
 mod describe;
 mod domain;
+mod evidence;
 mod graph;
 mod inputs;
 mod manifest;
@@ -37,6 +38,10 @@ pub struct OnnxModel {
     reader: Reader,
     graph: Graph,
     domain: Domain,
+    /// Where the model directory is (the test set of `[evidence]` is read from it).
+    dir: std::path::PathBuf,
+    /// `GET /evidence`, computed on first use (or before the snapshot).
+    evidence: std::sync::OnceLock<Result<model_sdk::Evidence, String>>,
 }
 
 /// The model of this instance: loaded by the first request, or before the snapshot by a
@@ -49,7 +54,9 @@ fn loaded() -> &'static Result<OnnxModel, String> {
 
 #[cfg(target_arch = "wasm32")]
 fn preload() {
-    let _ = loaded();
+    if let Ok(model) = loaded() {
+        let _ = model.evidence();
+    }
 }
 
 model_sdk::preinit!(preload);
@@ -144,6 +151,8 @@ impl OnnxModel {
             reader,
             graph,
             domain,
+            dir: dir.to_owned(),
+            evidence: std::sync::OnceLock::new(),
         })
     }
 
@@ -199,6 +208,13 @@ impl Model for OnnxModel {
     }
     fn data_schema(&self) -> Value {
         self.reader.schema()
+    }
+    fn evidence(&self) -> Option<Result<model_sdk::Evidence, String>> {
+        let spec = self.manifest.evidence.as_ref()?;
+        let computed = self
+            .evidence
+            .get_or_init(|| evidence::compute(self, &self.dir, spec));
+        Some(computed.clone())
     }
 
     fn predict(&self, _t: InputType, data: &Map<String, Value>) -> Result<Value, PredictError> {

@@ -27,6 +27,24 @@ pub struct Manifest {
     #[serde(default)]
     pub applicability_domain: Domain,
     pub test_examples: ExamplesText,
+    #[serde(default)]
+    pub evidence: Option<EvidenceSpec>,
+}
+
+/// `[evidence]`: the held-out test set the model is judged on (`GET /evidence`, the
+/// console's plots). A tab-separated file with a header: the input (a `smiles` column, or
+/// one column per tabular feature), the measured value or true label, optionally a name.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvidenceSpec {
+    pub test_set: String,
+    /// Says what the test set is (source, size, how it was held out).
+    pub description: String,
+    /// The column of measured values (regression) or true labels (classification).
+    pub measured: String,
+    /// The column naming each row; rows are numbered without one.
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 /// Service version string every v1.2 deployment reports (spec 9).
 /// Interface B (spec 4.2). `/shutdown` is answered by the component (403) unless the native
 /// host serves it itself.
-pub const ROUTES: [Route; 10] = [
+pub const ROUTES: [Route; 11] = [
     Route {
         path: "/health",
         methods: &["GET"],
@@ -50,6 +50,12 @@ pub const ROUTES: [Route; 10] = [
     },
     Route {
         path: "/openapi.json",
+        methods: &["GET"],
+    },
+    // Not in the specification: a model's evidence of quality on its test set, for the
+    // console's plots; 404 where a model has none.
+    Route {
+        path: "/evidence",
         methods: &["GET"],
     },
 ];
@@ -271,4 +277,61 @@ mod tests {
         let v = serde_json::to_value(&m).unwrap();
         assert_eq!(v["R2"], "0.9-0.95");
     }
+}
+
+/// `GET /evidence` (this implementation's, not the specification's): how the served model
+/// does on its held-out test set, computed by the model itself, for the console's plots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// What the test set is (source, size, how it was held out).
+    pub test_set: String,
+    pub property: String,
+    pub unit: String,
+    /// Regression: predicted against measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parity: Option<Parity>,
+    /// Regression on molecules: residuals against similarity to the training set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub residuals: Option<Residuals>,
+    /// Classification: true labels (rows) against predicted ones (columns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confusion: Option<Confusion>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Parity {
+    pub points: Vec<ParityPoint>,
+    pub rmse: f64,
+    pub mae: f64,
+    pub r2: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParityPoint {
+    pub name: String,
+    pub measured: f64,
+    pub predicted: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Residuals {
+    /// (Tanimoto similarity of the nearest training molecule, predicted - measured).
+    pub points: Vec<ResidualPoint>,
+    /// The applicability domain's similarity threshold.
+    pub threshold: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResidualPoint {
+    pub name: String,
+    pub similarity: f64,
+    pub residual: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Confusion {
+    pub labels: Vec<String>,
+    /// `counts[true][predicted]`.
+    pub counts: Vec<Vec<u32>>,
+    pub accuracy: f64,
 }

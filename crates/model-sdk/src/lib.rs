@@ -63,6 +63,12 @@ pub trait Model {
     fn citation(&self) -> Citation;
     fn test_examples(&self) -> TestExamples;
 
+    /// The model's evidence of quality on its test set (`GET /evidence`), if it has any:
+    /// `None` answers 404, `Some(Err)` 500 with the reason.
+    fn evidence(&self) -> Option<Result<Evidence, String>> {
+        None
+    }
+
     /// Runs one prediction. `data` is the request's `data` object; `input_type` is one the
     /// model lists.
     fn predict(

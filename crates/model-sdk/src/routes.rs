@@ -53,6 +53,16 @@ fn route<M: Model>(model: &M, req: ApiRequest) -> Result<Response, ApiError> {
         "/citation" => Ok(http::json(200, &model.citation())),
         "/test_examples" => Ok(http::json(200, &model.test_examples())),
         "/openapi.json" => Ok(http::json(200, &crate::openapi::document(model))),
+        "/evidence" => match model.evidence() {
+            Some(Ok(evidence)) => Ok(http::json(200, &evidence)),
+            Some(Err(why)) => Err(ApiError::internal(format!(
+                "the model's evidence could not be computed: {why}"
+            ))),
+            None => Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!("{} publishes no evidence of its quality", model.name()),
+            )),
+        },
         "/shutdown" => Err(ApiError::new(
             ErrorCode::ShutdownDisabled,
             "shutdown is disabled for this deployment",
