@@ -4,6 +4,8 @@
 import { call, callAll, consoleConfig, modelPath } from "./api.js";
 import { h, replace, table, facts, errorBox, badge, num, when } from "./dom.js";
 import { deploymentsSection } from "./deployments.js";
+import { qualitySection } from "./quality.js";
+import { trafficSection } from "./traffic.js";
 
 /** How often live tables refresh. */
 const REFRESH_MS = 3000;
@@ -154,8 +156,8 @@ function part(title, result, render) {
 
 export async function modelPage(name, onCleanup) {
   const base = modelPath(name);
-  const [health, metrics, info, citation, caps, ranges] = await callAll(
-    ["health", "metrics", "info", "citation", "capabilities", "acceptable_ranges"]
+  const [health, metrics, info, citation, caps, ranges, evidence] = await callAll(
+    ["health", "metrics", "info", "citation", "capabilities", "acceptable_ranges", "evidence"]
       .map((p) => `${base}/${p}`));
   const status = h("div", { id: "model-status", class: "columns" });
   const showStatus = (hl, mt) => replace(status,
@@ -178,6 +180,9 @@ export async function modelPage(name, onCleanup) {
       h("a", { class: "button", href: `#/try/${encodeURIComponent(name)}` }, `Try ${name}`), " ",
       h("a", { href: `${base}/openapi.json` }, "OpenAPI document")),
     status,
+    // A model without evidence (404) shows no plots rather than an empty frame.
+    evidence.ok ? qualitySection(evidence.value) : null,
+    trafficSection(name, base, onCleanup),
     part("Information", info, (i) => facts([["Name", i.name],
       ["Description", i.description], ["License", i.license], ["Citation", link(i.citation)],
       ["Maintainer", i.maintainer]])),
