@@ -44,8 +44,8 @@ const BROWSER: Needed = Needed {
     what: "chromium and chromedriver",
     programs: &["chromium", "chromedriver"],
     packages: &["chromium", "chromium-driver"],
-    tests: "the browser test of the web console (tests/tests/console.rs, \
-            the_console_works_in_a_real_browser)",
+    tests: "the browser tests of the web console (tests/tests/console.rs and \
+            tests/tests/console_pictures.rs)",
 };
 
 const PROMETHEUS: Needed = Needed {
