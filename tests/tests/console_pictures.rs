@@ -106,6 +106,7 @@ async fn regression_plots(browser: &Browser, stack: &Stack, c: &Client) {
     );
     assert!(caption.contains(&rmse), "{caption} shows {rmse}");
     assert_eq!(browser.eval(&count("#confusion-plot")).await, json!(0));
+    assert_eq!(browser.low_contrast_texts().await, json!([]), "contrast");
     scroll_to(browser, "#quality").await;
     browser.screenshot("model-solubility").await;
 }
@@ -125,6 +126,7 @@ async fn confusion_matrix(browser: &Browser, stack: &Stack, c: &Client) {
     let shown: Vec<u64> = serde_json::from_value(cells).unwrap();
     assert_eq!(shown, counts.concat(), "the cells, row by row");
     assert_eq!(browser.eval(&count("#parity-plot")).await, json!(0));
+    assert_eq!(browser.low_contrast_texts().await, json!([]), "contrast");
     scroll_to(browser, "#quality").await;
     browser.screenshot("model-iris").await;
     // A model without evidence shows no frame at all.
