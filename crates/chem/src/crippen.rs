@@ -54,22 +54,16 @@ pub fn with_explicit_hydrogens(mol: &Molecule) -> Molecule {
 pub fn atom_types(mol: &Molecule) -> Vec<Option<&'static str>> {
     let full = with_explicit_hydrogens(mol);
     (0..full.atoms.len())
-        .map(|i| {
-            table()
-                .iter()
-                .find(|t| t.pattern.matches_at(&full, i))
-                .map(|t| t.label)
-        })
+        .map(|i| first_type(&full, i).map(|t| t.label))
         .collect()
 }
 
 /// (logP, MR).
 pub fn logp_mr(mol: &Molecule) -> (f64, f64) {
     let full = with_explicit_hydrogens(mol);
-    let types = table();
     let (mut logp, mut mr) = (0.0, 0.0);
     for i in 0..full.atoms.len() {
-        if let Some(t) = types.iter().find(|t| t.pattern.matches_at(&full, i)) {
+        if let Some(t) = first_type(&full, i) {
             logp += t.logp;
             mr += t.mr;
         }
@@ -77,10 +71,55 @@ pub fn logp_mr(mol: &Molecule) -> (f64, f64) {
     (logp, mr)
 }
 
+/// The first type of the table matching atom `i`, trying only the types whose pattern can
+/// start at the atom's element (in table order, so the answer is the table's). Profiled,
+/// matching every pattern against every atom, hydrogens included, was molprop's largest
+/// cost per request.
+fn first_type(mol: &Molecule, i: usize) -> Option<&'static AtomType> {
+    static BY_ELEMENT: std::sync::OnceLock<Vec<Vec<u16>>> = std::sync::OnceLock::new();
+    let index = BY_ELEMENT.get_or_init(|| {
+        (0..=u8::MAX)
+            .map(|z| {
+                (0..table().len())
+                    .filter(|&t| table()[t].pattern.may_start_at_element(z))
+                    .map(|t| t as u16)
+                    .collect()
+            })
+            .collect()
+    });
+    index[usize::from(mol.atoms[i].element.number)]
+        .iter()
+        .map(|&t| &table()[usize::from(t)])
+        .find(|t| t.pattern.matches_at(mol, i))
+}
+
 #[cfg(test)]
 mod tests {
     use super::AtomType;
     use crate::smarts::{Expr, Pattern};
+
+    #[test]
+    fn the_element_index_finds_what_the_whole_table_finds() {
+        let text = include_str!("../tests/data/rdkit-samples.tsv");
+        for line in text.lines().skip(1).take(400) {
+            let smiles = line.split('\t').next().unwrap();
+            let Ok(mol) = crate::smiles::parse(smiles) else {
+                continue;
+            };
+            let full = super::with_explicit_hydrogens(&mol);
+            for i in 0..full.atoms.len() {
+                let whole = super::table()
+                    .iter()
+                    .find(|t| t.pattern.matches_at(&full, i));
+                let indexed = super::first_type(&full, i);
+                assert_eq!(
+                    whole.map(|t| t.label),
+                    indexed.map(|t| t.label),
+                    "{smiles} atom {i}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn every_type_parses_and_known_values_hold() {

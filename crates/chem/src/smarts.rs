@@ -311,6 +311,21 @@ impl Pattern {
 
     /// Whether the pattern matches with its first atom on `atom`. Allocation-free: it runs
     /// for every atom against every type until one matches.
+    /// Whether the pattern's first atom could be an atom of element `number` (false only
+    /// when it certainly cannot): lets a table of patterns skip, per element, those that
+    /// can never match.
+    pub(crate) fn may_start_at_element(&self, number: u8) -> bool {
+        fn may(e: &Expr, number: u8) -> bool {
+            match e {
+                Expr::Prim(Prim::Element { number: n, .. }) => *n == number,
+                Expr::Prim(_) | Expr::Not(_) => true,
+                Expr::And(xs) => xs.iter().all(|x| may(x, number)),
+                Expr::Or(xs) => xs.iter().any(|x| may(x, number)),
+            }
+        }
+        may(&self.atoms[0], number)
+    }
+
     pub fn matches_at(&self, mol: &Molecule, atom: usize) -> bool {
         if !eval(&self.atoms[0], mol, atom) {
             return false;
