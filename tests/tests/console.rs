@@ -530,6 +530,14 @@ async fn batch_page(browser: &Browser, stack: &Stack, c: &Client) {
         .eval("return document.querySelectorAll('#batch-table tr.failed').length;")
         .await;
     assert_eq!(failed, json!(2));
+    // Each row that scored shows its molecule; the failed ones show none.
+    let drawn = browser
+        .eval(
+            "return [document.querySelectorAll('#batch-table tbody tr:not(.failed) img.structure').length, \
+             document.querySelectorAll('#batch-table tr.failed img.structure').length]",
+        )
+        .await;
+    assert_eq!(drawn, json!([40, 0]), "structures in the batch table");
     browser.click("button.sort[data-column=prediction]").await;
     let first = browser
         .eval("return document.querySelector('#batch-table tbody tr td.num').textContent;")
