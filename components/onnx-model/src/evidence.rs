@@ -1,7 +1,6 @@
 //! `GET /evidence`: the model judged on the test set its directory ships (`[evidence]` in
 //! model.toml), by the served graph itself, so the plots show what this deployment does and
-//! not what a training script once printed. Computed once per instance on first use, and
-//! before the snapshot where the host makes one.
+//! not what a training script once printed. Computed once per instance, on first use.
 
 use crate::OnnxModel;
 use crate::manifest::{EvidenceSpec, Input, Output};
