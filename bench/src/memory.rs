@@ -133,6 +133,12 @@ pub async fn memory_of_up(
         if let Some(mib) = up.rss_mib() {
             let what = format!("runtime-host up: registry, chat, {label}");
             report.memory_mib.push((what, mib));
+            if let Some(pss) = procs::pss_mib(up.pid()) {
+                report.notes.push(format!(
+                    "`up` with {label}: VmRSS {mib:.1} MiB, PSS {pss:.1} MiB (shared \
+                     copy-on-write pages counted once)"
+                ));
+            }
             report.up_rss_mib.push((label, mix.total(), mib));
         }
         up.stop().await;

@@ -192,6 +192,17 @@ pub async fn run_to_end(
 }
 
 /// A `kB` field of `/proc/<pid>/status` (`VmRSS:`, `VmHWM:`).
+/// Proportional set size in MiB (`/proc/<pid>/smaps_rollup`): resident memory with each
+/// shared page counted once, however many mappings show it. VmRSS counts a page once per
+/// mapping, so a snapshot's copy-on-write image mapped by several instances counts several
+/// times there.
+pub fn pss_mib(pid: u32) -> Option<f64> {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    let line = rollup.lines().find(|l| l.starts_with("Pss:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
 fn status_field_kib(pid: u32, field: &str) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with(field))?;

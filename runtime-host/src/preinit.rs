@@ -103,11 +103,17 @@ impl Source {
 
     /// What identifies the compiled result of [`prepare`], so that deployments with the same
     /// component and the same files share compiled code: the snapshot key where there will
-    /// be one, else the component's path.
+    /// be one, else the component's bytes. Not its path: copies of one component under
+    /// several names (one per model, as `up --models` directories hold them) each had
+    /// their own copy of the compiled code, measured 2.3 MB per molprop deployment.
     pub fn identity(&self) -> String {
         match &self.snapshot_key {
             Some(key) => format!("snapshot:{key}"),
-            None => format!("file:{}", self.path.display()),
+            None => {
+                let digest = Sha256::digest(&self.wasm);
+                let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+                format!("component:{hex}")
+            }
         }
     }
 }
@@ -366,5 +372,28 @@ impl ComponentInstanceState for Live<'_> {
 
     async fn call_func_ret_f64(&mut self, instance: &str, func: &str) -> u64 {
         self.call::<f64>(instance, func).await.to_bits()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Copies of one component under several names share compiled code; another component
+    /// does not.
+    #[test]
+    fn identity_follows_the_bytes_not_the_name() {
+        let dir = tempfile::tempdir().unwrap();
+        // An empty component, and an empty core module: the magic, version and layer.
+        let component = b"\0asm\x0d\0\x01\0";
+        let module = b"\0asm\x01\0\0\0";
+        let [a, b, c] = ["a", "b", "c"].map(|n| dir.path().join(format!("{n}.wasm")));
+        std::fs::write(&a, component).unwrap();
+        std::fs::write(&b, component).unwrap();
+        std::fs::write(&c, module).unwrap();
+        let mounts = Mounts::parse(&[]).unwrap();
+        let id = |p: &Path| Source::read(p, &mounts).unwrap().identity();
+        assert_eq!(id(&a), id(&b));
+        assert_ne!(id(&a), id(&c));
     }
 }
