@@ -74,20 +74,21 @@ pub fn logp_mr(mol: &Molecule) -> (f64, f64) {
 /// The first type of the table matching atom `i`, trying only the types whose pattern can
 /// start at the atom's element (in table order, so the answer is the table's). Profiled,
 /// matching every pattern against every atom, hydrogens included, was molprop's largest
-/// cost per request.
+/// cost per request. Each element's list is made when an atom of it is first typed: a
+/// host that starts a fresh instance per request (Spin) pays for the few elements a
+/// molecule has, not for all of them (building them all halved such a host's throughput).
 fn first_type(mol: &Molecule, i: usize) -> Option<&'static AtomType> {
-    static BY_ELEMENT: std::sync::OnceLock<Vec<Vec<u16>>> = std::sync::OnceLock::new();
-    let index = BY_ELEMENT.get_or_init(|| {
-        (0..=u8::MAX)
-            .map(|z| {
-                (0..table().len())
-                    .filter(|&t| table()[t].pattern.may_start_at_element(z))
-                    .map(|t| t as u16)
-                    .collect()
-            })
+    const ELEMENTS: usize = 256;
+    static BY_ELEMENT: [std::sync::OnceLock<Box<[u16]>>; ELEMENTS] =
+        [const { std::sync::OnceLock::new() }; ELEMENTS];
+    let z = mol.atoms[i].element.number;
+    let candidates = BY_ELEMENT[usize::from(z)].get_or_init(|| {
+        (0..table().len())
+            .filter(|&t| table()[t].pattern.may_start_at_element(z))
+            .map(|t| t as u16)
             .collect()
     });
-    index[usize::from(mol.atoms[i].element.number)]
+    candidates
         .iter()
         .map(|&t| &table()[usize::from(t)])
         .find(|t| t.pattern.matches_at(mol, i))
