@@ -155,7 +155,7 @@ async fn the_app_port_routes_every_service_as_spin_toml_does() {
 /// errors.
 async fn depictions(c: &Client, stack: &Stack) {
     let url = |smiles: &str| {
-        let q: String = url_escape(smiles);
+        let q = service_client::percent_encode(smiles);
         stack.app(&format!("/depict.svg?smiles={q}"))
     };
     let caffeine = "Cn1cnc2c1c(=O)n(C)c(=O)n2C";
@@ -192,18 +192,6 @@ async fn depictions(c: &Client, stack: &Stack) {
     let escaped = c.get(&url("C\"<script>")).await;
     escaped.assert_error(400, "invalid_field");
     assert_eq!(escaped.header("content-type"), Some("application/json"));
-}
-
-/// `text` percent-encoded for a query value.
-fn url_escape(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// The console in headless Chromium against a real `up`: the models page lists molprop with

@@ -313,7 +313,7 @@ async fn exercise(contract: &Contract, host: &Host, ops: Vec<Op>) {
             }
             let query_string: Vec<String> = params
                 .iter()
-                .map(|(k, v)| format!("{k}={}", urlencode(v)))
+                .map(|(k, v)| format!("{k}={}", service_client::percent_encode(v)))
                 .collect();
             let url = if query_string.is_empty() {
                 host.url(&op.target)
@@ -367,17 +367,6 @@ async fn exercise(contract: &Contract, host: &Host, ops: Vec<Op>) {
         contract.name,
         failures.join("\n")
     );
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 fn op(method: Method, path: &'static str, token: Option<&'static str>) -> Op {
