@@ -25,7 +25,7 @@ pub fn compute(model: &OnnxModel, dir: &Path, spec: &EvidenceSpec) -> Result<Evi
     let rows = read_rows(&text, model, spec).map_err(|e| format!("{}: {e}", path.display()))?;
     let items: Vec<Map<String, Value>> = rows.iter().map(|r| r.data.clone()).collect();
     let far = Instant::now() + Duration::from_secs(3600);
-    let results = model.predict_batch(model_sdk::InputType::Text, &items, far);
+    let results = model.predict_batch(model.input_type(), &items, far);
     let (property, unit) = match &model.manifest.output {
         Output::Regression { property, unit } | Output::Classification { property, unit, .. } => {
             (property.clone(), unit.clone())

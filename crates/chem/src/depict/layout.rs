@@ -55,7 +55,7 @@ impl Layout<'_> {
     /// The atom to start the part holding `any` from: an atom of its largest ring system,
     /// else one end of its longest chain (so that chain draws as a level zigzag).
     fn seed(&self, any: usize) -> usize {
-        let part = self.reachable(any);
+        let part = self.bfs_order(any);
         let in_ring = part
             .iter()
             .copied()
@@ -68,10 +68,7 @@ impl Layout<'_> {
         far(far(any))
     }
 
-    fn reachable(&self, from: usize) -> Vec<usize> {
-        self.bfs_order(from)
-    }
-
+    /// The atoms connected to `from`, nearest first.
     fn bfs_order(&self, from: usize) -> Vec<usize> {
         let mut seen = vec![false; self.mol.atoms.len()];
         let mut order = vec![from];

@@ -32,19 +32,3 @@ pub fn to_svg(mol: &Molecule, title: &str) -> String {
     let coords = coordinates(mol);
     svg::render(mol, &coords, &svg::Caption { title })
 }
-
-/// How good a drawing is: atoms drawn on top of each other, and bonds that cross.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Quality {
-    pub overlapping_atoms: usize,
-    pub crossing_bonds: usize,
-}
-
-/// The quality of `mol`'s drawing.
-pub fn quality(mol: &Molecule) -> Quality {
-    let coords = coordinates(mol);
-    Quality {
-        overlapping_atoms: tidy::overlapping_atoms(&coords),
-        crossing_bonds: tidy::crossing_bonds(mol, &coords),
-    }
-}

@@ -80,6 +80,11 @@ fn cycle_order(mol: &Molecule, bonds: &[usize]) -> Option<Vec<usize>> {
     Some(order)
 }
 
+/// The circumradius of a regular polygon of `n` unit sides.
+fn polygon_radius(n: usize) -> f64 {
+    0.5 / (std::f64::consts::PI / n as f64).sin()
+}
+
 /// How badly `new` points crowd `placed` ones: the sum of squared shortfalls below `reach`.
 pub fn crowding(new: &[Point], placed: impl Iterator<Item = Point> + Clone, reach: f64) -> f64 {
     new.iter()
@@ -99,7 +104,7 @@ pub fn layout(mol: &Molecule, system: &RingSystem, coords: &mut [Option<Point>])
         return;
     };
     let ring = &system.rings[first];
-    let radius = 0.5 / (std::f64::consts::PI / ring.len() as f64).sin();
+    let radius = polygon_radius(ring.len());
     for (i, &a) in ring.iter().enumerate() {
         let angle =
             std::f64::consts::TAU * i as f64 / ring.len() as f64 - std::f64::consts::FRAC_PI_2;
@@ -142,26 +147,12 @@ fn first_ring(mol: &Molecule, system: &RingSystem) -> Option<usize> {
 }
 
 /// Places the atoms of `ring` not placed yet: each run of them between placed atoms on an
-/// arc, or the whole ring as a polygon around a single placed (spiro) atom.
+/// arc, or the whole ring as a polygon around a single placed (spiro) atom. [`layout`]
+/// only picks rings sharing at least one placed atom (a system's rings are connected).
 fn place_ring(ring: &[usize], system: &RingSystem, coords: &mut [Option<Point>]) {
     let n = ring.len();
     let placed: Vec<usize> = (0..n).filter(|&i| coords[ring[i]].is_some()).collect();
     if placed.len() == n {
-        return;
-    }
-    if placed.is_empty() {
-        // Not reachable for a connected system, but harmless: draw it beside the others.
-        let right = system
-            .atoms
-            .iter()
-            .filter_map(|&a| coords[a])
-            .map(|p| p.x)
-            .fold(0.0, f64::max);
-        let radius = 0.5 / (std::f64::consts::PI / n as f64).sin();
-        for (i, &a) in ring.iter().enumerate() {
-            let angle = std::f64::consts::TAU * i as f64 / n as f64;
-            coords[a] = Some(Point::new(right + 1.0 + radius, 0.0) + Point::polar(angle) * radius);
-        }
         return;
     }
     if placed.len() == 1 {
@@ -194,7 +185,7 @@ fn place_spiro(ring: &[usize], at: usize, system: &RingSystem, coords: &mut [Opt
         .filter(|&&a| a != ring[at])
         .filter_map(|&a| coords[a]);
     let away = (p - centroid(others)).unit_or(Point::new(1.0, 0.0));
-    let radius = 0.5 / (std::f64::consts::PI / n as f64).sin();
+    let radius = polygon_radius(n);
     let centre = p + away * radius;
     let start = (p - centre).angle();
     for k in 1..n {
