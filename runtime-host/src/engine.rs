@@ -1,7 +1,7 @@
 //! The wasmtime engine and how components are loaded into it.
 //!
 //! One engine per process: compiled code is shared, instances come from a pooling allocator
-//! (fast per-request instantiation), compiled artifacts are cached on disk so a restart does
+//! (fast per-request instantiation), compiled artifacts are cached on disk ([`crate::compiled`]) so a restart does
 //! not recompile, and a ticker drives epoch interruption, which enforces request deadlines.
 
 use crate::limits::Limits;
@@ -9,10 +9,8 @@ use crate::state::InstanceState;
 use anyhow::{Context, Result};
 use std::path::Path;
 use std::time::Duration;
-use wasmtime::component::{Component, Linker};
-use wasmtime::{
-    Cache, CacheConfig, Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig,
-};
+use wasmtime::component::Linker;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 /// How often the epoch advances. A running guest is checked (and yields to other tasks) at
@@ -24,30 +22,20 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 const CORE_INSTANCES_PER_COMPONENT: u32 = 50;
 const MEMORIES_PER_COMPONENT: u32 = 4;
 
-/// The compiled code's subdirectory of the cache. wasmtime's cache key leaves out some
-/// settings that change what is compiled in (the copy-on-write memory image of
-/// `memory_guaranteed_dense_image_size`), so a change of them gets a new name here, and
-/// artifacts compiled under the old settings are never loaded.
-const COMPILED_LAYOUT: &str = "compiled-dense-image-cap";
-
 /// Per-slot bytes reset by memset rather than returned to the kernel (see the pool setup).
 const KEEP_RESIDENT_MEMORY: usize = 4 << 20;
 const KEEP_RESIDENT_TABLE: usize = 64 << 10;
 const KEEP_RESIDENT_STACK: usize = 256 << 10;
 const DECOMMIT_BATCH: usize = 16;
 
-/// Builds the engine for one service with these limits. `cache_dir` holds compiled artifacts.
-pub fn build_engine(limits: &Limits, cache_dir: Option<&Path>) -> Result<Engine> {
-    build_shared_engine(limits, limits.max_concurrency as u32, cache_dir)
+/// Builds the engine for one service with these limits.
+pub fn build_engine(limits: &Limits) -> Result<Engine> {
+    build_shared_engine(limits, limits.max_concurrency as u32)
 }
 
 /// Builds an engine whose instance pool (`slots` instances at once) several services share.
-pub fn build_shared_engine(
-    limits: &Limits,
-    slots: u32,
-    cache_dir: Option<&Path>,
-) -> Result<Engine> {
-    let mut config = base_config(cache_dir)?;
+pub fn build_shared_engine(limits: &Limits, slots: u32) -> Result<Engine> {
+    let mut config = base_config();
     // Always map a module's initial memory copy-on-write, however sparse, up to the memory
     // cap: a pre-initialized snapshot's heap (the ONNX model, say) is spread thin, and above
     // wasmtime's default of 16 MiB its heuristic copied the whole image into every instance
@@ -82,15 +70,15 @@ pub fn build_shared_engine(
 /// memory image of the last module it ran, and with it that module's whole compiled image,
 /// so an instrumented component compiled only to be initialized once stayed resident
 /// (measured: 40 MB per model kind). Everything of this engine is freed with it.
-pub fn build_one_off_engine(cache_dir: Option<&Path>) -> Result<Engine> {
-    let mut config = base_config(cache_dir)?;
+pub fn build_one_off_engine() -> Result<Engine> {
+    let mut config = base_config();
     config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
     engine_with_ticker(&config)
 }
 
 /// What every engine of the host has: the component model, epoch interruption (with a
-/// ticker), the compilation cache in `cache_dir`.
-fn base_config(cache_dir: Option<&Path>) -> Result<Config> {
+/// ticker).
+fn base_config() -> Config {
     let mut config = Config::new();
     config.wasm_component_model(true);
     // `RUNTIME_HOST_PERFMAP=1`: write /tmp/perf-<pid>.map so `perf` can name guest functions.
@@ -98,21 +86,7 @@ fn base_config(cache_dir: Option<&Path>) -> Result<Config> {
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
     config.epoch_interruption(true);
-    if let Some(dir) = cache_dir {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("creating compilation cache {}", dir.display()))?;
-        // wasmtime wants an absolute path; --cache-dir may be relative.
-        let dir = std::fs::canonicalize(dir)
-            .with_context(|| format!("resolving compilation cache {}", dir.display()))?;
-        let mut cache = CacheConfig::new();
-        cache.with_directory(dir.join(COMPILED_LAYOUT));
-        config.cache(Some(
-            Cache::new(cache)
-                .map_err(anyhow::Error::from)
-                .context("setting up the compilation cache")?,
-        ));
-    }
-    Ok(config)
+    config
 }
 
 fn engine_with_ticker(config: &Config) -> Result<Engine> {
@@ -149,24 +123,16 @@ pub fn build_linker(engine: &Engine) -> Result<Linker<InstanceState>> {
     Ok(linker)
 }
 
-/// Returns the heap the compiler freed to the operating system. Compiling a large component
-/// (the 20 MB ONNX model component) spreads cranelift's working memory over one malloc arena
-/// per compiler thread; glibc keeps it after it is freed, and a model deployment stayed at
-/// 500 MiB resident before serving anything. After a trim it holds what it uses.
-pub(crate) fn release_freed_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory of the allocator's own arenas.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// Compiles (or loads from the cache) a component and pre-instantiates it against the
 /// linker, so each request only has to instantiate.
-pub fn load_proxy(engine: &Engine, path: &Path) -> Result<ProxyPre<InstanceState>> {
+pub fn load_proxy(
+    engine: &Engine,
+    path: &Path,
+    cache_dir: Option<&Path>,
+) -> Result<ProxyPre<InstanceState>> {
     let bytes =
         std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
-    proxy_from_bytes(engine, &bytes, path)
+    proxy_from_bytes(engine, &bytes, path, cache_dir)
 }
 
 /// [`load_proxy`] of a component already read (or made: a snapshot of the one at `path`).
@@ -174,8 +140,9 @@ pub fn proxy_from_bytes(
     engine: &Engine,
     bytes: &[u8],
     path: &Path,
+    cache_dir: Option<&Path>,
 ) -> Result<ProxyPre<InstanceState>> {
-    let component = Component::new(engine, bytes)
+    let component = crate::compiled::load(engine, bytes, cache_dir)
         .map_err(anyhow::Error::from)
         .with_context(|| {
             format!(
@@ -183,7 +150,7 @@ pub fn proxy_from_bytes(
                 path.display()
             )
         })?;
-    release_freed_heap();
+    crate::heap::release_freed();
     let linker = build_linker(engine)?;
     let pre = linker
         .instantiate_pre(&component)
@@ -209,13 +176,14 @@ pub fn proxy_from_bytes(
 /// cached takes milliseconds.
 pub fn compile_all(args: &crate::cli::CompileArgs) -> Result<()> {
     let limits = args.runtime.limits();
-    let engine = build_engine(&limits, Some(&args.runtime.cache_dir()))?;
+    let engine = build_engine(&limits)?;
+    let cache_dir = args.runtime.cache_dir();
     for path in &args.components {
         let started = std::time::Instant::now();
         let size = std::fs::metadata(path)
             .with_context(|| format!("reading component {}", path.display()))?
             .len();
-        load_proxy(&engine, path)?;
+        load_proxy(&engine, path, Some(&cache_dir))?;
         println!(
             "{}: {:.1} MB, compiled in {:.2} s",
             path.display(),

@@ -7,9 +7,11 @@ mod caller;
 mod chat;
 mod chats;
 mod cli;
+mod compiled;
 mod engine;
 mod files;
 mod guard;
+mod heap;
 mod instances;
 mod keyvalue;
 mod limits;
@@ -33,8 +35,20 @@ mod variables;
 
 use clap::Parser;
 
-#[tokio::main]
-async fn main() {
+fn main() {
+    // Before the runtime starts its threads (see heap.rs).
+    heap::limit_arenas();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::exit(1)
+        });
+    runtime.block_on(run())
+}
+
+async fn run() {
     // Request logs go through a buffer that a background thread writes out, so a request
     // never waits on stderr. Not lossy: when the buffer is full, logging waits rather than
     // dropping lines. `_flush` writes what is left when main returns.

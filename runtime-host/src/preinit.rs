@@ -143,7 +143,7 @@ pub async fn prepare(
     if let Some(key) = snapshot_key {
         let snapshot = async {
             let bytes = snapshot_cached(&wasm, &key, grants, limits, cache_dir).await?;
-            compile(engine, bytes, &path).await
+            compile(engine, bytes, &path, cache_dir).await
         };
         match snapshot.await {
             Ok(pre) => {
@@ -160,7 +160,7 @@ pub async fn prepare(
             ),
         }
     }
-    let pre = compile(engine, wasm, &path).await?;
+    let pre = compile(engine, wasm, &path, cache_dir).await?;
     Ok(Prepared {
         pre,
         snapshot: None,
@@ -168,10 +168,17 @@ pub async fn prepare(
 }
 
 /// Compiles `bytes` (the component at `path`, or its snapshot) on a blocking thread.
-async fn compile(engine: &Engine, bytes: Vec<u8>, path: &Path) -> Result<ProxyPre<InstanceState>> {
-    let (engine, path) = (engine.clone(), path.to_owned());
-    tokio::task::spawn_blocking(move || crate::engine::proxy_from_bytes(&engine, &bytes, &path))
-        .await?
+async fn compile(
+    engine: &Engine,
+    bytes: Vec<u8>,
+    path: &Path,
+    cache_dir: &Path,
+) -> Result<ProxyPre<InstanceState>> {
+    let (engine, path, cache_dir) = (engine.clone(), path.to_owned(), cache_dir.to_owned());
+    tokio::task::spawn_blocking(move || {
+        crate::engine::proxy_from_bytes(&engine, &bytes, &path, Some(&cache_dir))
+    })
+    .await?
 }
 
 /// `runtime-host snapshot`: writes the component pre-initialized with the `--dir` mounts,
@@ -196,7 +203,7 @@ pub async fn run(args: crate::cli::SnapshotArgs) -> Result<()> {
     };
     let cache_dir = runtime.cache_dir();
     let bytes = snapshot_cached(&source.wasm, key, &grants, &limits, &cache_dir).await?;
-    write_atomically(&args.output, &bytes)?;
+    crate::compiled::write_atomically(&args.output, &bytes)?;
     println!(
         "wrote {} ({:.1} MB), {} pre-initialized with {}: it serves without those files \
          (Spin: point the component's `source` at it, no `files` needed)",
@@ -231,13 +238,13 @@ async fn snapshot_cached(
         return Ok(bytes);
     }
     let started = Instant::now();
-    let engine = crate::engine::build_one_off_engine(Some(cache_dir))?;
+    let engine = crate::engine::build_one_off_engine()?;
     let bytes = snapshot(&engine, wasm, grants, limits).await;
     drop(engine);
     // The compiler's and the initialization's working memory, back to the system.
-    crate::engine::release_freed_heap();
+    crate::heap::release_freed();
     let bytes = bytes?;
-    write_atomically(&path, &bytes)?;
+    crate::compiled::write_atomically(&path, &bytes)?;
     tracing::info!(
         snapshot = %path.display(),
         bytes = bytes.len(),
@@ -245,20 +252,6 @@ async fn snapshot_cached(
         "pre-initialized snapshot made"
     );
     Ok(bytes)
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let name = path
-        .file_name()
-        .map_or("snapshot".into(), |n| n.to_string_lossy());
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&temp, bytes).with_context(|| format!("writing {}", temp.display()))?;
-    std::fs::rename(&temp, path).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Runs `wasm`'s initialization with `grants` (memory cap of `limits`) and returns the

@@ -78,7 +78,7 @@ impl Loaded {
             ai: AiGrant::new(runtime.ai_models(), &runtime.ai_models)?,
         };
         let cache_dir = runtime.cache_dir();
-        let engine = crate::engine::build_engine(&limits, Some(&cache_dir))?;
+        let engine = crate::engine::build_engine(&limits)?;
         let started = std::time::Instant::now();
         let source = crate::preinit::Source::read(component, &grants.files)?;
         let prepared =
@@ -104,12 +104,13 @@ impl Loaded {
     pub fn load_in(
         engine: &wasmtime::Engine,
         component: &Path,
+        cache_dir: &Path,
         grants: Grants,
         limits: Limits,
         shutdown: Option<ShutdownRoute>,
     ) -> Result<Self> {
         let started = std::time::Instant::now();
-        let pre = crate::engine::load_proxy(engine, component)?;
+        let pre = crate::engine::load_proxy(engine, component, Some(cache_dir))?;
         tracing::info!(
             component = %component.display(),
             load_ms = started.elapsed().as_millis() as u64,

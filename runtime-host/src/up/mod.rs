@@ -104,9 +104,8 @@ impl<'a> Stack<'a> {
     async fn new(args: &'a UpArgs) -> Result<Self> {
         std::fs::create_dir_all(&args.runtime.data_dir)?;
         let limits = args.runtime.limits();
-        let cache = args.runtime.cache_dir();
         Ok(Self {
-            engine: crate::engine::build_shared_engine(&limits, SHARED_SLOTS, Some(&cache))?,
+            engine: crate::engine::build_shared_engine(&limits, SHARED_SLOTS)?,
             kv: args.runtime.key_value().await?,
             // One copy of each AI model's weights, shared by every deployment that uses it.
             ai: args.runtime.ai_models(),
@@ -253,8 +252,9 @@ impl<'a> Stack<'a> {
         };
         let (engine, limits) = (self.engine.clone(), self.limits.clone());
         let component = default_component(component)?;
+        let cache_dir = self.args.runtime.cache_dir();
         let compiling = tokio::task::spawn_blocking(move || {
-            Loaded::load_in(&engine, &component, grants, limits, None)
+            Loaded::load_in(&engine, &component, &cache_dir, grants, limits, None)
         });
         unless_stopped(compiling).await.ok_or(Stopped)??
     }

@@ -1,0 +1,161 @@
+//! Compiled components, cached on disk and served from the cached file itself.
+//!
+//! wasmtime's own cache stores compressed artifacts and, on a hit, unpacks one into anonymous
+//! memory: all of the compiled code stays resident for as long as the component is loaded
+//! (the ONNX component: 24 MiB of machine code and 14 MiB of data, of which a model runs a
+//! small part). Here an artifact is written uncompressed and mapped from its file
+//! (`Component::deserialize_file`): the kernel pages in only what runs, processes serving
+//! the same component share those pages, and a snapshot's initial memory is mapped from the
+//! file rather than copied into memory first.
+//!
+//! A file is named by a digest of everything that decides its contents (the compiler's
+//! settings, the copy-on-write image limit, the component's bytes), written under a
+//! temporary name and renamed into place, and never changed afterwards: code that is mapped
+//! must not change underneath. A file that this wasmtime refuses (written by another
+//! version) or cannot read is compiled again and replaced.
+
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+use std::hash::Hash;
+use std::path::{Path, PathBuf};
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+/// The cache's subdirectory; a new name whenever what goes into a file's name changes.
+const LAYOUT: &str = "compiled-mapped-1";
+
+/// `wasm` compiled for `engine`: from the cache in `cache_dir` when there, else compiled now
+/// and cached. Without a cache directory (or one that cannot be written), compiled in memory.
+pub fn load(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> Result<Component> {
+    let Some(dir) = cache_dir else {
+        return Ok(Component::new(engine, wasm)?);
+    };
+    let path = artifact_path(engine, wasm, dir);
+    if path.exists() {
+        match map(engine, &path) {
+            Ok(component) => return Ok(component),
+            Err(e) => tracing::warn!(
+                artifact = %path.display(),
+                "cached compiled code is unusable, compiling again: {e:#}"
+            ),
+        }
+    }
+    let artifact = engine.precompile_component(wasm)?;
+    if let Err(e) = write_atomically(&path, &artifact) {
+        tracing::warn!("not caching compiled code ({e:#}); it stays in memory");
+        // SAFETY: `artifact` was produced by this engine's `precompile_component` just now.
+        return Ok(unsafe { Component::deserialize(engine, &artifact)? });
+    }
+    drop(artifact);
+    map(engine, &path)
+}
+
+/// Maps the artifact at `path`.
+fn map(engine: &Engine, path: &Path) -> Result<Component> {
+    // SAFETY: the file was written by `precompile_component` of an engine with the settings
+    // its name digests (wasmtime checks the version and settings recorded in it again), is
+    // never modified once renamed into place, and lives in this host's own cache directory.
+    unsafe { Component::deserialize_file(engine, path) }
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("loading {}", path.display()))
+}
+
+/// Where `wasm` compiled by `engine` is cached under `dir`.
+fn artifact_path(engine: &Engine, wasm: &[u8], dir: &Path) -> PathBuf {
+    let mut hasher = DigestHasher(Sha256::new());
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    // Decides how the initial memory is laid out in the artifact, yet is not in the hash.
+    engine
+        .get_memory_guaranteed_dense_image_size()
+        .hash(&mut hasher);
+    let mut digest = hasher.0;
+    digest.update(Sha256::digest(wasm));
+    let name: String = digest
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    dir.join(LAYOUT).join(format!("{name}.cwasm"))
+}
+
+/// Feeds what a `Hash` implementation writes into a SHA-256 digest, which, unlike std's
+/// hashers, is the same in every build and on every machine.
+struct DigestHasher(Sha256);
+
+impl std::hash::Hasher for DigestHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        unreachable!("only the digest is read")
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
+/// a reader sees the whole file or none: never one being written.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = path
+        .file_name()
+        .map_or("file".into(), |n| n.to_string_lossy());
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&temp, bytes).with_context(|| format!("writing {}", temp.display()))?;
+    std::fs::rename(&temp, path).with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An empty component: the magic, version and layer.
+    const EMPTY: &[u8] = b"\0asm\x0d\0\x01\0";
+
+    #[test]
+    fn a_component_is_compiled_once_then_mapped_from_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::default();
+        load(&engine, EMPTY, Some(dir.path())).unwrap();
+        let files: Vec<_> = std::fs::read_dir(dir.path().join(LAYOUT))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 1, "one artifact, no temporary left: {files:?}");
+        let inode = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&files[0]).unwrap());
+        let written = inode();
+        load(&engine, EMPTY, Some(dir.path())).unwrap();
+        assert_eq!(
+            written,
+            inode(),
+            "the second load maps the file, no new one is written"
+        );
+    }
+
+    #[test]
+    fn an_unreadable_artifact_is_compiled_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::default();
+        let path = artifact_path(&engine, EMPTY, dir.path());
+        write_atomically(&path, b"not compiled code").unwrap();
+        load(&engine, EMPTY, Some(dir.path())).unwrap();
+        assert_ne!(std::fs::read(&path).unwrap(), b"not compiled code");
+    }
+
+    #[test]
+    fn other_settings_or_bytes_name_another_file() {
+        let dir = Path::new("/cache");
+        let engine = Engine::default();
+        let mut config = wasmtime::Config::new();
+        config.memory_guaranteed_dense_image_size(1 << 30);
+        let other = Engine::new(&config).unwrap();
+        let module = b"\0asm\x01\0\0\0";
+        let path = artifact_path(&engine, EMPTY, dir);
+        assert_eq!(path, artifact_path(&engine, EMPTY, dir));
+        assert_ne!(path, artifact_path(&other, EMPTY, dir));
+        assert_ne!(path, artifact_path(&engine, module, dir));
+    }
+}
