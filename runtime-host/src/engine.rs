@@ -142,14 +142,12 @@ pub fn proxy_from_bytes(
     path: &Path,
     cache_dir: Option<&Path>,
 ) -> Result<ProxyPre<InstanceState>> {
-    let component = crate::compiled::load(engine, bytes, cache_dir)
-        .map_err(anyhow::Error::from)
-        .with_context(|| {
-            format!(
-                "compiling {}: is it a WebAssembly component (wasm32-wasip2)?",
-                path.display()
-            )
-        })?;
+    let component = crate::compiled::load(engine, bytes, cache_dir).with_context(|| {
+        format!(
+            "compiling {}: is it a WebAssembly component (wasm32-wasip2)?",
+            path.display()
+        )
+    })?;
     crate::heap::release_freed();
     let linker = build_linker(engine)?;
     let pre = linker
