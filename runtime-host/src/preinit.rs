@@ -27,7 +27,7 @@ use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use wasmtime::component::{Component, Instance, Lift, WasmList};
+use wasmtime::component::{Instance, Lift, WasmList};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wizer::{ComponentInstanceState, Wizer};
@@ -239,7 +239,7 @@ async fn snapshot_cached(
     }
     let started = Instant::now();
     let engine = crate::engine::build_one_off_engine()?;
-    let bytes = snapshot(&engine, wasm, grants, limits).await;
+    let bytes = snapshot(&engine, wasm, grants, limits, cache_dir).await;
     drop(engine);
     // The compiler's and the initialization's working memory, back to the system.
     crate::heap::release_freed();
@@ -261,6 +261,7 @@ async fn snapshot(
     wasm: &[u8],
     grants: &Grants,
     limits: &Limits,
+    cache_dir: &Path,
 ) -> Result<Vec<u8>> {
     let mut wizer = Wizer::new();
     // The export stays: Rust components are not yet rewritten correctly without it
@@ -272,9 +273,12 @@ async fn snapshot(
         .instrument_component(wasm)
         .map_err(anyhow::Error::from)
         .context("preparing the component for a snapshot")?;
-    let component = tokio::task::block_in_place(|| Component::new(engine, &instrumented))
-        .map_err(anyhow::Error::from)
-        .context("compiling the component to initialize it")?;
+    // Cached: the instrumented component is the same for every model directory it is
+    // initialized with, so a new model (or a new version of one) does not compile it again.
+    let component = tokio::task::block_in_place(|| {
+        crate::compiled::load(engine, &instrumented, Some(cache_dir))
+    })
+    .context("compiling the component to initialize it")?;
 
     let (mut store, _) =
         InstanceState::store(engine, grants, limits.max_memory_bytes, INIT_DEADLINE)?;

@@ -149,6 +149,23 @@ fn changed_files_make_a_new_snapshot_and_the_same_files_reuse_it() {
         2,
         "changed files: a new snapshot"
     );
+    // The component prepared for initialization is the same for any files: compiled for
+    // the first snapshot only, so a new model version does not wait for a compile.
+    assert_eq!(
+        compiled_artifacts(&cache).len(),
+        1,
+        "one compiled artifact for three snapshots"
+    );
+}
+
+/// The compiled components cached under `cache` (`runtime-host/src/compiled.rs`).
+fn compiled_artifacts(cache: &Path) -> Vec<PathBuf> {
+    let dirs = std::fs::read_dir(cache).unwrap().flatten();
+    dirs.filter(|d| d.file_name().to_string_lossy().starts_with("compiled-"))
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|f| f.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cwasm"))
+        .collect()
 }
 
 #[test]
