@@ -13,6 +13,11 @@
 //! temporary name and renamed into place, and never changed afterwards: code that is mapped
 //! must not change underneath. A file that this wasmtime refuses (written by another
 //! version) or cannot read is compiled again and replaced.
+//!
+//! Each new component, model version or snapshot adds a file (40 MB for a snapshot of the
+//! ONNX component), so the directory is kept under [`MAX_CACHE_BYTES`]: a file's modification
+//! time is set when it is used, and the least recently used go first ([`prune`]). Removing a
+//! file another process has mapped is safe: the mapping keeps it until that process lets go.
 
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
@@ -24,6 +29,9 @@ use wasmtime::component::Component;
 /// The cache's subdirectory; a new name whenever what goes into a file's name changes.
 const LAYOUT: &str = "compiled-mapped-1";
 
+/// The most the compiled code (and, separately, the snapshots) may take on disk.
+pub const MAX_CACHE_BYTES: u64 = 4 << 30;
+
 /// `wasm` compiled for `engine`: from the cache in `cache_dir` when there, else compiled now
 /// and cached. Without a cache directory (or one that cannot be written), compiled in memory.
 pub fn load(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> Result<Component> {
@@ -33,7 +41,10 @@ pub fn load(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> Result<Co
     let path = artifact_path(engine, wasm, dir);
     if path.exists() {
         match map(engine, &path) {
-            Ok(component) => return Ok(component),
+            Ok(component) => {
+                mark_used(&path);
+                return Ok(component);
+            }
             Err(e) => tracing::warn!(
                 artifact = %path.display(),
                 "cached compiled code is unusable, compiling again: {e:#}"
@@ -47,7 +58,45 @@ pub fn load(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> Result<Co
         return Ok(unsafe { Component::deserialize(engine, &artifact)? });
     }
     drop(artifact);
+    prune(&dir.join(LAYOUT), MAX_CACHE_BYTES, &path);
     map(engine, &path)
+}
+
+/// Sets `path`'s modification time to now: the time it was last used, for [`prune`].
+pub fn mark_used(path: &Path) {
+    let touched = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+    if let Err(e) = touched {
+        tracing::debug!(file = %path.display(), "cannot mark the cached file used: {e}");
+    }
+}
+
+/// Removes the least recently used files of `dir` (by modification time) until they take
+/// at most `cap` bytes, never `keep` (the one just written).
+pub fn prune(dir: &Path, cap: u64, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<_> = entries
+        .flatten()
+        .filter_map(|e| {
+            let meta = e.metadata().ok().filter(|m| m.is_file())?;
+            Some((meta.modified().ok()?, meta.len(), e.path()))
+        })
+        .collect();
+    let mut total: u64 = files.iter().map(|(_, len, _)| len).sum();
+    files.sort();
+    for (_, len, path) in files {
+        if total <= cap {
+            break;
+        }
+        if path != keep && std::fs::remove_file(&path).is_ok() {
+            tracing::info!(file = %path.display(), "removed from the cache (least recently used)");
+            total -= len;
+        }
+    }
 }
 
 /// Maps the artifact at `path`.
@@ -143,6 +192,33 @@ mod tests {
         write_atomically(&path, b"not compiled code").unwrap();
         load(&engine, EMPTY, Some(dir.path())).unwrap();
         assert_ne!(std::fs::read(&path).unwrap(), b"not compiled code");
+    }
+
+    #[test]
+    fn the_least_recently_used_files_go_first_and_never_the_new_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |secs| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+        // Written in this order, last used at these times.
+        let files = [
+            ("least", 100),
+            ("most", 300),
+            ("second", 200),
+            ("written", 50),
+        ];
+        for (name, used) in files {
+            let path = dir.path().join(name);
+            std::fs::write(&path, [0u8; 10]).unwrap();
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(at(used)).unwrap();
+        }
+        // 40 bytes, cap 25: the two least recently used go, except the one just written.
+        prune(dir.path(), 25, &dir.path().join("written"));
+        let mut left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["most", "written"]);
     }
 
     #[test]

@@ -235,6 +235,7 @@ async fn snapshot_cached(
 ) -> Result<Vec<u8>> {
     let path = cached_path(cache_dir, key);
     if let Ok(bytes) = std::fs::read(&path) {
+        crate::compiled::mark_used(&path);
         return Ok(bytes);
     }
     let started = Instant::now();
@@ -245,6 +246,9 @@ async fn snapshot_cached(
     crate::heap::release_freed();
     let bytes = bytes?;
     crate::compiled::write_atomically(&path, &bytes)?;
+    if let Some(dir) = path.parent() {
+        crate::compiled::prune(dir, crate::compiled::MAX_CACHE_BYTES, &path);
+    }
     tracing::info!(
         snapshot = %path.display(),
         bytes = bytes.len(),
