@@ -62,6 +62,11 @@ pub const ROUTES: [Route; 11] = [
 
 pub const SPEC_VERSION: &str = "1.2.0";
 
+/// The key-value store label of state that lives as long as one deployment (a model's
+/// counters): the hosts keep it in memory; on Spin, which grants no such label by default,
+/// the model keeps that state in `default`.
+pub const DEPLOYMENT_STORE: &str = "deployment";
+
 /// Attribution the spec requires on startup of a model deployment (spec 9, rule 7).
 pub const ATTRIBUTION: &str = "Lightweight AI Model API Runtime Specification 1.2, (c) 2025 Paramus Transform LLC, MIT License";
 

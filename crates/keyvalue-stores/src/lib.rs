@@ -25,4 +25,4 @@ pub const DEFAULT_LABEL: &str = "default";
 /// Store label of state that lives as long as one deployment (a model's counters): kept in
 /// the host's memory ([`memory::MemoryStore`]) unless the runtime configuration names it.
 /// Spin grants no such label by default; guests then keep that state in `default`.
-pub const DEPLOYMENT_LABEL: &str = "deployment";
+pub const DEPLOYMENT_LABEL: &str = edge_api::model::DEPLOYMENT_STORE;

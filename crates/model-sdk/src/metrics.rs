@@ -17,7 +17,7 @@
 //! so is a passed self-test. Counters themselves are always read from the store, which other
 //! instances update too.
 
-use edge_api::model::Metrics;
+use edge_api::model::{DEPLOYMENT_STORE, Metrics};
 use guest_kit::kv::{Change, Store};
 use guest_kit::{ApiError, config};
 use std::cell::Cell;
@@ -28,10 +28,6 @@ thread_local! {
     /// This instance's deployment state, opened by its first request.
     static OPENED: std::cell::RefCell<Option<Rc<DeploymentState>>> = const { std::cell::RefCell::new(None) };
 }
-
-/// The store label of state that lives as long as one deployment (the host's
-/// `keyvalue_stores::DEPLOYMENT_LABEL`).
-const DEPLOYMENT_STORE: &str = "deployment";
 
 pub fn now_ms() -> u64 {
     SystemTime::now()
