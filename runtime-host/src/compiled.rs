@@ -32,12 +32,9 @@ const LAYOUT: &str = "compiled-mapped-1";
 /// The most the compiled code (and, separately, the snapshots) may take on disk.
 pub const MAX_CACHE_BYTES: u64 = 4 << 30;
 
-/// `wasm` compiled for `engine`: from the cache in `cache_dir` when there, else compiled now
-/// and cached. Without a cache directory (or one that cannot be written), compiled in memory.
-pub fn load(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> Result<Component> {
-    let Some(dir) = cache_dir else {
-        return Ok(Component::new(engine, wasm)?);
-    };
+/// `wasm` compiled for `engine`: from the cache in `dir` when there, else compiled now and
+/// cached. When the cache cannot be written, the compiled code stays in memory.
+pub fn load(engine: &Engine, wasm: &[u8], dir: &Path) -> Result<Component> {
     let path = artifact_path(engine, wasm, dir);
     if path.exists() {
         match map(engine, &path) {
@@ -168,7 +165,7 @@ mod tests {
     fn a_component_is_compiled_once_then_mapped_from_its_file() {
         let dir = tempfile::tempdir().unwrap();
         let engine = Engine::default();
-        load(&engine, EMPTY, Some(dir.path())).unwrap();
+        load(&engine, EMPTY, dir.path()).unwrap();
         let files: Vec<_> = std::fs::read_dir(dir.path().join(LAYOUT))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -176,7 +173,7 @@ mod tests {
         assert_eq!(files.len(), 1, "one artifact, no temporary left: {files:?}");
         let inode = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&files[0]).unwrap());
         let written = inode();
-        load(&engine, EMPTY, Some(dir.path())).unwrap();
+        load(&engine, EMPTY, dir.path()).unwrap();
         assert_eq!(
             written,
             inode(),
@@ -190,7 +187,7 @@ mod tests {
         let engine = Engine::default();
         let path = artifact_path(&engine, EMPTY, dir.path());
         write_atomically(&path, b"not compiled code").unwrap();
-        load(&engine, EMPTY, Some(dir.path())).unwrap();
+        load(&engine, EMPTY, dir.path()).unwrap();
         assert_ne!(std::fs::read(&path).unwrap(), b"not compiled code");
     }
 

@@ -1,8 +1,9 @@
 //! The wasmtime engine and how components are loaded into it.
 //!
 //! One engine per process: compiled code is shared, instances come from a pooling allocator
-//! (fast per-request instantiation), compiled artifacts are cached on disk ([`crate::compiled`]) so a restart does
-//! not recompile, and a ticker drives epoch interruption, which enforces request deadlines.
+//! (fast per-request instantiation), compiled artifacts are cached on disk
+//! ([`crate::compiled`]) so a restart does not recompile, and a ticker drives epoch
+//! interruption, which enforces request deadlines.
 
 use crate::limits::Limits;
 use crate::state::InstanceState;
@@ -128,7 +129,7 @@ pub fn build_linker(engine: &Engine) -> Result<Linker<InstanceState>> {
 pub fn load_proxy(
     engine: &Engine,
     path: &Path,
-    cache_dir: Option<&Path>,
+    cache_dir: &Path,
 ) -> Result<ProxyPre<InstanceState>> {
     let bytes =
         std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
@@ -140,7 +141,7 @@ pub fn proxy_from_bytes(
     engine: &Engine,
     bytes: &[u8],
     path: &Path,
-    cache_dir: Option<&Path>,
+    cache_dir: &Path,
 ) -> Result<ProxyPre<InstanceState>> {
     let component = crate::compiled::load(engine, bytes, cache_dir).with_context(|| {
         format!(
@@ -181,7 +182,7 @@ pub fn compile_all(args: &crate::cli::CompileArgs) -> Result<()> {
         let size = std::fs::metadata(path)
             .with_context(|| format!("reading component {}", path.display()))?
             .len();
-        load_proxy(&engine, path, Some(&cache_dir))?;
+        load_proxy(&engine, path, &cache_dir)?;
         println!(
             "{}: {:.1} MB, compiled in {:.2} s",
             path.display(),

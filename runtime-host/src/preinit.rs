@@ -176,7 +176,7 @@ async fn compile(
 ) -> Result<ProxyPre<InstanceState>> {
     let (engine, path, cache_dir) = (engine.clone(), path.to_owned(), cache_dir.to_owned());
     tokio::task::spawn_blocking(move || {
-        crate::engine::proxy_from_bytes(&engine, &bytes, &path, Some(&cache_dir))
+        crate::engine::proxy_from_bytes(&engine, &bytes, &path, &cache_dir)
     })
     .await?
 }
@@ -279,10 +279,9 @@ async fn snapshot(
         .context("preparing the component for a snapshot")?;
     // Cached: the instrumented component is the same for every model directory it is
     // initialized with, so a new model (or a new version of one) does not compile it again.
-    let component = tokio::task::block_in_place(|| {
-        crate::compiled::load(engine, &instrumented, Some(cache_dir))
-    })
-    .context("compiling the component to initialize it")?;
+    let component =
+        tokio::task::block_in_place(|| crate::compiled::load(engine, &instrumented, cache_dir))
+            .context("compiling the component to initialize it")?;
 
     let (mut store, _) =
         InstanceState::store(engine, grants, limits.max_memory_bytes, INIT_DEADLINE)?;

@@ -110,7 +110,7 @@ impl Loaded {
         shutdown: Option<ShutdownRoute>,
     ) -> Result<Self> {
         let started = std::time::Instant::now();
-        let pre = crate::engine::load_proxy(engine, component, Some(cache_dir))?;
+        let pre = crate::engine::load_proxy(engine, component, cache_dir)?;
         tracing::info!(
             component = %component.display(),
             load_ms = started.elapsed().as_millis() as u64,
