@@ -45,18 +45,91 @@ pub struct Ring {
 /// Most shortest paths collected per bond; cages have a handful, and the cap bounds the work.
 const MAX_PATHS_PER_BOND: usize = 32;
 
-/// Every shortest path of bonds from `from` to `to` not using bond `skip` (up to the cap).
-fn shortest_paths(mol: &Molecule, from: usize, to: usize, skip: usize) -> Vec<Vec<usize>> {
-    let mut dist = vec![usize::MAX; mol.atoms.len()];
+/// Which bonds lie on a ring: those that are not bridges (a bridge's removal disconnects
+/// its atoms), found in one depth-first pass (Tarjan's low-link). Only ring bonds can close a
+/// cycle, so only they are searched for shortest paths: for an acyclic bond that search
+/// would walk the whole molecule to find nothing, and most bonds of a drug-like molecule are
+/// acyclic.
+fn ring_bonds(mol: &Molecule) -> Vec<bool> {
+    let n = mol.atoms.len();
+    let mut on_ring = vec![true; mol.bonds.len()];
+    let mut order = vec![usize::MAX; n]; // discovery order, MAX = not yet visited
+    let mut low = vec![0; n];
+    let mut visited = 0;
+    // (atom, the bond it was reached by, next adjacency index to look at)
+    let mut stack: Vec<(usize, usize, usize)> = Vec::new();
+    for root in 0..n {
+        if order[root] != usize::MAX {
+            continue;
+        }
+        order[root] = visited;
+        low[root] = visited;
+        visited += 1;
+        stack.push((root, usize::MAX, 0));
+        while let Some(&mut (atom, via, ref mut next)) = stack.last_mut() {
+            if let Some(&b) = mol.adjacency[atom].get(*next) {
+                *next += 1;
+                if b == via {
+                    continue;
+                }
+                let to = mol.bonds[b].other(atom);
+                if order[to] == usize::MAX {
+                    order[to] = visited;
+                    low[to] = visited;
+                    visited += 1;
+                    stack.push((to, b, 0));
+                } else {
+                    low[atom] = low[atom].min(order[to]);
+                }
+                continue;
+            }
+            stack.pop();
+            if let Some(&(parent, _, _)) = stack.last() {
+                low[parent] = low[parent].min(low[atom]);
+                if low[atom] > order[parent] {
+                    on_ring[via] = false;
+                }
+            }
+        }
+    }
+    on_ring
+}
+
+/// Scratch space of [`shortest_paths`], kept across the bonds of one molecule, and the
+/// ring bonds it walks: every bond of a cycle is a ring bond, so the search leaves the
+/// others (substituents, chains) out without losing a path.
+struct Search<'a> {
+    on_ring: &'a [bool],
+    dist: Vec<usize>,
+    queue: VecDeque<usize>,
+}
+
+/// Every shortest path of ring bonds from `from` to `to` not using bond `skip` (up to the
+/// cap).
+fn shortest_paths(
+    mol: &Molecule,
+    search: &mut Search,
+    from: usize,
+    to: usize,
+    skip: usize,
+) -> Vec<Vec<usize>> {
+    let Search {
+        on_ring,
+        dist,
+        queue,
+    } = search;
+    dist.clear();
+    dist.resize(mol.atoms.len(), usize::MAX);
     dist[from] = 0;
-    let mut queue = VecDeque::from([from]);
+    queue.clear();
+    queue.push_back(from);
     while let Some(a) = queue.pop_front() {
         if a == to {
             break;
         }
         for &b in &mol.adjacency[a] {
             let n = mol.bonds[b].other(a);
-            if b != skip && dist[n] == usize::MAX {
+            if b != skip && on_ring[b] && dist[n] == usize::MAX {
                 dist[n] = dist[a] + 1;
                 queue.push_back(n);
             }
@@ -67,7 +140,7 @@ fn shortest_paths(mol: &Molecule, from: usize, to: usize, skip: usize) -> Vec<Ve
     }
     // Walk back from `to`, always to a neighbour one step closer to `from`.
     let mut paths = Vec::new();
-    let mut stack: Vec<(usize, Vec<usize>)> = vec![(to, Vec::new())];
+    let mut stack: Vec<(usize, Vec<usize>)> = vec![(to, Vec::with_capacity(dist[to] + 1))];
     while let Some((atom, path)) = stack.pop() {
         if atom == from {
             paths.push(path);
@@ -78,7 +151,7 @@ fn shortest_paths(mol: &Molecule, from: usize, to: usize, skip: usize) -> Vec<Ve
         }
         for &b in &mol.adjacency[atom] {
             let n = mol.bonds[b].other(atom);
-            if b != skip && dist[n] != usize::MAX && dist[n] + 1 == dist[atom] {
+            if b != skip && on_ring[b] && dist[n] != usize::MAX && dist[n] + 1 == dist[atom] {
                 let mut next = path.clone();
                 next.push(b);
                 stack.push((n, next));
@@ -129,8 +202,17 @@ fn sssr_with_candidates(mol: &Molecule) -> (Vec<Ring>, Vec<Vec<usize>>) {
     }
     let words = mol.bonds.len().div_ceil(64);
     let mut candidates: Vec<Vec<usize>> = Vec::new();
+    let on_ring = ring_bonds(mol);
+    let mut search = Search {
+        on_ring: &on_ring,
+        dist: Vec::with_capacity(mol.atoms.len()),
+        queue: VecDeque::with_capacity(mol.atoms.len()),
+    };
     for (i, bond) in mol.bonds.iter().enumerate() {
-        for mut path in shortest_paths(mol, bond.a, bond.b, i) {
+        if !on_ring[i] {
+            continue;
+        }
+        for mut path in shortest_paths(mol, &mut search, bond.a, bond.b, i) {
             path.push(i);
             path.sort_unstable();
             if !candidates.contains(&path) {
@@ -209,5 +291,33 @@ mod tests {
             "norbornane"
         );
         assert_eq!(symmetrized_sssr(&parse("c1ccc2ccccc2c1").unwrap()).len(), 2);
+    }
+
+    /// A bond is on a ring exactly when its atoms stay connected without it.
+    #[test]
+    fn ring_bonds_are_the_bonds_whose_atoms_stay_connected_without_them() {
+        for smiles in [
+            "CCO",
+            "c1ccccc1CC(=O)O",
+            "C1CC2CCC1C2",
+            "C1CN2CCC1CC2",
+            "c1ccc2[nH]ccc2c1.C1CC1CCC",
+            "CC(C)(C)c1ccc(cc1)C1(CC1)c1ccccc1",
+            "C12C3C4C1C5C2C3C45",
+            "O=C1CCCN1C1CC1",
+        ] {
+            let mol = parse(smiles).unwrap();
+            let on_ring = ring_bonds(&mol);
+            let every_bond = vec![true; mol.bonds.len()];
+            let mut search = Search {
+                on_ring: &every_bond,
+                dist: Vec::new(),
+                queue: VecDeque::new(),
+            };
+            for (i, bond) in mol.bonds.iter().enumerate() {
+                let cycle = !shortest_paths(&mol, &mut search, bond.a, bond.b, i).is_empty();
+                assert_eq!(on_ring[i], cycle, "{smiles}: bond {i}");
+            }
+        }
     }
 }

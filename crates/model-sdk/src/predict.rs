@@ -124,8 +124,23 @@ pub fn self_test<M: Model>(model: &M) -> Result<(), String> {
     Ok(())
 }
 
-/// The input types the model lists, across its capabilities.
+/// The input types the model lists, across its capabilities: read once per thread (a
+/// component instance has one) and kept, since capabilities are static description and
+/// building them (names, schemas, descriptions) cost more per `/predict` than parsing a
+/// small molecule's SMILES.
 fn listed_input_types<M: Model>(model: &M) -> Vec<InputType> {
+    thread_local! {
+        static LISTED: std::cell::RefCell<Option<(String, Vec<InputType>)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let cached = LISTED.with_borrow(|l| {
+        l.as_ref()
+            .filter(|(name, _)| name == model.name())
+            .map(|(_, types)| types.clone())
+    });
+    if let Some(types) = cached {
+        return types;
+    }
     let mut types: Vec<InputType> = model
         .capabilities()
         .capabilities
@@ -133,6 +148,7 @@ fn listed_input_types<M: Model>(model: &M) -> Vec<InputType> {
         .flat_map(|c| c.input_types.iter().copied())
         .collect();
     types.dedup();
+    LISTED.set(Some((model.name().to_owned(), types.clone())));
     types
 }
 
