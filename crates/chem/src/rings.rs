@@ -165,9 +165,9 @@ fn shortest_paths(
 /// it shares a bond with (RDKit's symmetrized SSSR).
 pub fn symmetrized_sssr(mol: &Molecule) -> Vec<Ring> {
     let (mut rings, left_out) = sssr_with_candidates(mol);
-    let chosen = rings.clone();
+    let chosen = rings.len();
     for cand in left_out {
-        let bound = chosen
+        let bound = rings[..chosen]
             .iter()
             .filter(|r| r.bonds.iter().any(|b| cand.contains(b)))
             .map(|r| r.bonds.len())
