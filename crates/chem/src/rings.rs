@@ -95,6 +95,58 @@ fn ring_bonds(mol: &Molecule) -> Vec<bool> {
     on_ring
 }
 
+/// The ring systems (atoms joined by ring bonds) that are one ring alone, as many bonds as
+/// atoms: for each ring bond, `Some(system)` when its system is such a ring, and for each
+/// system its bonds in index order. That ring is the only cycle through each of its bonds,
+/// so it needs no search: most rings of drug-like molecules are alone in their system
+/// (benzene, piperidine), while fused and spiro systems still get the search.
+fn lone_rings(mol: &Molecule, on_ring: &[bool]) -> (Vec<Option<usize>>, Vec<Vec<usize>>) {
+    let mut system_of_atom = vec![usize::MAX; mol.atoms.len()];
+    let mut atoms_in = Vec::new();
+    let mut stack = Vec::new();
+    for (i, bond) in mol.bonds.iter().enumerate() {
+        if !on_ring[i] || system_of_atom[bond.a] != usize::MAX {
+            continue;
+        }
+        let system = atoms_in.len();
+        let mut count = 0;
+        system_of_atom[bond.a] = system;
+        stack.push(bond.a);
+        while let Some(a) = stack.pop() {
+            count += 1;
+            for &b in &mol.adjacency[a] {
+                let n = mol.bonds[b].other(a);
+                if on_ring[b] && system_of_atom[n] == usize::MAX {
+                    system_of_atom[n] = system;
+                    stack.push(n);
+                }
+            }
+        }
+        atoms_in.push(count);
+    }
+    let mut bonds_in: Vec<Vec<usize>> = vec![Vec::new(); atoms_in.len()];
+    for (i, bond) in mol.bonds.iter().enumerate() {
+        if on_ring[i] {
+            bonds_in[system_of_atom[bond.a]].push(i);
+        }
+    }
+    let lone: Vec<bool> = bonds_in
+        .iter()
+        .zip(&atoms_in)
+        .map(|(bonds, &atoms)| bonds.len() == atoms)
+        .collect();
+    let system_of_bond = mol
+        .bonds
+        .iter()
+        .enumerate()
+        .map(|(i, bond)| {
+            let system = system_of_atom[bond.a];
+            (on_ring[i] && lone[system]).then_some(system)
+        })
+        .collect();
+    (system_of_bond, bonds_in)
+}
+
 /// Scratch space of [`shortest_paths`], kept across the bonds of one molecule, and the
 /// ring bonds it walks: every bond of a cycle is a ring bond, so the search leaves the
 /// others (substituents, chains) out without losing a path.
@@ -208,8 +260,17 @@ fn sssr_with_candidates(mol: &Molecule) -> (Vec<Ring>, Vec<Vec<usize>>) {
         dist: Vec::with_capacity(mol.atoms.len()),
         queue: VecDeque::with_capacity(mol.atoms.len()),
     };
+    let (lone_system, system_bonds) = lone_rings(mol, &on_ring);
+    let mut lone_taken = vec![false; system_bonds.len()];
     for (i, bond) in mol.bonds.iter().enumerate() {
         if !on_ring[i] {
+            continue;
+        }
+        // What the search would find, in the same order: the ring, at its first bond.
+        if let Some(system) = lone_system[i] {
+            if !std::mem::replace(&mut lone_taken[system], true) {
+                candidates.push(system_bonds[system].clone());
+            }
             continue;
         }
         for mut path in shortest_paths(mol, &mut search, bond.a, bond.b, i) {
@@ -291,6 +352,40 @@ mod tests {
             "norbornane"
         );
         assert_eq!(symmetrized_sssr(&parse("c1ccc2ccccc2c1").unwrap()).len(), 2);
+    }
+
+    /// A ring alone in its system is what the search finds for each of its bonds.
+    #[test]
+    fn a_lone_ring_is_what_the_search_finds() {
+        for smiles in [
+            "c1ccccc1CC(=O)O",
+            "CC(C)(C)c1ccc(cc1)C1(CC1)c1ccccc1",
+            "c1ccc2ccccc2c1C1CCNCC1",
+            "O=C1CCCN1C1CC1.C1CCC1",
+        ] {
+            let mol = parse(smiles).unwrap();
+            let on_ring = ring_bonds(&mol);
+            let every_bond = vec![true; mol.bonds.len()];
+            let mut search = Search {
+                on_ring: &every_bond,
+                dist: Vec::new(),
+                queue: VecDeque::new(),
+            };
+            let (lone, bonds) = lone_rings(&mol, &on_ring);
+            assert!(lone.iter().any(Option::is_some), "{smiles}");
+            for (i, bond) in mol.bonds.iter().enumerate() {
+                let Some(system) = lone[i] else { continue };
+                let mut found = shortest_paths(&mol, &mut search, bond.a, bond.b, i);
+                assert_eq!(found.len(), 1, "{smiles}: bond {i}");
+                found[0].push(i);
+                found[0].sort_unstable();
+                assert_eq!(found[0], bonds[system], "{smiles}: bond {i}");
+            }
+        }
+        // A spiro centre joins two rings into one system: not alone, searched.
+        let spiro = parse("C1CC12CC2").unwrap();
+        let (lone, _) = lone_rings(&spiro, &ring_bonds(&spiro));
+        assert!(lone.iter().all(Option::is_none));
     }
 
     /// A bond is on a ring exactly when its atoms stay connected without it.
