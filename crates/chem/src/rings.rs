@@ -364,18 +364,11 @@ mod tests {
             "O=C1CCCN1C1CC1.C1CCC1",
         ] {
             let mol = parse(smiles).unwrap();
-            let on_ring = ring_bonds(&mol);
-            let every_bond = vec![true; mol.bonds.len()];
-            let mut search = Search {
-                on_ring: &every_bond,
-                dist: Vec::new(),
-                queue: VecDeque::new(),
-            };
-            let (lone, bonds) = lone_rings(&mol, &on_ring);
+            let (lone, bonds) = lone_rings(&mol, &ring_bonds(&mol));
             assert!(lone.iter().any(Option::is_some), "{smiles}");
-            for (i, bond) in mol.bonds.iter().enumerate() {
-                let Some(system) = lone[i] else { continue };
-                let mut found = shortest_paths(&mol, &mut search, bond.a, bond.b, i);
+            for (i, system) in lone.iter().enumerate() {
+                let Some(system) = *system else { continue };
+                let mut found = cycles_through(&mol, i);
                 assert_eq!(found.len(), 1, "{smiles}: bond {i}");
                 found[0].push(i);
                 found[0].sort_unstable();
@@ -403,16 +396,25 @@ mod tests {
         ] {
             let mol = parse(smiles).unwrap();
             let on_ring = ring_bonds(&mol);
-            let every_bond = vec![true; mol.bonds.len()];
-            let mut search = Search {
-                on_ring: &every_bond,
-                dist: Vec::new(),
-                queue: VecDeque::new(),
-            };
-            for (i, bond) in mol.bonds.iter().enumerate() {
-                let cycle = !shortest_paths(&mol, &mut search, bond.a, bond.b, i).is_empty();
-                assert_eq!(on_ring[i], cycle, "{smiles}: bond {i}");
+            for (i, &on) in on_ring.iter().enumerate() {
+                assert_eq!(
+                    on,
+                    !cycles_through(&mol, i).is_empty(),
+                    "{smiles}: bond {i}"
+                );
             }
         }
+    }
+
+    /// The shortest paths closing a cycle through bond `i`, searched through every bond.
+    fn cycles_through(mol: &Molecule, i: usize) -> Vec<Vec<usize>> {
+        let every_bond = vec![true; mol.bonds.len()];
+        let mut search = Search {
+            on_ring: &every_bond,
+            dist: Vec::new(),
+            queue: VecDeque::new(),
+        };
+        let bond = &mol.bonds[i];
+        shortest_paths(mol, &mut search, bond.a, bond.b, i)
     }
 }
