@@ -28,9 +28,14 @@ fn table() -> &'static [AtomType] {
 
 /// A copy of `mol` with every hydrogen as an atom of its own.
 pub fn with_explicit_hydrogens(mol: &Molecule) -> Molecule {
-    let mut out = mol.clone();
+    let mut out = mol.clone_graph();
+    let hydrogens: usize = mol.atoms.iter().map(|a| usize::from(a.hydrogens)).sum();
+    out.atoms.reserve(hydrogens);
+    out.bonds.reserve(hydrogens);
+    out.adjacency.reserve(hydrogens);
     let hydrogen = element::by_symbol("H").expect("hydrogen is in the table");
     for i in 0..mol.atoms.len() {
+        out.adjacency[i].reserve(usize::from(mol.atoms[i].hydrogens));
         let n = out.atoms[i].hydrogens;
         out.atoms[i].hydrogens = 0;
         for _ in 0..n {

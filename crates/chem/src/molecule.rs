@@ -60,6 +60,17 @@ impl Molecule {
             .get_or_init(|| crate::rings::symmetrized_sssr(self))
     }
 
+    /// A copy of the atoms and bonds without the ring set: for a copy about to gain atoms
+    /// or bonds, which would drop it anyway.
+    pub fn clone_graph(&self) -> Self {
+        Self {
+            atoms: self.atoms.clone(),
+            bonds: self.bonds.clone(),
+            adjacency: self.adjacency.clone(),
+            rings: OnceCell::new(),
+        }
+    }
+
     pub fn add_atom(&mut self, atom: Atom) -> usize {
         self.rings = OnceCell::new();
         self.atoms.push(atom);
