@@ -5,7 +5,7 @@
 
 use crate::element;
 use crate::molecule::{Atom, BondOrder, Molecule};
-use crate::smarts::Pattern;
+use crate::smarts::{AtomFacts, Pattern, Requires};
 
 // Generated; left as the generator writes it.
 #[rustfmt::skip]
@@ -82,20 +82,27 @@ pub fn logp_mr(mol: &Molecule) -> (f64, f64) {
 /// cost per request. Each element's list is made when an atom of it is first typed: a
 /// host that starts a fresh instance per request (Spin) pays for the few elements a
 /// molecule has, not for all of them (building them all halved such a host's throughput).
+///
+/// Each candidate carries what its first atom requires (hydrogens, connections, aromaticity,
+/// charge), checked against the atom's facts, computed once, before the pattern is tried.
 fn first_type(mol: &Molecule, i: usize) -> Option<&'static AtomType> {
     const ELEMENTS: usize = 256;
-    static BY_ELEMENT: [std::sync::OnceLock<Box<[u16]>>; ELEMENTS] =
+    /// An element's candidate types: index into the table, and what its first atom requires.
+    type Candidates = Box<[(u16, Requires)]>;
+    static BY_ELEMENT: [std::sync::OnceLock<Candidates>; ELEMENTS] =
         [const { std::sync::OnceLock::new() }; ELEMENTS];
     let z = mol.atoms[i].element.number;
     let candidates = BY_ELEMENT[usize::from(z)].get_or_init(|| {
         (0..table().len())
             .filter(|&t| table()[t].pattern.may_start_at_element(z))
-            .map(|t| t as u16)
+            .map(|t| (t as u16, table()[t].pattern.first_atom_requires()))
             .collect()
     });
+    let facts = AtomFacts::of(mol, i);
     candidates
         .iter()
-        .map(|&t| &table()[usize::from(t)])
+        .filter(|(_, requires)| requires.allows(&facts))
+        .map(|&(t, _)| &table()[usize::from(t)])
         .find(|t| t.pattern.matches_at(mol, i))
 }
 

@@ -326,6 +326,33 @@ impl Pattern {
         may(&self.atoms[0], number)
     }
 
+    /// What the pattern's first atom requires of an atom, as far as its top-level
+    /// conjunction says: a necessary condition, checked against an atom's [`AtomFacts`]
+    /// before the whole pattern is tried.
+    pub(crate) fn first_atom_requires(&self) -> Requires {
+        fn add(e: &Expr, r: &mut Requires) {
+            match e {
+                Expr::Prim(p) => match *p {
+                    Prim::Element {
+                        aromatic: Some(a), ..
+                    } => r.aromatic = Some(a),
+                    Prim::Aliphatic => r.aromatic = Some(false),
+                    Prim::Aromatic => r.aromatic = Some(true),
+                    Prim::Hydrogens(n) => r.hydrogens = Some(n),
+                    Prim::Connections(n) => r.connections = Some(n),
+                    Prim::Degree(n) => r.degree = Some(n),
+                    Prim::Charge(c) => r.charge = Some(c),
+                    Prim::Element { aromatic: None, .. } | Prim::Any => {}
+                },
+                Expr::And(xs) => xs.iter().for_each(|x| add(x, r)),
+                Expr::Or(_) | Expr::Not(_) => {}
+            }
+        }
+        let mut r = Requires::default();
+        add(&self.atoms[0], &mut r);
+        r
+    }
+
     pub fn matches_at(&self, mol: &Molecule, atom: usize) -> bool {
         if !eval(&self.atoms[0], mol, atom) {
             return false;
@@ -356,6 +383,52 @@ impl Pattern {
             }
         }
         false
+    }
+}
+
+/// What a pattern's first atom requires (see [`Pattern::first_atom_requires`]); `None`:
+/// nothing said.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Requires {
+    aromatic: Option<bool>,
+    hydrogens: Option<u32>,
+    connections: Option<u32>,
+    degree: Option<u32>,
+    charge: Option<i8>,
+}
+
+/// The facts about one atom that [`Requires`] speaks of, computed once per atom.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AtomFacts {
+    aromatic: bool,
+    hydrogens: u32,
+    connections: u32,
+    degree: u32,
+    charge: i8,
+}
+
+impl AtomFacts {
+    pub(crate) fn of(mol: &Molecule, i: usize) -> Self {
+        let a = &mol.atoms[i];
+        let degree = mol.adjacency[i].len() as u32;
+        Self {
+            aromatic: a.aromatic,
+            hydrogens: mol.total_hydrogens(i),
+            connections: degree + u32::from(a.hydrogens),
+            degree,
+            charge: a.charge,
+        }
+    }
+}
+
+impl Requires {
+    /// False when the atom certainly fails the pattern's first atom.
+    pub(crate) fn allows(&self, f: &AtomFacts) -> bool {
+        self.aromatic.is_none_or(|x| x == f.aromatic)
+            && self.hydrogens.is_none_or(|x| x == f.hydrogens)
+            && self.connections.is_none_or(|x| x == f.connections)
+            && self.degree.is_none_or(|x| x == f.degree)
+            && self.charge.is_none_or(|x| x == f.charge)
     }
 }
 
