@@ -122,10 +122,10 @@ fn huckel(electrons: u32) -> bool {
 
 /// Re-derives every aromatic flag from the Kekulé structure.
 pub fn perceive(mol: &mut Molecule) {
-    let ring_set = mol.rings().to_vec();
+    let ring_set = mol.rings();
     let mut bond_in_ring = vec![false; mol.bonds.len()];
     let mut atom_in_ring = vec![false; mol.atoms.len()];
-    for r in &ring_set {
+    for r in ring_set {
         r.bonds.iter().for_each(|&b| bond_in_ring[b] = true);
         r.atoms.iter().for_each(|&a| atom_in_ring[a] = true);
     }
@@ -152,7 +152,7 @@ pub fn perceive(mol: &mut Molecule) {
             ring.bonds.iter().for_each(|&b| aromatic_bond[b] = true);
         }
     }
-    for system in fused_systems(&ring_set, &usable) {
+    for system in fused_systems(ring_set, &usable) {
         if system.len() < 2 || system.len() > MAX_RINGS_FOR_FUSED_SEARCH {
             continue;
         }
@@ -172,7 +172,7 @@ pub fn perceive(mol: &mut Molecule) {
                     .filter(|k| mask >> k & 1 == 1)
                     .map(|k| system[k])
                     .collect();
-                if !connected(&ring_set, &members) {
+                if !connected(ring_set, &members) {
                     continue;
                 }
                 let mut atoms: Vec<usize> = members
