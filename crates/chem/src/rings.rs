@@ -201,13 +201,22 @@ fn shortest_paths(
             }
             continue;
         }
-        for &b in &mol.adjacency[atom] {
+        let back = |&b: &usize| {
             let n = mol.bonds[b].other(atom);
-            if b != skip && on_ring[b] && dist[n] != usize::MAX && dist[n] + 1 == dist[atom] {
-                let mut next = path.clone();
-                next.push(b);
-                stack.push((n, next));
-            }
+            (b != skip && on_ring[b] && dist[n] != usize::MAX && dist[n] + 1 == dist[atom])
+                .then_some((b, n))
+        };
+        // The path so far goes on to the last step (most atoms have one step back), copies
+        // to the others.
+        let steps = mol.adjacency[atom].iter().filter_map(back).count();
+        let mut path = Some(path);
+        for (k, (b, n)) in mol.adjacency[atom].iter().filter_map(back).enumerate() {
+            let mut next = match k + 1 == steps {
+                true => path.take().unwrap_or_default(),
+                false => path.clone().unwrap_or_default(),
+            };
+            next.push(b);
+            stack.push((n, next));
         }
     }
     paths
@@ -290,11 +299,10 @@ fn sssr_with_candidates(mol: &Molecule) -> (Vec<Ring>, Vec<Vec<usize>>) {
             left_out.push(cand);
             continue;
         }
-        let mut v = vec![0u64; words];
+        let mut reduced = vec![0u64; words];
         for &b in &cand {
-            v[b / 64] |= 1 << (b % 64);
+            reduced[b / 64] |= 1 << (b % 64);
         }
-        let mut reduced = v.clone();
         for row in &basis {
             let pivot = leading_bit(row);
             if reduced[pivot / 64] >> (pivot % 64) & 1 == 1 {
