@@ -9,30 +9,34 @@ use std::collections::VecDeque;
 
 /// Rings: bonds − atoms + connected parts.
 pub fn ring_count(mol: &Molecule) -> usize {
-    let parts = components(mol);
+    let (_, parts) = components(mol, |_| true);
     (mol.bonds.len() + parts).saturating_sub(mol.atoms.len())
 }
 
-fn components(mol: &Molecule) -> usize {
-    let mut seen = vec![false; mol.atoms.len()];
+/// The connected parts of the molecule joined by the bonds `keep` accepts: each atom's part
+/// (numbered from 0 in atom order), and how many parts there are.
+fn components(mol: &Molecule, keep: impl Fn(usize) -> bool) -> (Vec<usize>, usize) {
+    let mut part = vec![usize::MAX; mol.atoms.len()];
     let mut count = 0;
+    let mut stack = Vec::new();
     for start in 0..mol.atoms.len() {
-        if seen[start] {
+        if part[start] != usize::MAX {
             continue;
         }
-        count += 1;
-        let mut stack = vec![start];
-        seen[start] = true;
+        part[start] = count;
+        stack.push(start);
         while let Some(a) = stack.pop() {
-            for n in mol.neighbours(a) {
-                if !seen[n] {
-                    seen[n] = true;
+            for &b in &mol.adjacency[a] {
+                let n = mol.bonds[b].other(a);
+                if keep(b) && part[n] == usize::MAX {
+                    part[n] = count;
                     stack.push(n);
                 }
             }
         }
+        count += 1;
     }
-    count
+    (part, count)
 }
 
 /// A ring as the bonds it consists of.
@@ -97,51 +101,26 @@ fn ring_bonds(mol: &Molecule) -> Vec<bool> {
 
 /// The ring systems (atoms joined by ring bonds) that are one ring alone, as many bonds as
 /// atoms: for each ring bond, `Some(system)` when its system is such a ring, and for each
-/// system its bonds in index order. That ring is the only cycle through each of its bonds,
-/// so it needs no search: most rings of drug-like molecules are alone in their system
-/// (benzene, piperidine), while fused and spiro systems still get the search.
+/// system its ring bonds in index order. That ring is the only cycle through each of its
+/// bonds, so it needs no search: most rings of drug-like molecules are alone in their
+/// system (benzene, piperidine), while fused and spiro systems still get the search.
 fn lone_rings(mol: &Molecule, on_ring: &[bool]) -> (Vec<Option<usize>>, Vec<Vec<usize>>) {
-    let mut system_of_atom = vec![usize::MAX; mol.atoms.len()];
-    let mut atoms_in = Vec::new();
-    let mut stack = Vec::new();
-    for (i, bond) in mol.bonds.iter().enumerate() {
-        if !on_ring[i] || system_of_atom[bond.a] != usize::MAX {
-            continue;
-        }
-        let system = atoms_in.len();
-        let mut count = 0;
-        system_of_atom[bond.a] = system;
-        stack.push(bond.a);
-        while let Some(a) = stack.pop() {
-            count += 1;
-            for &b in &mol.adjacency[a] {
-                let n = mol.bonds[b].other(a);
-                if on_ring[b] && system_of_atom[n] == usize::MAX {
-                    system_of_atom[n] = system;
-                    stack.push(n);
-                }
-            }
-        }
-        atoms_in.push(count);
-    }
-    let mut bonds_in: Vec<Vec<usize>> = vec![Vec::new(); atoms_in.len()];
+    let (system_of_atom, systems) = components(mol, |b| on_ring[b]);
+    let mut atoms_in = vec![0; systems];
+    system_of_atom.iter().for_each(|&s| atoms_in[s] += 1);
+    let mut bonds_in: Vec<Vec<usize>> = vec![Vec::new(); systems];
     for (i, bond) in mol.bonds.iter().enumerate() {
         if on_ring[i] {
             bonds_in[system_of_atom[bond.a]].push(i);
         }
     }
-    let lone: Vec<bool> = bonds_in
-        .iter()
-        .zip(&atoms_in)
-        .map(|(bonds, &atoms)| bonds.len() == atoms)
-        .collect();
     let system_of_bond = mol
         .bonds
         .iter()
         .enumerate()
         .map(|(i, bond)| {
             let system = system_of_atom[bond.a];
-            (on_ring[i] && lone[system]).then_some(system)
+            (on_ring[i] && bonds_in[system].len() == atoms_in[system]).then_some(system)
         })
         .collect();
     (system_of_bond, bonds_in)
@@ -269,16 +248,17 @@ fn sssr_with_candidates(mol: &Molecule) -> (Vec<Ring>, Vec<Vec<usize>>) {
         dist: Vec::with_capacity(mol.atoms.len()),
         queue: VecDeque::with_capacity(mol.atoms.len()),
     };
-    let (lone_system, system_bonds) = lone_rings(mol, &on_ring);
-    let mut lone_taken = vec![false; system_bonds.len()];
+    let (lone_system, mut system_bonds) = lone_rings(mol, &on_ring);
     for (i, bond) in mol.bonds.iter().enumerate() {
         if !on_ring[i] {
             continue;
         }
-        // What the search would find, in the same order: the ring, at its first bond.
+        // What the search would find, in the same order: the ring, at its first bond (a
+        // ring has bonds, so an emptied list means it was taken).
         if let Some(system) = lone_system[i] {
-            if !std::mem::replace(&mut lone_taken[system], true) {
-                candidates.push(system_bonds[system].clone());
+            let ring = std::mem::take(&mut system_bonds[system]);
+            if !ring.is_empty() {
+                candidates.push(ring);
             }
             continue;
         }

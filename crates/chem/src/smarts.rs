@@ -410,15 +410,24 @@ pub(crate) struct AtomFacts {
 impl AtomFacts {
     pub(crate) fn of(mol: &Molecule, i: usize) -> Self {
         let a = &mol.atoms[i];
-        let degree = mol.adjacency[i].len() as u32;
         Self {
             aromatic: a.aromatic,
             hydrogens: mol.total_hydrogens(i),
-            connections: degree + u32::from(a.hydrogens),
-            degree,
+            connections: connections(mol, i),
+            degree: degree(mol, i),
             charge: a.charge,
         }
     }
+}
+
+/// SMARTS `D`: explicit connections.
+fn degree(mol: &Molecule, i: usize) -> u32 {
+    mol.adjacency[i].len() as u32
+}
+
+/// SMARTS `X`: total connections, implicit hydrogens included.
+fn connections(mol: &Molecule, i: usize) -> u32 {
+    degree(mol, i) + u32::from(mol.atoms[i].hydrogens)
 }
 
 impl Requires {
@@ -457,8 +466,8 @@ fn eval(e: &Expr, mol: &Molecule, i: usize) -> bool {
             Prim::Aromatic => a.aromatic,
             Prim::Any => true,
             Prim::Hydrogens(n) => mol.total_hydrogens(i) == *n,
-            Prim::Connections(n) => mol.adjacency[i].len() as u32 + u32::from(a.hydrogens) == *n,
-            Prim::Degree(n) => mol.adjacency[i].len() as u32 == *n,
+            Prim::Connections(n) => connections(mol, i) == *n,
+            Prim::Degree(n) => degree(mol, i) == *n,
             Prim::Charge(c) => a.charge == *c,
         },
     }
