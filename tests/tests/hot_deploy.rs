@@ -404,24 +404,40 @@ async fn the_admin_api_deploys_reloads_and_undeploys_with_its_token() {
     raw.assert_error(400, "invalid_json");
 
     // Reload under load: no request fails.
+    // The load is under way before the first reload and goes on past 20 requests (a fast
+    // reload on a busy machine once saw exactly 20), so the reloads happen under it.
     let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let load = {
-        let (stop, url) = (stop.clone(), stack.app("/models/molprop/predict"));
+        let (stop, sent) = (stop.clone(), sent.clone());
+        let url = stack.app("/models/molprop/predict");
         tokio::spawn(async move {
             let c = Client::new();
             let body = json!({"input_type": "text", "data": {"text": "c1ccccc1O"}});
             let mut statuses = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 statuses.push(c.post_json(&url, &body, None).await.status);
+                sent.fetch_add(1, Ordering::Relaxed);
             }
             statuses
         })
     };
+    let sent_at_least = |n: usize| {
+        let sent = sent.clone();
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while sent.load(Ordering::Relaxed) < n && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    };
+    sent_at_least(5).await;
     for _ in 0..2 {
         let r = admin(hyper::Method::POST, format!("{url}/molprop/reload"), None).await;
         assert_eq!(r.status, 200, "{}", r.text());
         assert_eq!(r.value()["deployment"]["status"], "serving");
     }
+    sent_at_least(21).await;
     stop.store(true, Ordering::Relaxed);
     let statuses = load.await.unwrap();
     assert!(
