@@ -63,7 +63,9 @@ impl Prometheus {
         v["data"]["result"].as_array().cloned().unwrap_or_default()
     }
 
-    /// The API's answer to `promql`; `None` while Prometheus is not listening yet.
+    /// The API's answer to `promql`; `None` while Prometheus is not listening yet or still
+    /// starting (it answers a plain-text 503 "Service Unavailable" until its storage is open,
+    /// which a fast first query once met on CI).
     async fn api_query(&self, promql: &str) -> Option<serde_json::Value> {
         let url = format!("http://127.0.0.1:{}/api/v1/query", self.port);
         let body = format!("query={}", service_client::percent_encode(promql)).into_bytes();
@@ -76,6 +78,9 @@ impl Prometheus {
             )
             .await
             .ok()?;
+        if reply.status == 503 {
+            return None;
+        }
         let v = reply.value();
         assert_eq!(v["status"], "success", "{promql}: {v}");
         Some(v)
