@@ -51,11 +51,12 @@ fn main() {
 async fn run() {
     // Request logs go through a buffer that a background thread writes out, so a request
     // never waits on stderr. Not lossy: when the buffer is full, logging waits rather than
-    // dropping lines. `_flush` writes what is left when main returns.
+    // dropping lines. `_flush` writes what is left when main returns. The thread writes
+    // what it has queued in one go (it flushes after each batch), not a system call a line.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let (writer, _flush) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(false)
-        .finish(std::io::stderr());
+        .finish(std::io::BufWriter::new(std::io::stderr()));
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RUNTIME_HOST_LOG")
