@@ -15,12 +15,15 @@ mod records;
 
 use guest_kit::ApiError;
 use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, Response};
-use spin_sdk::http::IncomingRequest;
+use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
 
 #[http_component]
-async fn handle(req: IncomingRequest) -> Response {
-    guest_kit::serve(req, DEFAULT_MAX_BODY, async |r| route(r)).await
+async fn handle(req: IncomingRequest, out: ResponseOutparam) {
+    guest_kit::respond(
+        out,
+        guest_kit::serve(req, DEFAULT_MAX_BODY, async |r| route(r)).await,
+    );
 }
 
 fn route(req: ApiRequest) -> Result<Response, ApiError> {

@@ -21,15 +21,18 @@ mod depict;
 use guest_kit::http::{self, ApiRequest, Response};
 use guest_kit::{ApiError, ErrorCode};
 use serde_json::json;
-use spin_sdk::http::IncomingRequest;
+use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
 
 /// The console takes no request bodies; anything larger is refused before routing.
 const MAX_BODY: usize = 16 * 1024;
 
 #[http_component]
-async fn handle(req: IncomingRequest) -> Response {
-    guest_kit::serve(req, MAX_BODY, async |r| route(&r)).await
+async fn handle(req: IncomingRequest, out: ResponseOutparam) {
+    guest_kit::respond(
+        out,
+        guest_kit::serve(req, MAX_BODY, async |r| route(&r)).await,
+    );
 }
 
 fn route(req: &ApiRequest) -> Result<Response, ApiError> {

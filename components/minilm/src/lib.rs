@@ -27,8 +27,8 @@ fn preload() {
 model_sdk::preinit!(preload);
 
 #[spin_sdk::http_component]
-async fn handle(req: spin_sdk::http::IncomingRequest) -> model_sdk::Response {
-    model_sdk::serve(&MiniLm, req).await
+async fn handle(req: spin_sdk::http::IncomingRequest, out: model_sdk::ResponseOutparam) {
+    model_sdk::respond(out, model_sdk::serve(&MiniLm, req).await);
 }
 
 /// The text of one request (or of one item of a batch: the SDK makes each `data.texts`

@@ -18,8 +18,8 @@ pub struct MolProp;
 
 #[cfg(target_arch = "wasm32")]
 #[spin_sdk::http_component]
-async fn handle(req: spin_sdk::http::IncomingRequest) -> model_sdk::Response {
-    model_sdk::serve(&MolProp, req).await
+async fn handle(req: spin_sdk::http::IncomingRequest, out: model_sdk::ResponseOutparam) {
+    model_sdk::respond(out, model_sdk::serve(&MolProp, req).await);
 }
 
 /// The SMILES and the property code from `data`, or a 400.

@@ -65,11 +65,12 @@ model_sdk::preinit!(preload);
 
 #[cfg(target_arch = "wasm32")]
 #[spin_sdk::http_component]
-async fn handle(req: spin_sdk::http::IncomingRequest) -> model_sdk::Response {
-    match loaded() {
+async fn handle(req: spin_sdk::http::IncomingRequest, out: model_sdk::ResponseOutparam) {
+    let resp = match loaded() {
         Ok(model) => model_sdk::serve(model, req).await,
         Err(reason) => model_sdk::serve_unavailable(reason, req).await,
-    }
+    };
+    model_sdk::respond(out, resp);
 }
 
 fn read(dir: &Path, file: &str) -> Result<Vec<u8>, String> {

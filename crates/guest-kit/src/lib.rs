@@ -11,4 +11,4 @@ pub mod http;
 pub mod kv;
 
 pub use edge_api::error::{ApiError, ErrorCode};
-pub use http::{ApiRequest, Response, serve};
+pub use http::{ApiRequest, Response, ResponseOutparam, respond, serve};

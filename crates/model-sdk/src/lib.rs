@@ -14,8 +14,8 @@
 //!
 //! ```ignore
 //! #[spin_sdk::http_component]
-//! async fn handle(req: spin_sdk::http::IncomingRequest) -> model_sdk::Response {
-//!     model_sdk::serve(&MyModel, req).await
+//! async fn handle(req: spin_sdk::http::IncomingRequest, out: model_sdk::ResponseOutparam) {
+//!     model_sdk::respond(out, model_sdk::serve(&MyModel, req).await);
 //! }
 //! ```
 
@@ -28,7 +28,7 @@ mod routes;
 pub mod snapshot;
 
 pub use edge_api::model::*;
-pub use guest_kit::{ApiError, ErrorCode, Response};
+pub use guest_kit::{ApiError, ErrorCode, Response, ResponseOutparam, respond};
 pub use routes::{serve, serve_unavailable};
 use serde_json::{Map, Value};
 use std::time::Instant;

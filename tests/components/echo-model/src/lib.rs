@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 struct Echo;
 
 #[http_component]
-async fn handle(req: IncomingRequest) -> Response {
-    model_sdk::serve(&Echo, req).await
+async fn handle(req: IncomingRequest, out: model_sdk::ResponseOutparam) {
+    model_sdk::respond(out, model_sdk::serve(&Echo, req).await);
 }
 
 impl Model for Echo {

@@ -43,9 +43,9 @@ static SERVED: AtomicU64 = AtomicU64::new(0);
 static HELD: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
 #[http_component]
-async fn handle(req: IncomingRequest) -> Response {
+async fn handle(req: IncomingRequest, out: guest_kit::ResponseOutparam) {
     SERVED.fetch_add(1, Ordering::Relaxed);
-    guest_kit::serve(req, DEFAULT_MAX_BODY, route).await
+    guest_kit::respond(out, guest_kit::serve(req, DEFAULT_MAX_BODY, route).await);
 }
 
 fn llm_error(e: spin_sdk::llm::Error) -> Value {
