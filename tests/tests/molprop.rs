@@ -24,6 +24,30 @@ async fn predict(c: &Client, h: &Host, data: Value) -> (u16, Value) {
     (r.status, r.value())
 }
 
+/// Answers go out whole and length-delimited, small or large, errors too: the SDK writes
+/// the body in one call up to 4 KiB and in pieces beyond, and declares its length.
+#[tokio::test(flavor = "multi_thread")]
+async fn answers_are_whole_and_declare_their_length() {
+    let dir = temp_dir();
+    let h = molprop(dir.path());
+    let c = Client::new();
+    let one = json!({"input_type": "text", "data": {"text": "CCO", "property": "logp"}});
+    let replies = [
+        c.get(&h.url("/health")).await,
+        c.get(&h.url("/openapi.json")).await,
+        c.post_json(&h.url("/predict"), &one, None).await,
+        c.post_raw(&h.url("/predict"), b"{".to_vec(), None).await,
+    ];
+    for r in &replies {
+        assert_eq!(r.header("transfer-encoding"), None, "{}", r.text());
+        let declared: usize = r.header("content-length").unwrap().parse().unwrap();
+        assert_eq!(declared, r.body.len());
+        serde_json::from_slice::<Value>(&r.body).expect("a whole JSON body");
+    }
+    assert!(replies[1].body.len() > 4096, "a body beyond one write");
+    assert_eq!(replies[3].status, 400);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_endpoint_answers_with_the_documented_shape() {
     let dir = temp_dir();
