@@ -66,6 +66,17 @@ impl Molecule {
             .get_or_init(|| crate::rings::symmetrized_sssr(self))
     }
 
+    /// An empty molecule with room for `atoms` atoms and `bonds` bonds, so that building
+    /// it does not regrow its lists.
+    pub fn with_capacity(atoms: usize, bonds: usize) -> Self {
+        Self {
+            atoms: Vec::with_capacity(atoms),
+            bonds: Vec::with_capacity(bonds),
+            adjacency: Vec::with_capacity(atoms),
+            rings: OnceCell::new(),
+        }
+    }
+
     /// A copy of the atoms and bonds without the ring set: for a copy about to gain atoms
     /// or bonds, which would drop it anyway.
     pub fn clone_graph(&self) -> Self {

@@ -99,7 +99,8 @@ impl<'a> Parser<'a> {
         Self {
             chars: src.chars().collect(),
             i: 0,
-            mol: Molecule::default(),
+            // A SMILES has at most one atom, and one bond, per character.
+            mol: Molecule::with_capacity(src.len(), src.len()),
             prev: None,
             bond: None,
             branches: Vec::new(),

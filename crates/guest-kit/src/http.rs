@@ -115,7 +115,7 @@ pub async fn read_request(req: IncomingRequest, max_body: usize) -> Result<ApiRe
     let body = if method == "GET" {
         Vec::new()
     } else {
-        read_body(&req, max_body)
+        read_body(&req, max_body, declared)
             .ok_or_else(too_large)?
             .map_err(|e| {
                 ApiError::new(
@@ -136,8 +136,13 @@ pub async fn read_request(req: IncomingRequest, max_body: usize) -> Result<ApiRe
 /// The request's body, `None` once it exceeds `max_body` bytes. Blocking reads: each
 /// returns what has arrived (all of it at once where the host has read the body first, as
 /// `runtime-host` does), and an instance serves one request at a time on every host, so
-/// blocking holds up nothing else.
-fn read_body(req: &IncomingRequest, max_body: usize) -> Option<Result<Vec<u8>, String>> {
+/// blocking holds up nothing else. A body of the `declared` length is complete without the
+/// read that would find the stream closed.
+fn read_body(
+    req: &IncomingRequest,
+    max_body: usize,
+    declared: Option<u64>,
+) -> Option<Result<Vec<u8>, String>> {
     let Ok(incoming) = req.consume() else {
         return Some(Err("the body was already consumed".into()));
     };
@@ -148,7 +153,12 @@ fn read_body(req: &IncomingRequest, max_body: usize) -> Option<Result<Vec<u8>, S
     let result = loop {
         match stream.blocking_read(READ_CHUNK) {
             Ok(chunk) if body.len() + chunk.len() > max_body => return None,
-            Ok(chunk) => body.extend_from_slice(&chunk),
+            Ok(chunk) => {
+                body.extend_from_slice(&chunk);
+                if declared == Some(body.len() as u64) {
+                    break Ok(body);
+                }
+            }
             Err(StreamError::Closed) => break Ok(body),
             Err(StreamError::LastOperationFailed(e)) => break Err(e.to_debug_string()),
         }
@@ -182,7 +192,8 @@ pub fn respond(out: ResponseOutparam, resp: Response) {
         }
     };
     let outgoing = OutgoingResponse::new(head);
-    if outgoing.set_status_code(status).is_err() {
+    // A new response's status is 200 already.
+    if status != 200 && outgoing.set_status_code(status).is_err() {
         let err = ApiError::internal(format!("the response has an invalid status {status}"));
         eprintln!("error: {err}");
         return respond(out, error(&err));
