@@ -94,13 +94,19 @@ fn supported(symbol: &str, position: usize) -> Result<&'static Element, Error> {
     })
 }
 
+/// Atoms (and bonds) a parser makes room for at once; larger molecules grow as they parse.
+const PRESIZED_ATOMS: usize = 128;
+
 impl<'a> Parser<'a> {
     fn new(src: &'a str) -> Self {
+        // Room for as many atoms and bonds as the SMILES has characters (it has no more),
+        // up to a drug-like molecule's worth: a long hostile string must not reserve memory
+        // in proportion to its length before its first error.
+        let room = PRESIZED_ATOMS.min(src.len());
         Self {
             chars: src.chars().collect(),
             i: 0,
-            // A SMILES has at most one atom, and one bond, per character.
-            mol: Molecule::with_capacity(src.len(), src.len()),
+            mol: Molecule::with_capacity(room, room),
             prev: None,
             bond: None,
             branches: Vec::new(),
@@ -463,6 +469,16 @@ mod tests {
 
     fn err(s: &str) -> String {
         parse(s).unwrap_err().message
+    }
+
+    #[test]
+    fn room_made_up_front_is_bounded_whatever_the_length() {
+        let long = format!("[{}]", "C".repeat(1 << 20));
+        let parser = Parser::new(&long);
+        assert_eq!(parser.mol.atoms.capacity(), PRESIZED_ATOMS);
+        assert_eq!(parser.mol.bonds.capacity(), PRESIZED_ATOMS);
+        assert!(Parser::new("CCO").mol.atoms.capacity() >= 3);
+        assert!(err(&long).contains("bracket atom"), "{}", err(&long));
     }
 
     #[test]
