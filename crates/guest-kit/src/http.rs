@@ -75,7 +75,7 @@ impl ApiRequest {
 }
 
 /// Reads the request, capping the body at `max_body` bytes.
-pub async fn read_request(req: IncomingRequest, max_body: usize) -> Result<ApiRequest, ApiError> {
+pub fn read_request(req: IncomingRequest, max_body: usize) -> Result<ApiRequest, ApiError> {
     let method = match req.method().to_string().to_ascii_uppercase() {
         // HEAD is GET without the body (RFC 9110, 9.3.2); the HTTP server leaves the body out.
         m if m == "HEAD" => "GET".to_owned(),
@@ -97,32 +97,19 @@ pub async fn read_request(req: IncomingRequest, max_body: usize) -> Result<ApiRe
             )
         })
         .collect();
-    let too_large = || {
-        ApiError::new(
-            ErrorCode::PayloadTooLarge,
-            format!("request body exceeds the limit of {max_body} bytes"),
-        )
-    };
     let declared = headers
         .iter()
         .find(|(k, _)| k == "content-length")
         .and_then(|(_, v)| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > max_body as u64) {
-        return Err(too_large());
+        return Err(too_large(max_body));
     }
     // No route reads a GET's body, so it is left unread: on a warm host that is half the
     // host calls of a `/health`.
     let body = if method == "GET" {
         Vec::new()
     } else {
-        read_body(&req, max_body, declared)
-            .ok_or_else(too_large)?
-            .map_err(|e| {
-                ApiError::new(
-                    ErrorCode::InvalidJson,
-                    format!("could not read request body: {e}"),
-                )
-            })?
+        read_body(&req, max_body, declared)?
     };
     Ok(ApiRequest {
         method,
@@ -133,39 +120,52 @@ pub async fn read_request(req: IncomingRequest, max_body: usize) -> Result<ApiRe
     })
 }
 
-/// The request's body, `None` once it exceeds `max_body` bytes. Blocking reads: each
-/// returns what has arrived (all of it at once where the host has read the body first, as
-/// `runtime-host` does), and an instance serves one request at a time on every host, so
-/// blocking holds up nothing else. A body of the `declared` length is complete without the
-/// read that would find the stream closed.
+/// The request's body, at most `max_body` bytes. Blocking reads: each returns what has
+/// arrived (all of it at once where the host has read the body first, as `runtime-host`
+/// does), and an instance serves one request at a time on every host, so blocking holds up
+/// nothing else. A body of the `declared` length is complete without the read that would
+/// find the stream closed.
 fn read_body(
     req: &IncomingRequest,
     max_body: usize,
     declared: Option<u64>,
-) -> Option<Result<Vec<u8>, String>> {
-    let Ok(incoming) = req.consume() else {
-        return Some(Err("the body was already consumed".into()));
+) -> Result<Vec<u8>, ApiError> {
+    let unreadable = |why: String| {
+        ApiError::new(
+            ErrorCode::InvalidJson,
+            format!("could not read request body: {why}"),
+        )
     };
-    let Ok(stream) = incoming.stream() else {
-        return Some(Err("the body has no stream".into()));
-    };
+    let incoming = req
+        .consume()
+        .map_err(|()| unreadable("the body was already consumed".into()))?;
+    let stream = incoming
+        .stream()
+        .map_err(|()| unreadable("the body has no stream".into()))?;
     let mut body = Vec::new();
-    let result = loop {
+    loop {
         match stream.blocking_read(READ_CHUNK) {
-            Ok(chunk) if body.len() + chunk.len() > max_body => return None,
+            Ok(chunk) if body.len() + chunk.len() > max_body => return Err(too_large(max_body)),
             Ok(chunk) => {
                 body.extend_from_slice(&chunk);
                 if declared == Some(body.len() as u64) {
-                    break Ok(body);
+                    return Ok(body);
                 }
             }
-            Err(StreamError::Closed) => break Ok(body),
-            Err(StreamError::LastOperationFailed(e)) => break Err(e.to_debug_string()),
+            Err(StreamError::Closed) => return Ok(body),
+            Err(StreamError::LastOperationFailed(e)) => {
+                return Err(unreadable(e.to_debug_string()));
+            }
         }
-    };
-    drop(stream);
-    drop(incoming);
-    Some(result)
+    }
+}
+
+/// 413 for a body over `max_body` bytes.
+fn too_large(max_body: usize) -> ApiError {
+    ApiError::new(
+        ErrorCode::PayloadTooLarge,
+        format!("request body exceeds the limit of {max_body} bytes"),
+    )
 }
 
 /// Bytes asked for per read of a request body.
@@ -183,20 +183,20 @@ pub fn respond(out: ResponseOutparam, resp: Response) {
         .map(|(k, v)| (k.to_owned(), v.as_bytes().to_vec()))
         .chain(std::iter::once(("content-length".to_owned(), length)))
         .collect();
+    // What the handler built cannot be sent: the caller gets a 500 saying why instead.
+    let refuse = |out, why: String| {
+        let err = ApiError::internal(why);
+        eprintln!("error: {err}");
+        respond(out, error(&err));
+    };
     let head = match Fields::from_list(&fields) {
         Ok(head) => head,
-        Err(e) => {
-            let err = ApiError::internal(format!("the response has an invalid header: {e:?}"));
-            eprintln!("error: {err}");
-            return respond(out, error(&err));
-        }
+        Err(e) => return refuse(out, format!("the response has an invalid header: {e:?}")),
     };
     let outgoing = OutgoingResponse::new(head);
     // A new response's status is 200 already.
     if status != 200 && outgoing.set_status_code(status).is_err() {
-        let err = ApiError::internal(format!("the response has an invalid status {status}"));
-        eprintln!("error: {err}");
-        return respond(out, error(&err));
+        return refuse(out, format!("the response has an invalid status {status}"));
     }
     let Ok(body) = outgoing.body() else {
         eprintln!("error: the response body could not be opened");
@@ -313,7 +313,7 @@ pub async fn serve<F>(req: IncomingRequest, max_body: usize, handler: F) -> Resp
 where
     F: AsyncFnOnce(ApiRequest) -> Result<Response, ApiError>,
 {
-    let request = match read_request(req, max_body).await {
+    let request = match read_request(req, max_body) {
         Ok(r) => r,
         Err(e) => return error(&e),
     };
