@@ -149,25 +149,56 @@ pub fn temp_dir() -> tempfile::TempDir {
 
 /// The first port of a block of `size` currently free loopback ports below the kernel's
 /// ephemeral range (32768+), where outgoing connections of other tests cannot land. Blocks
-/// are spread by process id and handed out once per process, so parallel tests rarely meet;
-/// if they do, the registry's busy-port handling copes.
+/// are spread by process id, handed out once per process and claimed across the test
+/// processes running side by side (a lock file per block, held until the process ends), so
+/// two of them never hand out the same block: being free when checked is not enough, since
+/// the server meant for a block binds it only later (two `up`s once failed on CI-like runs
+/// with "address already in use").
 pub fn port_block(size: u16) -> u16 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
+    static CLAIMS: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
     const FIRST: u32 = 20_000;
     const LAST: u32 = 32_000;
     let blocks = (LAST - FIRST) / 64;
     let size = u32::from(size).min(64);
     for _ in 0..blocks {
         let slot = NEXT.fetch_add(1, Ordering::Relaxed);
-        let base = FIRST + ((std::process::id() * 13 + slot) % blocks) * 64;
+        let index = (std::process::id() * 13 + slot) % blocks;
+        let claim = match claim_port_block(index) {
+            Ok(Some(file)) => Some(file),
+            Ok(None) => continue, // another test process holds it
+            Err(_) => None,       // no lock directory: unclaimed, checked below as before
+        };
+        let base = FIRST + index * 64;
         let free = (base..base + size)
             .all(|p| std::net::TcpListener::bind(("127.0.0.1", p as u16)).is_ok());
         if free {
+            CLAIMS
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(claim);
             return base as u16;
         }
     }
     panic!("no free block of {size} ports between {FIRST} and {LAST}");
+}
+
+/// Locks block `index` for this process (`None`: another process holds it). The kernel
+/// drops the lock when the process ends, however it ends.
+fn claim_port_block(index: u32) -> std::io::Result<Option<std::fs::File>> {
+    let dir = std::env::temp_dir().join("e2e-port-blocks");
+    std::fs::create_dir_all(&dir)?;
+    let file = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(index.to_string()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
 }
 
 /// Waits until a `runtime-host up` child prints `stack ready` (its stdout must be piped);
