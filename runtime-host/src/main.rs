@@ -17,6 +17,7 @@ mod keyvalue;
 mod limits;
 mod listener;
 mod llm;
+mod log_writer;
 mod metrics;
 mod model;
 mod monitor;
@@ -49,14 +50,10 @@ fn main() {
 }
 
 async fn run() {
-    // Request logs go through a buffer that a background thread writes out, so a request
-    // never waits on stderr. Not lossy: when the buffer is full, logging waits rather than
-    // dropping lines. `_flush` writes what is left when main returns. The thread writes
-    // what it has queued in one go (it flushes after each batch), not a system call a line.
+    // Log lines are queued and written in batches by a thread of their own (log_writer.rs):
+    // a request never waits on stderr. `_flush` writes what is left when main returns.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let (writer, _flush) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        .finish(std::io::BufWriter::new(std::io::stderr()));
+    let (writer, _flush) = log_writer::start();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RUNTIME_HOST_LOG")
@@ -102,6 +99,7 @@ async fn run() {
     let code = match result {
         Ok(()) => 0,
         Err(e) => {
+            log_writer::flush(); // the lines that led here come first
             eprintln!("error: {e:#}");
             1
         }

@@ -35,6 +35,7 @@ pub fn install() -> std::io::Result<()> {
                 }
                 seen += 1;
                 if seen > 1 {
+                    crate::log_writer::flush();
                     eprintln!("second stop signal: exiting without finishing the orderly stop");
                     std::process::exit(130);
                 }

@@ -1,0 +1,203 @@
+//! Where the host's log lines go: a buffer in memory that a background thread writes to
+//! stderr in batches, so a request never waits on stderr and does not wake a thread either.
+//!
+//! Why not `tracing-appender`'s non-blocking writer (used before): it hands every line to its
+//! thread through a channel, so at tens of thousands of requests a second that thread woke
+//! for about every other line and spun in `sched_yield` waiting for the next: about 10 % of
+//! the host's CPU under load on `/health`, with a reschedule interrupt per wake-up. Here the
+//! first line after a quiet spell wakes the thread, which then gathers lines for
+//! [`BATCH_WINDOW`] and writes them in one go.
+//!
+//! Nothing is dropped: when stderr cannot keep up and [`MAX_PENDING`] bytes are waiting, a
+//! logging thread waits for the writer. Warnings and errors are written out before the call
+//! that logged them returns (with everything queued before them, in order), so a line that
+//! explains an exit is on stderr before the process ends. [`flush`] does the same on demand.
+
+use std::io::Write;
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+use tracing::Level;
+use tracing_subscriber::fmt::MakeWriter;
+
+/// How long the writer gathers lines after the first one wakes it.
+const BATCH_WINDOW: Duration = Duration::from_millis(20);
+/// Bytes queued at most before a logging thread waits for the writer.
+const MAX_PENDING: usize = 4 << 20;
+
+/// The one sink of the process (stderr is one per process too).
+static SINK: OnceLock<Sink> = OnceLock::new();
+
+struct Sink {
+    pending: Mutex<Pending>,
+    /// Tells the writer thread that lines are waiting (or that it should stop).
+    wake: Condvar,
+    /// Tells a logging thread waiting for room that the writer took the queue.
+    drained: Condvar,
+    /// Held while a batch is taken and written, so batches reach stderr in the order queued.
+    out: Mutex<()>,
+}
+
+#[derive(Default)]
+struct Pending {
+    bytes: Vec<u8>,
+    stopping: bool,
+}
+
+/// The `MakeWriter` for `tracing_subscriber::fmt`: each event is appended to the queue.
+#[derive(Clone, Copy)]
+pub struct BatchedStderr;
+
+/// Writes what is queued when dropped (at the end of `main`) and stops the writer thread.
+pub struct FlushOnDrop(Option<std::thread::JoinHandle<()>>);
+
+/// Starts the writer thread. Call once, before logging; later calls share the first sink.
+pub fn start() -> (BatchedStderr, FlushOnDrop) {
+    let mut started = false;
+    SINK.get_or_init(|| {
+        started = true;
+        Sink {
+            pending: Mutex::new(Pending::default()),
+            wake: Condvar::new(),
+            drained: Condvar::new(),
+            out: Mutex::new(()),
+        }
+    });
+    let thread = started.then(|| {
+        std::thread::Builder::new()
+            .name("log-writer".into())
+            .spawn(write_batches)
+            .expect("spawning the log writer thread")
+    });
+    (BatchedStderr, FlushOnDrop(thread))
+}
+
+/// Writes everything queued so far to stderr now (before `std::process::exit`, say).
+pub fn flush() {
+    if let Some(sink) = SINK.get() {
+        sink.write_out();
+    }
+}
+
+impl Drop for FlushOnDrop {
+    fn drop(&mut self) {
+        let Some(sink) = SINK.get() else { return };
+        sink.lock_pending().stopping = true;
+        sink.wake.notify_one();
+        if let Some(thread) = self.0.take() {
+            let _ = thread.join();
+        }
+        sink.write_out();
+    }
+}
+
+fn write_batches() {
+    let sink = SINK
+        .get()
+        .expect("the sink is set before its thread starts");
+    loop {
+        {
+            let mut pending = sink.lock_pending();
+            while pending.bytes.is_empty() && !pending.stopping {
+                pending = sink.wake.wait(pending).unwrap_or_else(|p| p.into_inner());
+            }
+            if pending.stopping {
+                return;
+            }
+        }
+        std::thread::sleep(BATCH_WINDOW);
+        sink.write_out();
+    }
+}
+
+impl Sink {
+    fn lock_pending(&self) -> MutexGuard<'_, Pending> {
+        // Appending or taking bytes cannot leave the queue half-changed.
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn append(&self, line: &[u8]) {
+        let mut pending = self.lock_pending();
+        while pending.bytes.len() >= MAX_PENDING && !pending.stopping {
+            pending = self
+                .drained
+                .wait(pending)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+        let was_empty = pending.bytes.is_empty();
+        pending.bytes.extend_from_slice(line);
+        drop(pending);
+        if was_empty {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Takes the queue and writes it, in the order batches were taken.
+    fn write_out(&self) {
+        let _out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let batch = std::mem::take(&mut self.lock_pending().bytes);
+        self.drained.notify_all();
+        if !batch.is_empty() {
+            let mut stderr = std::io::stderr().lock();
+            // Nowhere to report a failing stderr; the lines are lost as they would be anyway.
+            let _ = stderr.write_all(&batch);
+            let _ = stderr.flush();
+        }
+    }
+}
+
+/// One event's bytes (the fmt layer writes an event in one call, but need not).
+pub struct EventWriter {
+    urgent: bool,
+}
+
+impl Write for EventWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Some(sink) = SINK.get() {
+            sink.append(buf);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for EventWriter {
+    fn drop(&mut self) {
+        if self.urgent {
+            flush();
+        }
+    }
+}
+
+impl<'a> MakeWriter<'a> for BatchedStderr {
+    type Writer = EventWriter;
+
+    fn make_writer(&'a self) -> EventWriter {
+        EventWriter { urgent: false }
+    }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> EventWriter {
+        EventWriter {
+            urgent: *meta.level() <= Level::WARN,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_urgent_event_is_written_out_before_its_call_returns() {
+        let (make, _flush) = start();
+        let mut info = make.make_writer();
+        info.write_all(b"queued first\n").unwrap();
+        drop(info);
+        let mut warn = EventWriter { urgent: true };
+        warn.write_all(b"then a warning\n").unwrap();
+        drop(warn);
+        assert!(SINK.get().unwrap().lock_pending().bytes.is_empty());
+    }
+}
