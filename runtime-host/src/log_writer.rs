@@ -5,13 +5,14 @@
 //! thread through a channel, so at tens of thousands of requests a second that thread woke
 //! for about every other line and spun in `sched_yield` waiting for the next: about 10 % of
 //! the host's CPU under load on `/health`, with a reschedule interrupt per wake-up. Here the
-//! first line after a quiet spell wakes the thread, which then gathers lines for
+//! first request line after a quiet spell wakes the thread, which then gathers lines for
 //! [`BATCH_WINDOW`] and writes them in one go.
 //!
 //! Nothing is dropped: when stderr cannot keep up and [`MAX_PENDING`] bytes are waiting, a
-//! logging thread waits for the writer. Warnings and errors are written out before the call
-//! that logged them returns (with everything queued before them, in order), so a line that
-//! explains an exit is on stderr before the process ends. [`flush`] does the same on demand.
+//! logging thread waits for the writer. Every other line (lifecycle, warnings, errors) is
+//! written out before the call that logged it returns, with everything queued before it, in
+//! order: so a line that explains an exit is on stderr before the process ends, and a line
+//! saying that something happened is there once it has. [`flush`] does the same on demand.
 
 use std::io::Write;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
@@ -21,6 +22,8 @@ use tracing_subscriber::fmt::MakeWriter;
 
 /// How long the writer gathers lines after the first one wakes it.
 const BATCH_WINDOW: Duration = Duration::from_millis(20);
+/// The target of the request log (`server.rs`), the lines that are batched.
+pub const REQUEST_LOG: &str = "request";
 /// Bytes queued at most before a logging thread waits for the writer.
 const MAX_PENDING: usize = 4 << 20;
 
@@ -178,9 +181,12 @@ impl<'a> MakeWriter<'a> for BatchedStderr {
         EventWriter { urgent: false }
     }
 
+    /// Only the request log waits for the batch: it is the one that comes by the thousand.
+    /// Anything else (a deployment registered, a warning) is rare, and is on stderr before
+    /// the call that logged it returns, as a person or a program watching it expects.
     fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> EventWriter {
         EventWriter {
-            urgent: *meta.level() <= Level::WARN,
+            urgent: meta.target() != REQUEST_LOG || *meta.level() <= Level::WARN,
         }
     }
 }

@@ -198,9 +198,9 @@ impl ComponentServer {
         // The host's own traffic (heartbeats, process checks) is DEBUG unless it failed;
         // requests from outside are what a person watching the console wants to see.
         if from_host && status < 500 {
-            tracing::debug!(target: "request", %method, path, status, latency_ms, peer = %peer);
+            tracing::debug!(target: crate::log_writer::REQUEST_LOG, %method, path, status, latency_ms, peer = %peer);
         } else {
-            tracing::info!(target: "request", %method, path, status, latency_ms, peer = %peer);
+            tracing::info!(target: crate::log_writer::REQUEST_LOG, %method, path, status, latency_ms, peer = %peer);
         }
         resp
     }
