@@ -44,7 +44,7 @@ const BROWSER: Needed = Needed {
     what: "chromium and chromedriver",
     programs: &["chromium", "chromedriver"],
     packages: &["chromium", "chromium-driver"],
-    tests: "the browser tests of the web console (tests/tests/console.rs and \
+    tests: "the browser tests of the web console (tests/tests/console/ and \
             tests/tests/console_pictures.rs)",
 };
 
