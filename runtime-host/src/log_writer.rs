@@ -65,6 +65,16 @@ pub fn start() -> (BatchedStderr, FlushOnDrop) {
             out: Mutex::new(()),
         }
     });
+    if started {
+        // A panic's message goes straight to stderr: the request lines before it go first.
+        let report = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if let Some(sink) = SINK.get() {
+                sink.write_out_unless_busy();
+            }
+            report(info)
+        }));
+    }
     let thread = started.then(|| {
         std::thread::Builder::new()
             .name("log-writer".into())
@@ -136,7 +146,19 @@ impl Sink {
 
     /// Takes the queue and writes it, in the order batches were taken.
     fn write_out(&self) {
-        let _out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        self.write_batch(out);
+    }
+
+    /// [`Self::write_out`] unless a batch is being written (by a thread that may be the one
+    /// panicking: waiting for it would never end).
+    fn write_out_unless_busy(&self) {
+        if let Ok(out) = self.out.try_lock() {
+            self.write_batch(out);
+        }
+    }
+
+    fn write_batch(&self, _out: MutexGuard<'_, ()>) {
         let batch = std::mem::take(&mut self.lock_pending().bytes);
         self.drained.notify_all();
         if !batch.is_empty() {
@@ -186,9 +208,13 @@ impl<'a> MakeWriter<'a> for BatchedStderr {
     /// the call that logged it returns, as a person or a program watching it expects.
     fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> EventWriter {
         EventWriter {
-            urgent: meta.target() != REQUEST_LOG || *meta.level() <= Level::WARN,
+            urgent: written_at_once(meta.target(), *meta.level()),
         }
     }
+}
+
+fn written_at_once(target: &str, level: Level) -> bool {
+    target != REQUEST_LOG || level <= Level::WARN
 }
 
 #[cfg(test)]
@@ -205,5 +231,17 @@ mod tests {
         warn.write_all(b"then a warning\n").unwrap();
         drop(warn);
         assert!(SINK.get().unwrap().lock_pending().bytes.is_empty());
+    }
+
+    #[test]
+    fn only_the_request_log_waits_for_a_batch() {
+        assert!(!written_at_once(REQUEST_LOG, Level::INFO));
+        assert!(!written_at_once(REQUEST_LOG, Level::DEBUG));
+        assert!(
+            written_at_once(REQUEST_LOG, Level::WARN),
+            "a failed request"
+        );
+        assert!(written_at_once("runtime_host::model", Level::INFO));
+        assert!(written_at_once("runtime_host::model", Level::ERROR));
     }
 }
