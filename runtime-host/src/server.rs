@@ -4,6 +4,7 @@
 use crate::caller::{self, ConnInfo};
 use crate::instances::{Failure, InstancePool};
 use crate::limits::Limits;
+use crate::log_writer::REQUEST_LOG;
 use crate::metrics::Deployment;
 use crate::responses::{self, HostResponse, classify_failure, internal, timeout};
 use crate::state::{Grants, InstanceState};
@@ -198,9 +199,9 @@ impl ComponentServer {
         // The host's own traffic (heartbeats, process checks) is DEBUG unless it failed;
         // requests from outside are what a person watching the console wants to see.
         if from_host && status < 500 {
-            tracing::debug!(target: crate::log_writer::REQUEST_LOG, %method, path, status, latency_ms, peer = %peer);
+            tracing::debug!(target: REQUEST_LOG, %method, path, status, latency_ms, peer = %peer);
         } else {
-            tracing::info!(target: crate::log_writer::REQUEST_LOG, %method, path, status, latency_ms, peer = %peer);
+            tracing::info!(target: REQUEST_LOG, %method, path, status, latency_ms, peer = %peer);
         }
         resp
     }
