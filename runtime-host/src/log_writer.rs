@@ -5,25 +5,23 @@
 //! thread through a channel, so at tens of thousands of requests a second that thread woke
 //! for about every other line and spun in `sched_yield` waiting for the next: about 10 % of
 //! the host's CPU under load on `/health`, with a reschedule interrupt per wake-up. Here the
-//! first request line after a quiet spell wakes the thread, which then gathers lines for
-//! [`BATCH_WINDOW`] and writes them in one go.
+//! first request line ([`queue`], from [`crate::request_log`]) after a quiet spell wakes the
+//! thread, which then gathers lines for [`BATCH_WINDOW`] and writes them in one go.
 //!
 //! Nothing is dropped: when stderr cannot keep up and [`MAX_PENDING`] bytes are waiting, a
-//! logging thread waits for the writer. Every other line (lifecycle, warnings, errors) is
-//! written out before the call that logged it returns, with everything queued before it, in
-//! order: so a line that explains an exit is on stderr before the process ends, and a line
-//! saying that something happened is there once it has. [`flush`] does the same on demand.
+//! logging thread waits for the writer. Every other line (the `tracing` events: lifecycle,
+//! warnings, errors) is written out before the call that logged it returns, with everything
+//! queued before it, in order: so a line that explains an exit is on stderr before the
+//! process ends, and a line saying that something happened is there once it has. [`flush`]
+//! does the same on demand.
 
 use std::io::Write;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
-use tracing::Level;
 use tracing_subscriber::fmt::MakeWriter;
 
 /// How long the writer gathers lines after the first one wakes it.
 const BATCH_WINDOW: Duration = Duration::from_millis(20);
-/// The target of the request log (`server.rs`), the lines that are batched.
-pub const REQUEST_LOG: &str = "request";
 /// Bytes queued at most before a logging thread waits for the writer.
 const MAX_PENDING: usize = 4 << 20;
 
@@ -82,6 +80,14 @@ pub fn start() -> (BatchedStderr, FlushOnDrop) {
             .expect("spawning the log writer thread")
     });
     (BatchedStderr, FlushOnDrop(thread))
+}
+
+/// Queues a line put together elsewhere (the request log) for the next batch: the one kind
+/// of line that comes by the thousand.
+pub fn queue(line: &[u8]) {
+    if let Some(sink) = SINK.get() {
+        sink.append(line);
+    }
 }
 
 /// Writes everything queued so far to stderr now (before `std::process::exit`, say).
@@ -170,10 +176,9 @@ impl Sink {
     }
 }
 
-/// One event's bytes (the fmt layer writes an event in one call, but need not).
-pub struct EventWriter {
-    urgent: bool,
-}
+/// One event's bytes (the fmt layer writes an event in one call, but need not), on stderr
+/// with everything queued before them once the event is written.
+pub struct EventWriter;
 
 impl Write for EventWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -190,9 +195,7 @@ impl Write for EventWriter {
 
 impl Drop for EventWriter {
     fn drop(&mut self) {
-        if self.urgent {
-            flush();
-        }
+        flush();
     }
 }
 
@@ -200,21 +203,8 @@ impl<'a> MakeWriter<'a> for BatchedStderr {
     type Writer = EventWriter;
 
     fn make_writer(&'a self) -> EventWriter {
-        EventWriter { urgent: false }
+        EventWriter
     }
-
-    /// Only the request log waits for the batch: it is the one that comes by the thousand.
-    /// Anything else (a deployment registered, a warning) is rare, and is on stderr before
-    /// the call that logged it returns, as a person or a program watching it expects.
-    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> EventWriter {
-        EventWriter {
-            urgent: written_at_once(meta.target(), *meta.level()),
-        }
-    }
-}
-
-fn written_at_once(target: &str, level: Level) -> bool {
-    target != REQUEST_LOG || level <= Level::WARN
 }
 
 #[cfg(test)]
@@ -222,26 +212,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_urgent_event_is_written_out_before_its_call_returns() {
+    fn an_event_is_written_out_with_what_was_queued_before_it() {
         let (make, _flush) = start();
-        let mut info = make.make_writer();
-        info.write_all(b"queued first\n").unwrap();
-        drop(info);
-        let mut warn = EventWriter { urgent: true };
-        warn.write_all(b"then a warning\n").unwrap();
-        drop(warn);
+        queue(b"a request line, queued\n");
+        let mut event = make.make_writer();
+        event.write_all(b"then a warning\n").unwrap();
+        drop(event);
         assert!(SINK.get().unwrap().lock_pending().bytes.is_empty());
-    }
-
-    #[test]
-    fn only_the_request_log_waits_for_a_batch() {
-        assert!(!written_at_once(REQUEST_LOG, Level::INFO));
-        assert!(!written_at_once(REQUEST_LOG, Level::DEBUG));
-        assert!(
-            written_at_once(REQUEST_LOG, Level::WARN),
-            "a failed request"
-        );
-        assert!(written_at_once("runtime_host::model", Level::INFO));
-        assert!(written_at_once("runtime_host::model", Level::ERROR));
     }
 }

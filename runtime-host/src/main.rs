@@ -24,6 +24,7 @@ mod monitor;
 mod predict;
 mod preinit;
 mod registry;
+mod request_log;
 mod responses;
 mod serve;
 mod server;

@@ -4,8 +4,8 @@
 use crate::caller::{self, ConnInfo};
 use crate::instances::{Failure, InstancePool};
 use crate::limits::Limits;
-use crate::log_writer::REQUEST_LOG;
 use crate::metrics::Deployment;
+use crate::request_log;
 use crate::responses::{self, HostResponse, classify_failure, internal, timeout};
 use crate::state::{Grants, InstanceState};
 use anyhow::Result;
@@ -195,14 +195,15 @@ impl ComponentServer {
             .and_then(|v| v.to_str().ok());
         self.metrics
             .request(&path, path_info.as_deref(), status, took, code);
-        let latency_ms = format!("{:.2}", took.as_secs_f64() * 1e3);
-        // The host's own traffic (heartbeats, process checks) is DEBUG unless it failed;
-        // requests from outside are what a person watching the console wants to see.
-        if from_host && status < 500 {
-            tracing::debug!(target: REQUEST_LOG, %method, path, status, latency_ms, peer = %peer);
-        } else {
-            tracing::info!(target: REQUEST_LOG, %method, path, status, latency_ms, peer = %peer);
-        }
+        // The host's own traffic (heartbeats, process checks) is DEBUG unless it failed.
+        let served = request_log::Served {
+            method: method.as_str(),
+            path: &path,
+            status,
+            took,
+            peer,
+        };
+        request_log::record(&served, from_host && status < 500);
         resp
     }
 
