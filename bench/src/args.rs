@@ -44,7 +44,8 @@ pub struct BenchArgs {
     /// embeddings, startup, registry, redis (registry and predict on Redis beside SQLite),
     /// chats (the chat list with 10,000 chats), scrape (the cost of the metrics), library (a file of 100,000 SMILES through
     /// `runtime-host predict`), component (the ONNX component's size, compile time and
-    /// snapshot), memory. Default: all.
+    /// snapshot), memory, instructions (instructions per request of the host and the native
+    /// peer under valgrind's callgrind; skipped without valgrind). Default: all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// The `runtime-host` binary to measure (default: the one beside this program).

@@ -19,6 +19,7 @@ mod args;
 mod chats;
 mod component;
 mod embeddings;
+mod instructions;
 mod library;
 mod load;
 mod memory;
@@ -122,6 +123,9 @@ async fn run(args: BenchArgs) -> Result<()> {
     }
     if wanted("memory") {
         memory::memory_of_up(&paths, &args, &molecules, &mut report).await?;
+    }
+    if wanted("instructions") {
+        instructions::instructions(&paths, &molecules, args.quick, &mut report).await?;
     }
     targets::judge(&mut report);
 

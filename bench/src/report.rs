@@ -30,6 +30,8 @@ pub struct Report {
     pub library: Vec<LibraryRow>,
     /// `GET /api/chats` with many chats stored.
     pub chat_list: Vec<super::chats::ListRow>,
+    /// Instructions per request (callgrind), by load and side.
+    pub instructions: Vec<super::instructions::InstructionRow>,
     pub targets: Vec<Target>,
     pub notes: Vec<String>,
 }
@@ -298,6 +300,7 @@ impl Report {
                 r.model, r.side, r.rows, r.seconds, r.rows_per_s, rss
             );
         }
+        super::instructions::print(&self.instructions);
         println!("\nresident memory (VmRSS)");
         for (what, mib) in &self.memory_mib {
             println!("  {what:<44} {mib:>7.1} MiB");

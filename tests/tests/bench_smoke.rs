@@ -140,6 +140,36 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
             ("solubility", "host", 5000)
         ]
     );
+    // Instructions per request under callgrind, where valgrind is here (the test command
+    // installs it when it runs as root, as in CI, and then requires it).
+    let counted = r["instructions"].as_array().unwrap();
+    if counted.is_empty() {
+        assert!(
+            std::env::var_os("E2E_REQUIRE_VALGRIND").is_none(),
+            "valgrind was installed, yet the section did not run:\n{stdout}"
+        );
+        assert!(stdout.contains("section instructions skipped"), "{stdout}");
+    } else {
+        for load in ["/health", "/predict logp", "/predict all"] {
+            let side = |name: &str| {
+                counted
+                    .iter()
+                    .find(|c| c["load"] == load && c["side"] == name)
+                    .unwrap_or_else(|| panic!("no {name} row for {load}: {counted:?}"))
+            };
+            let (host, native) = (side("host"), side("native"));
+            assert!(host["requests"].as_u64().unwrap() > 0, "{host}");
+            let per = |row: &Value| row["per_request"].as_f64().unwrap();
+            let guest = host["guest_per_request"].as_f64().unwrap();
+            // The host runs the same model code as native, in WebAssembly, plus its runtime.
+            assert!(
+                per(native) > 1000.0 && per(host) > per(native),
+                "{host} {native}"
+            );
+            assert!(guest > 0.0 && guest < per(host), "{host}");
+        }
+        assert!(stdout.contains("instructions per request"), "{stdout}");
+    }
     assert!(r["targets"].as_array().unwrap().len() >= 5);
     assert!(stdout.contains("targets"), "the table is printed");
 }

@@ -5,7 +5,8 @@
 //! - `test`: `build`, then every native test (unit and end-to-end) in the same profile, so
 //!   wasmtime's stack is compiled once for both, the test binaries several at a time
 //!   ([`runner`]); the chat, registry and model scenarios run again on Redis. It installs
-//!   `redis-server`, `chromium`, `chromium-driver` and `prometheus` with apt-get when it runs as root,
+//!   `redis-server`, `chromium`, `chromium-driver`, `prometheus` and `valgrind` with apt-get
+//!   when it runs as root,
 //!   and says loudly what it skipped when it cannot ([`services`]);
 //! - `up`: `build`, then runs the local stack on embedded defaults until Ctrl-C;
 //! - `bench`: `build`, then the bench (`edge-bench`, crate `bench/`) from the repository root (its options pass
@@ -192,6 +193,7 @@ struct Prepared {
     redis: bool,
     browser: bool,
     prometheus: bool,
+    valgrind: bool,
 }
 
 /// Starts installing the services and model files the tests need, on a thread of its own:
@@ -201,11 +203,13 @@ fn prepare_tests() -> std::thread::JoinHandle<Result<Prepared, String>> {
         let redis = services::ensure_redis();
         let browser = services::ensure_browser();
         let prometheus = services::ensure_prometheus();
+        let valgrind = services::ensure_valgrind();
         install_models()?;
         Ok(Prepared {
             redis,
             browser,
             prometheus,
+            valgrind,
         })
     })
 }
@@ -222,13 +226,14 @@ fn test(extra: &[String], prepared: Prepared) -> Result<(), String> {
         redis,
         browser,
         prometheus,
+        valgrind,
     } = prepared;
     // CI can install both (it runs as root), so a skip there would hide a broken install.
     let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    if in_ci && !(redis && browser && prometheus) {
+    if in_ci && !(redis && browser && prometheus && valgrind) {
         return Err(
-            "CI runs every test, but redis-server, Chromium or Prometheus could not be \
-                    installed (see above); nothing was skipped silently"
+            "CI runs every test, but redis-server, Chromium, Prometheus or valgrind could not \
+                    be installed (see above); nothing was skipped silently"
                 .into(),
         );
     }
@@ -242,6 +247,9 @@ fn test(extra: &[String], prepared: Prepared) -> Result<(), String> {
     }
     if prometheus {
         env.push(("E2E_REQUIRE_PROMETHEUS".to_owned(), "1".to_owned()));
+    }
+    if valgrind {
+        env.push(("E2E_REQUIRE_VALGRIND".to_owned(), "1".to_owned()));
     }
     let totals = if extra.is_empty() {
         test_in_parallel(&env, redis)?
@@ -261,6 +269,9 @@ fn test(extra: &[String], prepared: Prepared) -> Result<(), String> {
     }
     if !browser {
         println!("tests: SKIPPED the browser test (chromium missing; see above)");
+    }
+    if !valgrind {
+        println!("tests: SKIPPED the bench's instructions section (valgrind missing; see above)");
     }
     if !totals.ok || totals.failed > 0 {
         return Err("tests failed".into());

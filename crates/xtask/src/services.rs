@@ -56,6 +56,14 @@ const PROMETHEUS: Needed = Needed {
             prometheus_scrapes_the_stack_and_promql_sees_the_traffic)",
 };
 
+const VALGRIND: Needed = Needed {
+    what: "valgrind",
+    programs: &["valgrind", "callgrind_control"],
+    packages: &["valgrind"],
+    tests: "the bench's instructions section in tests/tests/bench_smoke.rs (instructions per \
+            request under callgrind)",
+};
+
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -107,6 +115,11 @@ pub fn ensure_browser() -> bool {
 /// Makes sure a Prometheus server is here; `false` (announced loudly) when it cannot be.
 pub fn ensure_prometheus() -> bool {
     ensure(&PROMETHEUS)
+}
+
+/// Makes sure valgrind (callgrind) is here; `false` (announced loudly) when it cannot be.
+pub fn ensure_valgrind() -> bool {
+    ensure(&VALGRIND)
 }
 
 fn ensure(needed: &Needed) -> bool {
