@@ -67,9 +67,12 @@ pub async fn instructions(
     eprintln!("instructions per request: the host under callgrind ...");
     let out = fresh_file(&paths.work, "callgrind-host.out")?;
     let data = procs::fresh_dir(&paths.work, "instructions-host")?;
-    let (host, addr, _) = peers::host_model_under(
-        &callgrind(&out),
-        paths,
+    let wrapped = Paths {
+        wrapper: callgrind(&out),
+        ..paths.clone()
+    };
+    let (host, addr, _) = peers::host_model(
+        &wrapped,
         "instructions-host",
         &ModelUnderTest::molprop(paths)?,
         reg_addr,
@@ -83,7 +86,11 @@ pub async fn instructions(
 
     eprintln!("instructions per request: the native peer under callgrind ...");
     let out = fresh_file(&paths.work, "callgrind-native.out")?;
-    let (native, addr) = peers::native_under(&callgrind(&out), paths).await?;
+    let wrapped = Paths {
+        wrapper: callgrind(&out),
+        ..paths.clone()
+    };
+    let (native, addr) = peers::native(&wrapped).await?;
     let measured = count_per_request(&native, addr, &out, &loads[..], duration).await;
     native.stop().await;
     report.instructions.extend(rows("native", measured?));

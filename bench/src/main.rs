@@ -71,6 +71,7 @@ async fn run(args: BenchArgs) -> Result<()> {
         python_app: args.python_app.clone(),
         python: args.python.clone(),
         work: std::fs::canonicalize(&args.work_dir)?,
+        wrapper: Vec::new(),
     };
     let molecules = read_molecules(&args.molecules)?;
     let mut report = Report {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Where things are.
+#[derive(Clone)]
 pub struct Paths {
     /// The `runtime-host` binary measured.
     pub host: PathBuf,
@@ -23,6 +24,10 @@ pub struct Paths {
     pub python: String,
     /// Scratch space: data directories, logs, the virtualenv.
     pub work: PathBuf,
+    /// A program the measured host and native peer run under, with its arguments before
+    /// theirs (valgrind, for the instructions section, which runs them in the same
+    /// process); empty: none.
+    pub wrapper: Vec<String>,
 }
 
 impl Paths {
@@ -146,20 +151,6 @@ pub async fn host_model(
     data_dir: &Path,
     extra: &[&str],
 ) -> Result<(Proc, SocketAddr, Duration)> {
-    host_model_under(&[], p, name, model, registry, data_dir, extra).await
-}
-
-/// [`host_model`] run by a wrapper: `wrapper[0]` with `wrapper[1..]`, then the host and its
-/// arguments (e.g. valgrind, which runs the host in the same process).
-pub async fn host_model_under(
-    wrapper: &[String],
-    p: &Paths,
-    name: &str,
-    model: &ModelUnderTest,
-    registry: SocketAddr,
-    data_dir: &Path,
-    extra: &[&str],
-) -> Result<(Proc, SocketAddr, Duration)> {
     let started = Instant::now();
     let mut args = vec![
         "model".into(),
@@ -171,7 +162,7 @@ pub async fn host_model_under(
     ];
     args.extend(model.flags.iter().cloned());
     args.extend(extra.iter().map(|a| a.to_string()));
-    let mut proc = spawn_under(wrapper, name, &p.host, args, &p.log(name))?;
+    let mut proc = spawn_wrapped(p, name, &p.host, args)?;
     let client = HttpClient::new(Duration::from_secs(2));
     let port = loop {
         if let Ok(r) = client
@@ -216,39 +207,29 @@ pub async fn host_model_under(
 
 /// `molprop-native` on a free port.
 pub async fn native(p: &Paths) -> Result<(Proc, SocketAddr)> {
-    native_under(&[], p).await
-}
-
-/// [`native`] run by a wrapper, as [`host_model_under`].
-pub async fn native_under(wrapper: &[String], p: &Paths) -> Result<(Proc, SocketAddr)> {
     if !p.native.exists() {
         bail!(
             "{} not found; build it with `cargo build --release -p molprop-native` (cargo xtask bench does)",
             p.native.display()
         );
     }
-    let mut proc = spawn_under(wrapper, "native", &p.native, vec![], &p.log("native"))?;
+    let mut proc = spawn_wrapped(p, "native", &p.native, vec![])?;
     let lines = proc
         .lines_until("listening on", Duration::from_secs(30))
         .await?;
     Ok((proc, addr_in(lines.last().expect("the line found"))?))
 }
 
-/// `program args`, or `wrapper[0] wrapper[1..] program args` when there is a wrapper.
-fn spawn_under(
-    wrapper: &[String],
-    name: &str,
-    program: &Path,
-    args: Vec<String>,
-    log: &Path,
-) -> Result<Proc> {
-    match wrapper.split_first() {
-        None => Proc::spawn(name, program, &args, log),
+/// `program args`, or `wrapper[0] wrapper[1..] program args` with [`Paths::wrapper`].
+fn spawn_wrapped(p: &Paths, name: &str, program: &Path, args: Vec<String>) -> Result<Proc> {
+    let log = p.log(name);
+    match p.wrapper.split_first() {
+        None => Proc::spawn(name, program, &args, &log),
         Some((launcher, launcher_args)) => {
             let mut all = launcher_args.to_vec();
             all.push(program.display().to_string());
             all.extend(args);
-            Proc::spawn(name, Path::new(launcher), &all, log)
+            Proc::spawn(name, Path::new(launcher), &all, &log)
         }
     }
 }

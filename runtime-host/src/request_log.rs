@@ -169,32 +169,29 @@ fn push_peer(line: &mut String, peer: SocketAddr) {
 mod tests {
     use super::*;
 
-    fn served(path: &str, peer: &str) -> Served<'static> {
-        Served {
+    /// The line of a 200 to `GET path` from `peer` that took 18.305 ms, without colours.
+    fn line_of(at: SystemTime, level: Level, path: &str, peer: &str) -> String {
+        let served = Served {
             method: "GET",
-            path: Box::leak(path.to_owned().into_boxed_str()),
+            path,
             status: 200,
             took: Duration::from_micros(18_305),
             peer: peer.parse().unwrap(),
-        }
+        };
+        format_line(at, level, &served, false)
     }
 
     #[test]
     fn a_line_has_the_layout_of_the_other_log_lines() {
         // 2026-11-25T21:49:33.216254Z
         let at = SystemTime::UNIX_EPOCH + Duration::from_micros(1_795_643_373_216_254);
-        let line = format_line(
-            at,
-            Level::INFO,
-            &served("/health", "127.0.0.1:56766"),
-            false,
-        );
+        let line = line_of(at, Level::INFO, "/health", "127.0.0.1:56766");
         assert_eq!(
             line,
             "2026-11-25T21:49:33.216254Z  INFO request: method=GET path=\"/health\" \
              status=200 latency_ms=18.31 peer=127.0.0.1:56766\n"
         );
-        let line = format_line(at, Level::DEBUG, &served("/", "[::1]:80"), false);
+        let line = line_of(at, Level::DEBUG, "/", "[::1]:80");
         assert!(line.contains("Z DEBUG request: "), "{line}");
         assert!(line.ends_with(" peer=[::1]:80\n"), "{line}");
     }
@@ -202,12 +199,7 @@ mod tests {
     #[test]
     fn a_path_cannot_forge_fields_or_lines() {
         let at = SystemTime::UNIX_EPOCH;
-        let line = format_line(
-            at,
-            Level::INFO,
-            &served("/a\" status=999\n\\x", "10.0.0.1:1"),
-            false,
-        );
+        let line = line_of(at, Level::INFO, "/a\" status=999\n\\x", "10.0.0.1:1");
         assert!(
             line.contains(r#"path="/a\" status=999\n\\x" status=200"#),
             "{line}"
