@@ -67,12 +67,8 @@ pub async fn instructions(
     eprintln!("instructions per request: the host under callgrind ...");
     let out = fresh_file(&paths.work, "callgrind-host.out")?;
     let data = procs::fresh_dir(&paths.work, "instructions-host")?;
-    let wrapped = Paths {
-        wrapper: callgrind(&out),
-        ..paths.clone()
-    };
     let (host, addr, _) = peers::host_model(
-        &wrapped,
+        &under_callgrind(paths, &out),
         "instructions-host",
         &ModelUnderTest::molprop(paths)?,
         reg_addr,
@@ -86,12 +82,8 @@ pub async fn instructions(
 
     eprintln!("instructions per request: the native peer under callgrind ...");
     let out = fresh_file(&paths.work, "callgrind-native.out")?;
-    let wrapped = Paths {
-        wrapper: callgrind(&out),
-        ..paths.clone()
-    };
-    let (native, addr) = peers::native(&wrapped).await?;
-    let measured = count_per_request(&native, addr, &out, &loads[..], duration).await;
+    let (native, addr) = peers::native(&under_callgrind(paths, &out)).await?;
+    let measured = count_per_request(&native, addr, &out, &loads, duration).await;
     native.stop().await;
     report.instructions.extend(rows("native", measured?));
     reg.stop().await;
@@ -113,12 +105,16 @@ fn rows(side: &str, counted: Vec<Counted>) -> impl Iterator<Item = InstructionRo
         })
 }
 
-fn callgrind(out: &Path) -> Vec<String> {
-    vec![
-        "valgrind".into(),
-        "--tool=callgrind".into(),
-        format!("--callgrind-out-file={}", out.display()),
-    ]
+/// `paths` with the servers run under callgrind, its dumps named after `out`.
+fn under_callgrind(paths: &Paths, out: &Path) -> Paths {
+    Paths {
+        wrapper: vec![
+            "valgrind".into(),
+            "--tool=callgrind".into(),
+            format!("--callgrind-out-file={}", out.display()),
+        ],
+        ..paths.clone()
+    }
 }
 
 async fn count_per_request(
