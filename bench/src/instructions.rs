@@ -48,7 +48,10 @@ pub async fn instructions(
     quick: bool,
     report: &mut Report,
 ) -> Result<()> {
-    if !on_path("valgrind") || !on_path("callgrind_control") {
+    if !["valgrind", "callgrind_control"]
+        .iter()
+        .all(|p| local_redis::program_runs(p))
+    {
         report.notes.push(
             "section instructions skipped: valgrind is not installed (apt-get install valgrind)"
                 .into(),
@@ -212,11 +215,6 @@ fn fresh_file(dir: &Path, name: &str) -> Result<PathBuf> {
         }
     }
     Ok(dir.join(name))
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
 }
 
 /// The section's lines in the report.

@@ -90,6 +90,13 @@ pub fn queue(line: &[u8]) {
     }
 }
 
+/// Whether stderr is a terminal: then lines are styled with colours, else plain. Asked once,
+/// for the fmt layer and the request log alike.
+pub fn colours() -> bool {
+    static ANSI: OnceLock<bool> = OnceLock::new();
+    *ANSI.get_or_init(|| std::io::IsTerminal::is_terminal(&std::io::stderr()))
+}
+
 /// Writes everything queued so far to stderr now (before `std::process::exit`, say).
 pub fn flush() {
     if let Some(sink) = SINK.get() {
@@ -182,9 +189,7 @@ pub struct EventWriter;
 
 impl Write for EventWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if let Some(sink) = SINK.get() {
-            sink.append(buf);
-        }
+        queue(buf);
         Ok(buf.len())
     }
 

@@ -53,7 +53,6 @@ fn main() {
 async fn run() {
     // Log lines are queued and written in batches by a thread of their own (log_writer.rs):
     // a request never waits on stderr. `_flush` writes what is left when main returns.
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let (writer, _flush) = log_writer::start();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -61,7 +60,7 @@ async fn run() {
                 .unwrap_or_else(|_| "info,wasmtime_cranelift=warn,cranelift=warn".into()),
         )
         .with_writer(writer)
-        .with_ansi(ansi)
+        .with_ansi(log_writer::colours())
         .init();
     let cli = cli::Cli::parse();
     guard::allow_hosts(&cli.allowed_hosts);

@@ -11,9 +11,7 @@
 
 use crate::log_writer;
 use chrono::{Datelike, Timelike};
-use std::io::IsTerminal;
 use std::net::SocketAddr;
-use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 use tracing::Level;
 
@@ -32,22 +30,18 @@ pub struct Served<'a> {
 /// Logs `served` at DEBUG when `routine` (the host's own traffic that went well), else at
 /// INFO: requests from outside are what a person watching the log wants to see.
 pub fn record(served: &Served<'_>, routine: bool) {
-    let level = if routine { Level::DEBUG } else { Level::INFO };
-    let wanted = if routine {
-        tracing::enabled!(target: REQUEST_LOG, Level::DEBUG)
+    // `enabled!` takes its level as a constant: one branch per level.
+    let (level, wanted) = if routine {
+        let wanted = tracing::enabled!(target: REQUEST_LOG, Level::DEBUG);
+        (Level::DEBUG, wanted)
     } else {
-        tracing::enabled!(target: REQUEST_LOG, Level::INFO)
+        let wanted = tracing::enabled!(target: REQUEST_LOG, Level::INFO);
+        (Level::INFO, wanted)
     };
     if wanted {
-        let line = format_line(SystemTime::now(), level, served, colours());
+        let line = format_line(SystemTime::now(), level, served, log_writer::colours());
         log_writer::queue(line.as_bytes());
     }
-}
-
-/// Whether stderr is a terminal (then the line is styled as the other lines are).
-fn colours() -> bool {
-    static ANSI: OnceLock<bool> = OnceLock::new();
-    *ANSI.get_or_init(|| std::io::stderr().is_terminal())
 }
 
 /// `2026-11-25T21:49:33.216254Z  INFO request: method=GET path="/health" status=200
