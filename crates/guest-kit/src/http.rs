@@ -76,25 +76,32 @@ impl ApiRequest {
 
 /// Reads the request, capping the body at `max_body` bytes.
 pub fn read_request(req: IncomingRequest, max_body: usize) -> Result<ApiRequest, ApiError> {
-    let method = match req.method().to_string().to_ascii_uppercase() {
+    let mut method = req.method().to_string();
+    method.make_ascii_uppercase();
+    if method == "HEAD" {
         // HEAD is GET without the body (RFC 9110, 9.3.2); the HTTP server leaves the body out.
-        m if m == "HEAD" => "GET".to_owned(),
-        m => m,
+        method.replace_range(.., "GET");
+    }
+    let mut path = req.path_with_query().unwrap_or_else(|| "/".to_owned());
+    let query = match path.find('?') {
+        Some(at) => {
+            let query = path[at + 1..].to_owned();
+            path.truncate(at);
+            query
+        }
+        None => String::new(),
     };
-    let path_with_query = req.path_with_query().unwrap_or_else(|| "/".to_owned());
-    let (path, query) = match path_with_query.split_once('?') {
-        Some((p, q)) => (p.to_owned(), q.to_owned()),
-        None => (path_with_query, String::new()),
-    };
+    // The names and values the host handed over are used as they are (lower-cased in
+    // place, a value kept as text when it is UTF-8): no copy of each header.
     let headers: Vec<(String, String)> = req
         .headers()
         .entries()
         .into_iter()
-        .map(|(k, v)| {
-            (
-                k.to_ascii_lowercase(),
-                String::from_utf8_lossy(&v).into_owned(),
-            )
+        .map(|(mut name, value)| {
+            name.make_ascii_lowercase();
+            let value = String::from_utf8(value)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            (name, value)
         })
         .collect();
     let declared = headers
@@ -237,15 +244,20 @@ fn write_all(stream: &OutputStream, mut bytes: &[u8]) -> Result<(), StreamError>
 /// A JSON response with the given status.
 pub fn json<T: Serialize + ?Sized>(status: u16, value: &T) -> Response {
     match serde_json::to_vec(value) {
-        Ok(body) => Response::builder()
-            .status(status)
-            .header("content-type", "application/json")
-            .body(body)
-            .build(),
+        Ok(body) => json_bytes(status, body),
         Err(e) => error(&ApiError::internal(format!(
             "could not serialise response: {e}"
         ))),
     }
+}
+
+/// A response with the given status whose body is JSON already serialised.
+pub fn json_bytes(status: u16, body: Vec<u8>) -> Response {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(body)
+        .build()
 }
 
 /// The error body with the error's status.

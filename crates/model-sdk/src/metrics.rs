@@ -20,7 +20,7 @@
 use edge_api::model::{DEPLOYMENT_STORE, Metrics};
 use guest_kit::kv::{Change, Store};
 use guest_kit::{ApiError, config};
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -43,6 +43,8 @@ pub struct DeploymentState {
     started_ms: u64,
     /// Set once the self-test has passed: it stays passed for this deployment.
     self_test_passed: Cell<bool>,
+    /// The body of a healthy `/health`, once built (see `routes::health`).
+    healthy_body: OnceCell<Vec<u8>>,
 }
 
 impl DeploymentState {
@@ -87,6 +89,7 @@ impl DeploymentState {
             prefix: format!("model/{model}/{started_ms}/"),
             started_ms,
             self_test_passed: Cell::new(false),
+            healthy_body: OnceCell::new(),
         })
     }
 
@@ -135,6 +138,18 @@ impl DeploymentState {
             self.self_test_passed.set(true);
         }
         Ok(self.self_test_passed.get())
+    }
+
+    /// The body of a healthy `/health` for this deployment: `build`'s, the first time.
+    pub fn healthy_body<E>(
+        &self,
+        build: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<Vec<u8>, E> {
+        if let Some(body) = self.healthy_body.get() {
+            return Ok(body.clone());
+        }
+        let body = build()?;
+        Ok(self.healthy_body.get_or_init(|| body).clone())
     }
 
     pub fn mark_self_test_passed(&self) -> Result<(), ApiError> {

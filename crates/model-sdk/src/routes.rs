@@ -31,8 +31,8 @@ pub async fn serve_unavailable(reason: &str, req: IncomingRequest) -> Response {
 }
 
 fn route<M: Model>(model: &M, req: ApiRequest) -> Result<Response, ApiError> {
-    let path = req.path_info().trim_end_matches('/').to_owned();
-    let template = match http::route_for(&edge_api::model::ROUTES, &req.method, &path) {
+    let path = req.path_info().trim_end_matches('/');
+    let template = match http::route_for(&edge_api::model::ROUTES, &req.method, path) {
         Ok(t) => t,
         Err(answer) => return answer,
     };
@@ -67,11 +67,13 @@ fn route<M: Model>(model: &M, req: ApiRequest) -> Result<Response, ApiError> {
             ErrorCode::ShutdownDisabled,
             "shutdown is disabled for this deployment",
         )),
-        _ => Err(http::unhandled_route(&path)),
+        _ => Err(http::unhandled_route(path)),
     }
 }
 
-/// 200 once the model has passed its own test examples in this deployment, else 503.
+/// 200 once the model has passed its own test examples in this deployment, else 503. The
+/// healthy answer names the model and its versions, which do not change within a
+/// deployment: it is built once per instance, not on every poll.
 fn health<M: Model>(model: &M) -> Result<Response, ApiError> {
     let state = DeploymentState::current(model.name())?;
     if !state.self_test_passed()? {
@@ -83,15 +85,20 @@ fn health<M: Model>(model: &M) -> Result<Response, ApiError> {
         }
         state.mark_self_test_passed()?;
     }
-    Ok(http::json(
-        200,
-        &Health {
+    let body = state.healthy_body(|| {
+        serde_json::to_vec(&Health {
             status: "ok".into(),
             model: model.name().into(),
             version: SPEC_VERSION.into(),
             model_version: model.info().model_version.or_else(deployed_version),
-        },
-    ))
+        })
+    });
+    match body {
+        Ok(body) => Ok(http::json_bytes(200, body)),
+        Err(e) => Err(ApiError::internal(format!(
+            "could not serialise response: {e}"
+        ))),
+    }
 }
 
 /// The version the host says it deployed (variable `model_version`), if it says one; a
