@@ -41,10 +41,13 @@ pub mod bindings {
 /// The export a host looks for, as Wizer names the function.
 pub const INIT_FUNCTION: &str = "edge:model/preinit@0.1.0.initialize";
 
-/// Leaves the instance fit to be snapshotted: flushes standard output and error, and makes
+/// Leaves the instance fit to be snapshotted: flushes standard output and error, makes
 /// the C library forget its preopened directories (their handles belong to this instance
-/// only; a snapshot keeping them would fail, or worse, at its first file access).
+/// only; a snapshot keeping them would fail, or worse, at its first file access), and gives
+/// the blocks the allocator kept back to the system allocator (see
+/// [`guest_kit::small_blocks::release_kept`]).
 pub fn finish() {
+    guest_kit::small_blocks::release_kept();
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
