@@ -134,9 +134,15 @@ pub async fn memory_of_up(
             let what = format!("runtime-host up: registry, chat, {label}");
             report.memory_mib.push((what, mib));
             if let Some(pss) = procs::pss_mib(up.pid()) {
+                // File-backed pages are mapped compiled code and snapshot images: shared,
+                // and many more of them are mapped right after the files were written (a
+                // first `up`, compiling) than from a cache written earlier.
+                let kind = |field| procs::status_field_kib(up.pid(), field).unwrap_or(0.0) / 1024.0;
                 report.notes.push(format!(
-                    "`up` with {label}: VmRSS {mib:.1} MiB, PSS {pss:.1} MiB (shared \
-                     copy-on-write pages counted once)"
+                    "`up` with {label}: VmRSS {mib:.1} MiB (anonymous {:.1}, file-backed \
+                     {:.1}), PSS {pss:.1} MiB (shared copy-on-write pages counted once)",
+                    kind("RssAnon:"),
+                    kind("RssFile:")
                 ));
             }
             report.up_rss_mib.push((label, mix.total(), mib));

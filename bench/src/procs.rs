@@ -203,7 +203,7 @@ pub fn pss_mib(pid: u32) -> Option<f64> {
     Some(kib / 1024.0)
 }
 
-fn status_field_kib(pid: u32, field: &str) -> Option<f64> {
+pub fn status_field_kib(pid: u32, field: &str) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with(field))?;
     line.split_whitespace().nth(1)?.parse().ok()
