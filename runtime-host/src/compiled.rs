@@ -59,6 +59,11 @@ pub fn load(engine: &Engine, wasm: &[u8], dir: &Path) -> Result<Component> {
     map(engine, &path)
 }
 
+/// Whether `wasm` compiled by `engine` is in the cache in `dir`.
+pub fn is_cached(engine: &Engine, wasm: &[u8], dir: &Path) -> bool {
+    artifact_path(engine, wasm, dir).exists()
+}
+
 /// Sets `path`'s modification time to now: the time it was last used, for [`prune`].
 pub fn mark_used(path: &Path) {
     let touched = std::fs::File::options()

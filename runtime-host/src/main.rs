@@ -23,6 +23,7 @@ mod model;
 mod monitor;
 mod predict;
 mod preinit;
+mod prepare_child;
 mod registry;
 mod request_log;
 mod responses;
@@ -84,6 +85,7 @@ async fn run() {
         cli::Command::Predict(cmd) => predict::run(cmd).await,
         cli::Command::Snapshot(args) => preinit::run(args).await,
         cli::Command::Compile(args) => engine::compile_all(&args),
+        cli::Command::Prepare(args) => prepare_child::run(args).await,
         cli::Command::Chats(cli::ChatsCommand::Export { url, output }) => {
             chats::export_to(&url, output.as_deref()).await
         }

@@ -101,6 +101,23 @@ impl Source {
         })
     }
 
+    /// Where the component was read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The component's bytes.
+    pub fn wasm(&self) -> &[u8] {
+        &self.wasm
+    }
+
+    /// Where its snapshot is cached under `cache_dir`, if it is one to snapshot.
+    pub fn snapshot_file(&self, cache_dir: &Path) -> Option<PathBuf> {
+        self.snapshot_key
+            .as_deref()
+            .map(|key| cached_path(cache_dir, key))
+    }
+
     /// What identifies the compiled result of [`prepare`], so that deployments with the same
     /// component and the same files share compiled code: the snapshot key where there will
     /// be one, else the component's bytes. Not its path: copies of one component under

@@ -81,6 +81,17 @@ impl Loaded {
         let engine = crate::engine::build_engine(&limits)?;
         let started = std::time::Instant::now();
         let source = crate::preinit::Source::read(component, &grants.files)?;
+        if runtime.ai_models.is_empty() {
+            let max_memory = runtime.max_memory_mib;
+            crate::prepare_child::ensure_cached(
+                &engine,
+                &source,
+                &runtime.dirs,
+                max_memory,
+                &cache_dir,
+            )
+            .await;
+        }
         let prepared =
             crate::preinit::prepare(&engine, source, &grants, &limits, &cache_dir).await?;
         tracing::info!(

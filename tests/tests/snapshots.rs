@@ -1,7 +1,8 @@
 //! Pre-initialized snapshots: `runtime-host snapshot` writes a model component that starts
 //! with its model loaded and serves without its files, answering exactly as the component
 //! loading its directory does; snapshots are cached by component and files, and a change to
-//! the files makes a new one; a component without the entry point is refused by name.
+//! the files makes a new one; a deployment has a child process do the compiling and
+//! snapshotting the cache lacks; a component without the entry point is refused by name.
 
 use e2e_tests::{Client, Host, HostBuilder, component, model_dir, shared_cache_dir, temp_dir};
 use serde_json::{Value, json};
@@ -156,6 +157,52 @@ fn changed_files_make_a_new_snapshot_and_the_same_files_reuse_it() {
         1,
         "one compiled artifact for three snapshots"
     );
+}
+
+/// A first deployment has a child process snapshot and compile the model (so that the
+/// compiler's memory leaves with it: runtime-host/src/prepare_child.rs) and then serves from
+/// the cache it wrote; the next deployment finds everything there and starts no child.
+/// Both answer alike.
+#[tokio::test]
+async fn a_first_deployment_prepares_in_a_child_process_and_the_next_from_the_cache() {
+    let work = temp_dir();
+    let cache = work.path().join("cache").display().to_string();
+    let start = || {
+        let data = temp_dir();
+        let host = HostBuilder::new(component("onnx-model"), data.path())
+            .env("RUNTIME_HOST_CACHE_DIR", &cache)
+            .mount(&model_dir("iris"), "/model")
+            .start();
+        (host, data)
+    };
+    let c = Client::new();
+    let flowers = [json!([5.1, 3.5, 1.4, 0.2]), json!([6.7, 3.0, 5.2, 2.3])];
+    let predict = async |host: &Host| {
+        let mut out = vec![c.get(&host.url("/health")).await.value()];
+        for features in &flowers {
+            let body = json!({"input_type": "tabular", "data": {"features": features}});
+            let r = c.post_json(&host.url("/predict"), &body, None).await;
+            assert_eq!(r.status, 200, "{}", r.text());
+            let mut v = r.value();
+            v.as_object_mut().unwrap().remove("computation_time_ms");
+            out.push(v);
+        }
+        out
+    };
+
+    let (first, _data) = start();
+    let cold = predict(&first).await;
+    let said = first.output();
+    assert!(said.contains("in a child process"), "{said}");
+    assert!(!said.contains("doing it here"), "{said}");
+    assert_eq!(cached_snapshots(Path::new(&cache)).len(), 1, "{said}");
+    first.stop();
+
+    let (second, _data) = start();
+    assert_eq!(predict(&second).await, cold);
+    let said = second.output();
+    assert!(!said.contains("in a child process"), "{said}");
+    assert_eq!(cold[1]["success"], true, "{}", cold[1]);
 }
 
 /// The compiled components cached under `cache` (`runtime-host/src/compiled.rs`).

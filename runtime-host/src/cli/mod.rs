@@ -56,6 +56,10 @@ pub enum Command {
     /// Compile components into the compilation cache ahead of their deployment, printing
     /// each one's size and compile time.
     Compile(CompileArgs),
+    /// Snapshot and compile one component into the cache, as `up` has it done in a child
+    /// process (see prepare_child.rs).
+    #[command(hide = true)]
+    Prepare(PrepareArgs),
 }
 
 #[derive(Args, Debug)]
@@ -63,6 +67,14 @@ pub struct CompileArgs {
     /// The components to compile.
     #[arg(required = true)]
     pub components: Vec<PathBuf>,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct PrepareArgs {
+    /// The component to snapshot (where it can be) and compile.
+    pub component: PathBuf,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }

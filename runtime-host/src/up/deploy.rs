@@ -155,15 +155,17 @@ impl Deployer {
         let ai = AiGrant::new(self.ai.clone(), &ai_models)
             .with_context(|| format!("model {}", spec.name))?;
         // `--dir` mounts go to every model, beside its own (the services read none).
-        let mut mounts = spec.mounts.clone();
-        mounts.extend(self.runtime.dirs.iter().cloned());
-        let mounts = Mounts::parse(&mounts).with_context(|| format!("model {}", spec.name))?;
+        let mut mount_args = spec.mounts.clone();
+        mount_args.extend(self.runtime.dirs.iter().cloned());
+        let mounts = Mounts::parse(&mount_args).with_context(|| format!("model {}", spec.name))?;
         let source = Source::read(&spec.component, &mounts)?;
         let identity = source.identity();
         let pre = match compiled.get(&identity) {
             Some(pre) => Clone::clone(pre),
             None => {
-                let pre = self.compile(&spec, source, &mounts, &ai).await?;
+                let pre = self
+                    .compile(&spec, source, (&mounts, &mount_args), &ai)
+                    .await?;
                 compiled.insert(identity, pre.clone());
                 pre
             }
@@ -176,13 +178,15 @@ impl Deployer {
         }))
     }
 
-    /// Compiles `source` (`spec`'s component, read with `mounts`), pre-initialized with
-    /// `mounts` and `ai` where it can be (see [`crate::preinit`]).
+    /// Compiles `source` (`spec`'s component, read with `mounts`, given as `mount_args`),
+    /// pre-initialized with `mounts` and `ai` where it can be (see [`crate::preinit`]); the
+    /// work itself in a child process where the cache lacks it ([`crate::prepare_child`]),
+    /// except for a model with AI models, which the child is not given.
     async fn compile(
         &self,
         spec: &ModelSpec,
         source: Source,
-        mounts: &Mounts,
+        (mounts, mount_args): (&Mounts, &[String]),
         ai: &AiGrant,
     ) -> Result<ProxyPre<InstanceState>> {
         let grants = Grants {
@@ -192,6 +196,16 @@ impl Deployer {
             ai: ai.clone(),
         };
         let cache_dir = self.runtime.cache_dir();
+        if ai.granted.is_empty() {
+            let child = crate::prepare_child::ensure_cached(
+                &self.engine,
+                &source,
+                mount_args,
+                self.runtime.max_memory_mib,
+                &cache_dir,
+            );
+            unless_stopped(child).await.ok_or(super::Stopped)?;
+        }
         let compiling =
             crate::preinit::prepare(&self.engine, source, &grants, &self.limits, &cache_dir);
         let compiled = unless_stopped(compiling).await.ok_or(super::Stopped)?;

@@ -253,6 +253,11 @@ impl<'a> Stack<'a> {
         let (engine, limits) = (self.engine.clone(), self.limits.clone());
         let component = default_component(component)?;
         let cache_dir = self.args.runtime.cache_dir();
+        let source = crate::preinit::Source::read(&component, &grants.files)?;
+        let max_memory = self.args.runtime.max_memory_mib;
+        let child =
+            crate::prepare_child::ensure_cached(&engine, &source, &[], max_memory, &cache_dir);
+        unless_stopped(child).await.ok_or(Stopped)?;
         let compiling = tokio::task::spawn_blocking(move || {
             Loaded::load_in(&engine, &component, &cache_dir, grants, limits, None)
         });

@@ -1,0 +1,128 @@
+//! A model's cold work (its snapshot, compiling it) done in a child process.
+//!
+//! Compiling a component and pre-initializing it leave the compiler's and the
+//! initialization's working memory behind in the process that did it: glibc keeps what
+//! they freed in its arenas, fragmented around what stays alive. `up` does that work for
+//! its models before serving them, and a first `up` (an empty cache) held 30-50 MiB more
+//! anonymous memory for good than one whose cache had been written before (13 molprop and 12
+//! solubility models: 148-171 MiB VmRSS against 116-122; docs/BENCHMARKS.md, issue 27).
+//! So when a model's snapshot or compiled code is not in the cache yet, `up` runs
+//! `runtime-host prepare` (this module's command) on it, which writes both into the cache
+//! and exits, memory and all; `up` then maps them from the cache as it would after a
+//! restart.
+//!
+//! The child gets what decides the cache's entries: the component, its mounts, the memory
+//! cap and the cache directory. Whatever goes wrong there (it cannot start, the
+//! initialization fails), `up` does the work itself afterwards as it always could, and says
+//! why in its own log.
+
+use crate::cli::PrepareArgs;
+use crate::engine::build_engine;
+use crate::files::Mounts;
+use crate::keyvalue::KeyValue;
+use crate::llm::AiGrant;
+use crate::preinit::{self, Source};
+use crate::state::Grants;
+use anyhow::{Context, Result};
+use std::path::Path;
+use std::process::Stdio;
+use wasmtime::Engine;
+
+/// `runtime-host prepare`: snapshots (where it can) and compiles one component into the
+/// cache, as a deployment with the same mounts would, and exits.
+pub async fn run(args: PrepareArgs) -> Result<()> {
+    let runtime = &args.runtime;
+    let limits = runtime.limits();
+    let engine = build_engine(&limits)?;
+    let files = Mounts::parse(&runtime.dirs)?;
+    let source = Source::read(&args.component, &files)?;
+    let grants = Grants {
+        kv: KeyValue::in_memory(),
+        vars: runtime.variables(&[])?,
+        files,
+        ai: AiGrant::new(runtime.ai_models(), &runtime.ai_models)?,
+    };
+    preinit::prepare(&engine, source, &grants, &limits, &runtime.cache_dir()).await?;
+    Ok(())
+}
+
+/// Whether everything `source` needs is in the cache: its snapshot and the snapshot's
+/// compiled code, or (a component without a snapshot) its own compiled code.
+fn is_cached(engine: &Engine, source: &Source, cache_dir: &Path) -> bool {
+    match source.snapshot_file(cache_dir) {
+        Some(snapshot) => std::fs::read(snapshot)
+            .is_ok_and(|bytes| crate::compiled::is_cached(engine, &bytes, cache_dir)),
+        None => crate::compiled::is_cached(engine, source.wasm(), cache_dir),
+    }
+}
+
+/// Has a child process put what `source` (the component at `component`, with `mounts` as
+/// `--dir` takes them) needs into the cache, unless it is there already. Failing that, the
+/// caller does the work itself: the failure is logged, not returned.
+pub async fn ensure_cached(
+    engine: &Engine,
+    source: &Source,
+    mounts: &[String],
+    max_memory_mib: u32,
+    cache_dir: &Path,
+) {
+    if is_cached(engine, source, cache_dir) {
+        return;
+    }
+    let component = source.path();
+    let started = std::time::Instant::now();
+    match prepare(component, mounts, max_memory_mib, cache_dir).await {
+        Ok(()) => tracing::info!(
+            component = %component.display(),
+            took_ms = started.elapsed().as_millis() as u64,
+            "compiled (and snapshotted, where it has a snapshot) in a child process"
+        ),
+        Err(e) => tracing::warn!(
+            component = %component.display(),
+            "could not prepare the component in a child process; doing it here: {e:#}"
+        ),
+    }
+}
+
+/// Runs `runtime-host prepare` for `component` with `mounts` (`HOST:GUEST`, as `--dir`
+/// takes them) and waits for it. Dropping the future kills the child.
+async fn prepare(
+    component: &Path,
+    mounts: &[String],
+    max_memory_mib: u32,
+    cache_dir: &Path,
+) -> Result<()> {
+    let exe = std::env::current_exe().context("finding this program to run it again")?;
+    let mut command = tokio::process::Command::new(exe);
+    command
+        .arg("prepare")
+        .arg(component)
+        .arg("--cache-dir")
+        .arg(cache_dir)
+        .arg("--max-memory-mib")
+        .arg(max_memory_mib.to_string());
+    for mount in mounts {
+        command.arg("--dir").arg(mount);
+    }
+    let output = command
+        // Its warnings (an initialization that failed) are written again by `up` itself if
+        // it has to do the work; its progress is not news.
+        .env("RUNTIME_HOST_LOG", "error")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .context("starting `runtime-host prepare`")?;
+    if !output.status.success() {
+        let said = String::from_utf8_lossy(&output.stderr);
+        anyhow::bail!(
+            "`runtime-host prepare {}` ended with {}: {}",
+            component.display(),
+            output.status,
+            said.trim()
+        );
+    }
+    Ok(())
+}
