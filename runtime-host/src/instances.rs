@@ -320,7 +320,13 @@ impl InstancePool {
         });
 
         match tokio::time::timeout_at(deadline.into(), answer).await {
-            Ok(Ok(Ok(resp))) => Ok(resp.map(|body| EndsAfterRelease::wrap(body, on_release))),
+            Ok(Ok(Ok(resp))) => {
+                let length = resp
+                    .headers()
+                    .get(hyper::header::CONTENT_LENGTH)
+                    .and_then(|v| v.to_str().ok()?.parse().ok());
+                Ok(resp.map(|body| EndsAfterRelease::wrap(body, length, on_release)))
+            }
             Ok(Ok(Err(code))) => Err(Failure::Guest(code)),
             // The guest finished or trapped without answering: its task says why.
             Ok(Err(_)) => Err(match task.await {
@@ -360,17 +366,29 @@ async fn sweep_idle(pool: Weak<InstancePool>) {
 /// The guest finishes its body a moment before its handler returns and the instance goes
 /// back to the pool. Without this, a client could read the whole answer and send its next
 /// request on the same connection before that: the next request would then find no idle
-/// instance and make a new one. HTTP/1.1 reads the next request only after the body ends.
+/// instance and make a new one (or, at `--max-concurrency 1`, be refused as `overloaded`).
+/// HTTP/1.1 reads the next request only after the body ends; a body of a declared length
+/// ends with its last byte, so that byte's frame is held until the release.
 struct EndsAfterRelease {
     inner: HyperOutgoingBody,
     released: Option<oneshot::Receiver<()>>,
+    /// Bytes still to come, where the response declared its length.
+    remaining: Option<u64>,
+    /// The frame that completes a declared length, waiting for the release.
+    held: Option<hyper::body::Frame<Bytes>>,
 }
 
 impl EndsAfterRelease {
-    fn wrap(inner: HyperOutgoingBody, released: oneshot::Receiver<()>) -> HyperOutgoingBody {
+    fn wrap(
+        inner: HyperOutgoingBody,
+        length: Option<u64>,
+        released: oneshot::Receiver<()>,
+    ) -> HyperOutgoingBody {
         Self {
             inner,
             released: Some(released),
+            remaining: length,
+            held: None,
         }
         .boxed_unsync()
     }
@@ -385,20 +403,35 @@ impl hyper::body::Body for EndsAfterRelease {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
         let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_frame(cx) {
-            Poll::Ready(None) => {}
-            other => return other,
+        if this.held.is_none() {
+            match std::task::ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
+                None => {}
+                Some(Ok(frame)) => {
+                    let completes = match (this.remaining.as_mut(), frame.data_ref()) {
+                        (Some(left), Some(data)) => {
+                            *left = left.saturating_sub(data.len() as u64);
+                            *left == 0
+                        }
+                        _ => false,
+                    };
+                    if !completes || this.released.is_none() {
+                        return Poll::Ready(Some(Ok(frame)));
+                    }
+                    this.held = Some(frame);
+                }
+                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
+            }
         }
         if let Some(released) = &mut this.released {
             // Sent or dropped: either way the instance is settled.
             std::task::ready!(Pin::new(released).poll(cx)).ok();
             this.released = None;
         }
-        Poll::Ready(None)
+        Poll::Ready(this.held.take().map(Ok))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.released.is_none() && self.inner.is_end_stream()
+        self.released.is_none() && self.held.is_none() && self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> hyper::body::SizeHint {

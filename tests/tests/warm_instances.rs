@@ -37,6 +37,23 @@ async fn consecutive_requests_share_an_instance_until_the_reuse_limit() {
     );
 }
 
+/// A client that waits for each answer never finds the instance (or the one request slot)
+/// still taken by its previous request, even when the guest works on after its answer is
+/// out: the answer ends only once the instance is back in the pool. (A sized body used to
+/// end with its last byte: the next request then got 503 `overloaded` here, or elsewhere a
+/// fresh instance for no reason.)
+#[tokio::test(flavor = "multi_thread")]
+async fn the_next_request_of_a_client_finds_the_instance_free() {
+    let dir = temp_dir();
+    let h = testbed(dir.path(), &["--max-concurrency", "1"]);
+    let c = Client::new();
+    for round in 1..=3u64 {
+        let r = c.get(&h.url("/linger?ms=200")).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(served(&c, &h).await, 2 * round, "the same instance, reused");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn instance_reuse_1_gives_every_request_a_fresh_instance() {
     let dir = temp_dir();

@@ -7,6 +7,7 @@
 //! | `GET /loop`              | spins forever (only a deadline stops it)          |
 //! | `GET /alloc`             | allocates without bound (only the memory cap stops it) |
 //! | `GET /sleep?ms=N`        | blocks in a host call for N ms                    |
+//! | `GET /linger?ms=N`       | answers at once, then keeps the instance busy N ms |
 //! | `POST /echo`             | answers the body's length                         |
 //! | `POST /kv/incr?key=K`    | atomically increments counter K                   |
 //! | `POST /kv/append?key=K&item=I` | appends I to a JSON list by compare-and-swap |
@@ -39,6 +40,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Requests this instance has served (globals live as long as the instance).
 static SERVED: AtomicU64 = AtomicU64::new(0);
+/// How long `/linger` keeps the instance busy after its answer is out.
+static LINGER_MS: AtomicU64 = AtomicU64::new(0);
 /// Memory held on purpose by `/grow`.
 static HELD: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
@@ -46,6 +49,10 @@ static HELD: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 async fn handle(req: IncomingRequest, out: guest_kit::ResponseOutparam) {
     SERVED.fetch_add(1, Ordering::Relaxed);
     guest_kit::respond(out, guest_kit::serve(req, DEFAULT_MAX_BODY, route).await);
+    let linger = LINGER_MS.swap(0, Ordering::Relaxed);
+    if linger > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(linger));
+    }
 }
 
 fn llm_error(e: spin_sdk::llm::Error) -> Value {
@@ -107,6 +114,14 @@ async fn route(req: ApiRequest) -> Result<Response, ApiError> {
                 .unwrap_or(1000);
             std::thread::sleep(std::time::Duration::from_millis(ms));
             Ok(http::json(200, &json!({"slept_ms": ms})))
+        }
+        "/linger" => {
+            let ms: u64 = req
+                .query_param("ms")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(300);
+            LINGER_MS.store(ms, Ordering::Relaxed);
+            Ok(http::json(200, &json!({"lingers_ms": ms})))
         }
         "/echo" => Ok(http::json(200, &json!({"length": req.body.len()}))),
         "/file" if req.method == "GET" => {
