@@ -1,4 +1,4 @@
-//! A model's cold work (its snapshot, compiling it) done in a child process.
+//! A component's cold work (its snapshot, compiling it) done in a child process.
 //!
 //! Compiling a component and pre-initializing it leave the compiler's and the
 //! initialization's working memory behind in the process that did it: glibc keeps what
@@ -6,15 +6,15 @@
 //! its models before serving them, and a first `up` (an empty cache) held 30-50 MiB more
 //! anonymous memory for good than one whose cache had been written before (13 molprop and 12
 //! solubility models: 148-171 MiB VmRSS against 116-122; docs/BENCHMARKS.md, issue 27).
-//! So when a model's snapshot or compiled code is not in the cache yet, `up` runs
-//! `runtime-host prepare` (this module's command) on it, which writes both into the cache
-//! and exits, memory and all; `up` then maps them from the cache as it would after a
-//! restart.
+//! So when a component's snapshot or compiled code is not in the cache yet, `up` (its models
+//! and its own services) and `runtime-host model`/`serve` run `runtime-host prepare` (this
+//! module's command) on it, which writes both into the cache and exits, memory and all;
+//! the process then maps them from the cache as it would after a restart.
 //!
 //! The child gets what decides the cache's entries: the component, its mounts, the memory
 //! cap and the cache directory. Whatever goes wrong there (it cannot start, the
-//! initialization fails), `up` does the work itself afterwards as it always could, and says
-//! why in its own log.
+//! initialization fails), the process does the work itself afterwards as it always could,
+//! and says why in its own log.
 
 use crate::cli::PrepareArgs;
 use crate::engine::build_engine;
@@ -56,8 +56,8 @@ fn is_cached(engine: &Engine, source: &Source, cache_dir: &Path) -> bool {
     }
 }
 
-/// Has a child process put what `source` (the component at `component`, with `mounts` as
-/// `--dir` takes them) needs into the cache, unless it is there already. Failing that, the
+/// Has a child process put what `source` (with `mounts` as `--dir` takes them) needs into
+/// the cache, unless it is there already. Failing that, the
 /// caller does the work itself: the failure is logged, not returned.
 pub async fn ensure_cached(
     engine: &Engine,
