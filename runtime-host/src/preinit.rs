@@ -212,12 +212,7 @@ pub async fn run(args: crate::cli::SnapshotArgs) -> Result<()> {
         );
     };
     let limits = runtime.limits();
-    let grants = Grants {
-        kv: crate::keyvalue::KeyValue::in_memory(),
-        vars: runtime.variables(&[])?,
-        files,
-        ai: crate::llm::AiGrant::new(runtime.ai_models(), &runtime.ai_models)?,
-    };
+    let grants = command_line_grants(runtime, files)?;
     let cache_dir = runtime.cache_dir();
     let bytes = snapshot_cached(&source.wasm, key, &grants, &limits, &cache_dir).await?;
     crate::compiled::write_atomically(&args.output, &bytes)?;
@@ -233,6 +228,17 @@ pub async fn run(args: crate::cli::SnapshotArgs) -> Result<()> {
         }
     );
     Ok(())
+}
+
+/// What an initialization run from the command line (`snapshot`, `prepare`) gets: the
+/// variables, mounts (`files`) and AI models given there, and a key-value store of its own.
+pub fn command_line_grants(runtime: &crate::cli::RuntimeArgs, files: Mounts) -> Result<Grants> {
+    Ok(Grants {
+        kv: crate::keyvalue::KeyValue::in_memory(),
+        vars: runtime.variables(&[])?,
+        files,
+        ai: crate::llm::AiGrant::new(runtime.ai_models(), &runtime.ai_models)?,
+    })
 }
 
 /// Where the snapshot named `key` is cached.

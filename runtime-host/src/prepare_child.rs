@@ -19,10 +19,7 @@
 use crate::cli::PrepareArgs;
 use crate::engine::build_engine;
 use crate::files::Mounts;
-use crate::keyvalue::KeyValue;
-use crate::llm::AiGrant;
 use crate::preinit::{self, Source};
-use crate::state::Grants;
 use anyhow::{Context, Result};
 use std::path::Path;
 use std::process::Stdio;
@@ -36,12 +33,7 @@ pub async fn run(args: PrepareArgs) -> Result<()> {
     let engine = build_engine(&limits)?;
     let files = Mounts::parse(&runtime.dirs)?;
     let source = Source::read(&args.component, &files)?;
-    let grants = Grants {
-        kv: KeyValue::in_memory(),
-        vars: runtime.variables(&[])?,
-        files,
-        ai: AiGrant::new(runtime.ai_models(), &runtime.ai_models)?,
-    };
+    let grants = preinit::command_line_grants(runtime, files)?;
     preinit::prepare(&engine, source, &grants, &limits, &runtime.cache_dir()).await?;
     Ok(())
 }
