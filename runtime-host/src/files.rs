@@ -60,6 +60,20 @@ impl Mounts {
         Ok(Self(mounts.into()))
     }
 
+    /// The mounts as `--dir` takes them (`HOST_PATH:GUEST_PATH`), for a child process. A
+    /// guest path never holds a `:` (it would not have parsed), so the last one splits.
+    pub fn dir_args(&self) -> Vec<std::ffi::OsString> {
+        self.0
+            .iter()
+            .map(|m| {
+                let mut arg = m.host.as_os_str().to_owned();
+                arg.push(":");
+                arg.push(&m.guest);
+                arg
+            })
+            .collect()
+    }
+
     /// Guest paths, for the start-up log.
     pub fn guest_paths(&self) -> Vec<&str> {
         self.0.iter().map(|m| m.guest.as_str()).collect()

@@ -101,21 +101,19 @@ impl Source {
         })
     }
 
-    /// Where the component was read from.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The component's bytes.
-    pub fn wasm(&self) -> &[u8] {
-        &self.wasm
-    }
-
     /// Where its snapshot is cached under `cache_dir`, if it is one to snapshot.
-    pub fn snapshot_file(&self, cache_dir: &Path) -> Option<PathBuf> {
+    fn snapshot_file(&self, cache_dir: &Path) -> Option<PathBuf> {
         self.snapshot_key
             .as_deref()
             .map(|key| cached_path(cache_dir, key))
+    }
+
+    /// Its snapshot as the cache holds it, if it has one there.
+    fn cached_snapshot(&self, cache_dir: &Path) -> Option<Vec<u8>> {
+        let path = self.snapshot_file(cache_dir)?;
+        let bytes = std::fs::read(&path).ok()?;
+        crate::compiled::mark_used(&path);
+        Some(bytes)
     }
 
     /// What identifies the compiled result of [`prepare`], so that deployments with the same
@@ -143,15 +141,43 @@ pub struct Prepared {
     pub snapshot: Option<String>,
 }
 
+/// Where [`prepare`] does the cold work (a snapshot, compiling) that the cache lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColdWork {
+    /// In this process: `runtime-host prepare` itself.
+    Here,
+    /// In a child `runtime-host prepare`, which leaves no working memory behind in this
+    /// process ([`crate::prepare_child`]); here only if the child fails, or if the
+    /// component has AI models (the child is not given them).
+    InChild,
+}
+
 /// Snapshots `source` where it can (for instances with `grants`, whose mounts `source` was
-/// read with) and compiles it. Compiling runs on a blocking thread.
+/// read with) and compiles it, doing what the cache lacks where `cold` says. Compiling runs
+/// on a blocking thread. Dropping the future stops a child it started.
 pub async fn prepare(
     engine: &Engine,
     source: Source,
     grants: &Grants,
     limits: &Limits,
     cache_dir: &Path,
+    cold: ColdWork,
 ) -> Result<Prepared> {
+    // Read once: it tells whether anything is missing, and is what gets compiled.
+    let mut cached = source.cached_snapshot(cache_dir);
+    if cold == ColdWork::InChild && grants.ai.granted.is_empty() {
+        let to_compile = match (&source.snapshot_key, &cached) {
+            (Some(_), Some(snapshot)) => Some(snapshot.as_slice()),
+            (Some(_), None) => None,
+            (None, _) => Some(source.wasm.as_slice()),
+        };
+        let complete =
+            to_compile.is_some_and(|bytes| crate::compiled::is_cached(engine, bytes, cache_dir));
+        if !complete {
+            crate::prepare_child::fill_cache(&source.path, &grants.files, limits, cache_dir).await;
+            cached = source.cached_snapshot(cache_dir);
+        }
+    }
     let Source {
         path,
         wasm,
@@ -159,7 +185,10 @@ pub async fn prepare(
     } = source;
     if let Some(key) = snapshot_key {
         let snapshot = async {
-            let bytes = snapshot_cached(&wasm, &key, grants, limits, cache_dir).await?;
+            let bytes = match cached {
+                Some(bytes) => bytes,
+                None => snapshot_made(&wasm, &key, grants, limits, cache_dir).await?,
+            };
             compile(engine, bytes, &path, cache_dir).await
         };
         match snapshot.await {
@@ -214,7 +243,10 @@ pub async fn run(args: crate::cli::SnapshotArgs) -> Result<()> {
     let limits = runtime.limits();
     let grants = command_line_grants(runtime, files)?;
     let cache_dir = runtime.cache_dir();
-    let bytes = snapshot_cached(&source.wasm, key, &grants, &limits, &cache_dir).await?;
+    let bytes = match source.cached_snapshot(&cache_dir) {
+        Some(bytes) => bytes,
+        None => snapshot_made(&source.wasm, key, &grants, &limits, &cache_dir).await?,
+    };
     crate::compiled::write_atomically(&args.output, &bytes)?;
     println!(
         "wrote {} ({:.1} MB), {} pre-initialized with {}: it serves without those files \
@@ -246,10 +278,9 @@ fn cached_path(cache_dir: &Path, key: &str) -> PathBuf {
     cache_dir.join("snapshots").join(format!("{key}.wasm"))
 }
 
-/// The snapshot of `wasm` under `grants`, named `key` ([`snapshot_key`]), from the cache in
-/// `cache_dir` or made now and cached. `Err` says why there is none (the caller serves
-/// `wasm` as it is).
-async fn snapshot_cached(
+/// The snapshot of `wasm` under `grants`, named `key` ([`snapshot_key`]), made now and
+/// cached in `cache_dir`. `Err` says why there is none (the caller serves `wasm` as it is).
+async fn snapshot_made(
     wasm: &[u8],
     key: &str,
     grants: &Grants,
@@ -257,10 +288,6 @@ async fn snapshot_cached(
     cache_dir: &Path,
 ) -> Result<Vec<u8>> {
     let path = cached_path(cache_dir, key);
-    if let Ok(bytes) = std::fs::read(&path) {
-        crate::compiled::mark_used(&path);
-        return Ok(bytes);
-    }
     let started = Instant::now();
     let engine = crate::engine::build_one_off_engine()?;
     let bytes = snapshot(&engine, wasm, grants, limits, cache_dir).await;

@@ -6,10 +6,11 @@
 //! its models before serving them, and a first `up` (an empty cache) held 30-50 MiB more
 //! anonymous memory for good than one whose cache had been written before (13 molprop and 12
 //! solubility models: 148-171 MiB VmRSS against 116-122; docs/BENCHMARKS.md, issue 27).
-//! So when a component's snapshot or compiled code is not in the cache yet, `up` (its models
-//! and its own services) and `runtime-host model`/`serve` run `runtime-host prepare` (this
-//! module's command) on it, which writes both into the cache and exits, memory and all;
-//! the process then maps them from the cache as it would after a restart.
+//! So when a component's snapshot or compiled code is not in the cache yet,
+//! [`preinit::prepare`] (asked for [`ColdWork::InChild`]: by `up` for its models and its own
+//! services, by `runtime-host model`, `serve` and `registry`) runs `runtime-host prepare`
+//! (this module's command) on it, which writes both into the cache and exits, memory and
+//! all; the process then maps them from the cache as it would after a restart.
 //!
 //! The child gets what decides the cache's entries: the component, its mounts, the memory
 //! cap and the cache directory. Whatever goes wrong there (it cannot start, the
@@ -19,11 +20,11 @@
 use crate::cli::PrepareArgs;
 use crate::engine::build_engine;
 use crate::files::Mounts;
-use crate::preinit::{self, Source};
+use crate::limits::Limits;
+use crate::preinit::{self, ColdWork, Source};
 use anyhow::{Context, Result};
 use std::path::Path;
 use std::process::Stdio;
-use wasmtime::Engine;
 
 /// `runtime-host prepare`: snapshots (where it can) and compiles one component into the
 /// cache, as a deployment with the same mounts would, and exits.
@@ -34,35 +35,30 @@ pub async fn run(args: PrepareArgs) -> Result<()> {
     let files = Mounts::parse(&runtime.dirs)?;
     let source = Source::read(&args.component, &files)?;
     let grants = preinit::command_line_grants(runtime, files)?;
-    preinit::prepare(&engine, source, &grants, &limits, &runtime.cache_dir()).await?;
+    let cache_dir = runtime.cache_dir();
+    preinit::prepare(
+        &engine,
+        source,
+        &grants,
+        &limits,
+        &cache_dir,
+        ColdWork::Here,
+    )
+    .await?;
     Ok(())
 }
 
-/// Whether everything `source` needs is in the cache: its snapshot and the snapshot's
-/// compiled code, or (a component without a snapshot) its own compiled code.
-fn is_cached(engine: &Engine, source: &Source, cache_dir: &Path) -> bool {
-    match source.snapshot_file(cache_dir) {
-        Some(snapshot) => std::fs::read(snapshot)
-            .is_ok_and(|bytes| crate::compiled::is_cached(engine, &bytes, cache_dir)),
-        None => crate::compiled::is_cached(engine, source.wasm(), cache_dir),
-    }
-}
-
-/// Has a child process put what `source` (with `mounts` as `--dir` takes them) needs into
-/// the cache, unless it is there already. Failing that, the
-/// caller does the work itself: the failure is logged, not returned.
-pub async fn ensure_cached(
-    engine: &Engine,
-    source: &Source,
-    mounts: &[String],
-    max_memory_mib: u32,
-    cache_dir: &Path,
-) {
-    if is_cached(engine, source, cache_dir) {
-        return;
-    }
-    let component = source.path();
+/// Has a child process put what `component` (served with `mounts` and `limits`) needs into
+/// the cache; [`preinit::prepare`] asks for it when the cache lacks something. Failing that,
+/// the caller does the work itself: the failure is logged, not returned. Dropping the future
+/// kills the child.
+pub async fn fill_cache(component: &Path, mounts: &Mounts, limits: &Limits, cache_dir: &Path) {
+    tracing::info!(
+        component = %component.display(),
+        "the cache lacks its compiled code or snapshot: preparing it in a child process"
+    );
     let started = std::time::Instant::now();
+    let max_memory_mib = limits.max_memory_bytes >> 20;
     match prepare(component, mounts, max_memory_mib, cache_dir).await {
         Ok(()) => tracing::info!(
             component = %component.display(),
@@ -76,12 +72,11 @@ pub async fn ensure_cached(
     }
 }
 
-/// Runs `runtime-host prepare` for `component` with `mounts` (`HOST:GUEST`, as `--dir`
-/// takes them) and waits for it. Dropping the future kills the child.
+/// Runs `runtime-host prepare` for `component` with `mounts` and waits for it.
 async fn prepare(
     component: &Path,
-    mounts: &[String],
-    max_memory_mib: u32,
+    mounts: &Mounts,
+    max_memory_mib: usize,
     cache_dir: &Path,
 ) -> Result<()> {
     let exe = std::env::current_exe().context("finding this program to run it again")?;
@@ -93,7 +88,7 @@ async fn prepare(
         .arg(cache_dir)
         .arg("--max-memory-mib")
         .arg(max_memory_mib.to_string());
-    for mount in mounts {
+    for mount in mounts.dir_args() {
         command.arg("--dir").arg(mount);
     }
     let output = command

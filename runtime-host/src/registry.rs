@@ -4,6 +4,7 @@
 use crate::cli::{RegistryArgs, RegistryOptions};
 use crate::keyvalue::KeyValue;
 use crate::serve::{Loaded, Service, default_component, print_attribution};
+use crate::signals::unless_stopped;
 use anyhow::{Result, bail};
 use registry_core::PortRange;
 use std::net::SocketAddr;
@@ -20,14 +21,18 @@ pub async fn run(args: RegistryArgs) -> Result<()> {
     print_attribution();
     crate::metrics::exposition::listen(args.runtime.metrics_listen).await?;
     let recipe = Recipe::new(&args.registry, args.runtime.key_value().await?)?;
-    let loaded = Loaded::load(
+    let variables = recipe.variables();
+    let loading = Loaded::load(
         &component,
         &args.runtime,
         recipe.kv.clone(),
-        &recipe.variables(),
+        &variables,
         None,
-    )
-    .await?;
+    );
+    let Some(loaded) = unless_stopped(loading).await.transpose()? else {
+        tracing::info!("stopped during start-up");
+        return Ok(());
+    };
     recipe
         .serve(loaded, args.listen)
         .await?

@@ -7,7 +7,9 @@ use crate::keyvalue::KeyValue;
 use crate::limits::Limits;
 use crate::listener::serve;
 use crate::llm::AiGrant;
+use crate::preinit::ColdWork;
 use crate::server::{ComponentServer, ShutdownRoute};
+use crate::signals::unless_stopped;
 use crate::slot::ServerSlot;
 use crate::state::{Grants, InstanceState};
 use anyhow::{Context, Result};
@@ -46,7 +48,7 @@ pub fn with_start_time<'a>(extra: &[(&'a str, String)]) -> Vec<(&'a str, String)
 
 /// The name a component's metrics carry until told otherwise: its file's (`molprop` of
 /// molprop.wasm).
-fn metrics_name(component: &Path) -> String {
+pub fn metrics_name(component: &Path) -> String {
     component
         .file_stem()
         .map_or("component".into(), |s| s.to_string_lossy().into_owned())
@@ -81,19 +83,15 @@ impl Loaded {
         let engine = crate::engine::build_engine(&limits)?;
         let started = std::time::Instant::now();
         let source = crate::preinit::Source::read(component, &grants.files)?;
-        if runtime.ai_models.is_empty() {
-            let max_memory = runtime.max_memory_mib;
-            crate::prepare_child::ensure_cached(
-                &engine,
-                &source,
-                &runtime.dirs,
-                max_memory,
-                &cache_dir,
-            )
-            .await;
-        }
-        let prepared =
-            crate::preinit::prepare(&engine, source, &grants, &limits, &cache_dir).await?;
+        let prepared = crate::preinit::prepare(
+            &engine,
+            source,
+            &grants,
+            &limits,
+            &cache_dir,
+            ColdWork::InChild,
+        )
+        .await?;
         tracing::info!(
             component = %component.display(),
             load_ms = started.elapsed().as_millis() as u64,
@@ -104,32 +102,6 @@ impl Loaded {
         Ok(Self::from_pre(
             &name,
             prepared.pre,
-            grants,
-            limits,
-            shutdown,
-        ))
-    }
-
-    /// Loads one component into a shared engine (compiled code and instance pool shared),
-    /// as it is: the stack's own services, which have nothing to pre-initialize.
-    pub fn load_in(
-        engine: &wasmtime::Engine,
-        component: &Path,
-        cache_dir: &Path,
-        grants: Grants,
-        limits: Limits,
-        shutdown: Option<ShutdownRoute>,
-    ) -> Result<Self> {
-        let started = std::time::Instant::now();
-        let pre = crate::engine::load_proxy(engine, component, cache_dir)?;
-        tracing::info!(
-            component = %component.display(),
-            load_ms = started.elapsed().as_millis() as u64,
-            "component compiled"
-        );
-        Ok(Self::from_pre(
-            &metrics_name(component),
-            pre,
             grants,
             limits,
             shutdown,
@@ -187,19 +159,6 @@ impl Loaded {
 }
 
 impl Service {
-    pub async fn start(
-        component: &Path,
-        listen: SocketAddr,
-        runtime: &RuntimeArgs,
-        kv: KeyValue,
-        extra_vars: &[(&str, String)],
-    ) -> Result<Self> {
-        Loaded::load(component, runtime, kv, extra_vars, None)
-            .await?
-            .bind(listen)
-            .await
-    }
-
     /// Serves until `stop` resolves, then drains requests in flight.
     pub async fn run_until(self, stop: impl std::future::Future<Output = ()>) -> Result<()> {
         // Tests and scripts read this line to learn the port when --listen used port 0.
@@ -241,10 +200,12 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     print_attribution();
     crate::metrics::exposition::listen(args.runtime.metrics_listen).await?;
     let kv = args.runtime.key_value().await?;
-    Service::start(&args.component, args.listen, &args.runtime, kv, &[])
-        .await?
-        .run_until_signal()
-        .await
+    let loading = Loaded::load(&args.component, &args.runtime, kv, &[], None);
+    let Some(loaded) = unless_stopped(loading).await.transpose()? else {
+        tracing::info!("stopped during start-up");
+        return Ok(());
+    };
+    loaded.bind(args.listen).await?.run_until_signal().await
 }
 
 /// Finds a built component: beside this executable's target directory

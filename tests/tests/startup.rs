@@ -224,6 +224,46 @@ async fn model_and_registry_stop_in_order_during_start_up() {
     }
 }
 
+/// Ctrl-C while a child process prepares a model's snapshot (an empty cache) stops the model
+/// at once: the child is killed, not waited for (it would have written the snapshot).
+#[test]
+fn a_model_stops_at_once_while_a_child_prepares_it() {
+    let dir = temp_dir();
+    let cache = dir.path().join("cache");
+    let args: Vec<String> = ["model", &component("onnx-model").display().to_string()]
+        .map(str::to_owned)
+        .into_iter()
+        .chain([
+            "--dir".into(),
+            format!("{}:/model", e2e_tests::model_dir("solubility").display()),
+        ])
+        .chain(["--cache-dir".into(), cache.display().to_string()])
+        .chain([
+            "--data-dir".into(),
+            dir.path().join("data").display().to_string(),
+        ])
+        .chain(["--registry".into(), "http://127.0.0.1:9".into()])
+        .collect();
+    let model = Child2::spawn(&args, Disposition::Default);
+    model.wait_for("preparing it in a child process", Duration::from_secs(30));
+    let out = model.interrupt_and_expect_orderly_exit("while a child prepares the model");
+    assert!(out.contains("stopped during start-up"), "{out}");
+    let snapshots = std::fs::read_dir(cache.join("snapshots")).map_or(0, |d| d.count());
+    assert_eq!(
+        snapshots, 0,
+        "the child was stopped before its snapshot:\n{out}"
+    );
+    let cache = cache.display().to_string();
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(" prepare ") && c.contains(&cache))
+        .collect();
+    assert!(left.is_empty(), "the child outlived the model: {left:?}");
+}
+
 #[test]
 fn a_self_test_out_of_time_is_retried_and_the_failure_is_named() {
     // A self-test that takes 1.5 s under its own deadline of 1 s: every attempt times out.

@@ -17,6 +17,7 @@ pub use self_test::self_test;
 use crate::cli::ModelArgs;
 use crate::serve::{Loaded, print_attribution, shutdown_signal};
 use crate::server::ShutdownRoute;
+use crate::signals::unless_stopped;
 use anyhow::{Context, Result, bail};
 use edge_api::model::{Capabilities, ModelInfo, SPEC_VERSION};
 use edge_api::registry::RegistrationRequest;
@@ -70,7 +71,11 @@ pub async fn run(args: ModelArgs) -> Result<()> {
     // Its version: a digest of the component (an ONNX manifest may name its own in /info).
     let version = crate::up::versions::version_of(&args.component)?;
     let vars = [("model_version", version.clone())];
-    let loaded = Loaded::load(&args.component, &args.runtime, kv, &vars, Some(route)).await?;
+    let loading = Loaded::load(&args.component, &args.runtime, kv, &vars, Some(route));
+    let Some(loaded) = unless_stopped(loading).await.transpose()? else {
+        tracing::info!("stopped during start-up");
+        return Ok(());
+    };
     loaded.server.set_version(&version);
     let stop = async move {
         tokio::select! {

@@ -10,7 +10,7 @@ use crate::keyvalue::KeyValue;
 use crate::limits::Limits;
 use crate::llm::{AiGrant, AiModels};
 use crate::model::{DeployOptions, deploy};
-use crate::preinit::Source;
+use crate::preinit::{ColdWork, Source};
 use crate::registry::host_prefix;
 use crate::serve::{Loaded, with_start_time};
 use crate::signals::unless_stopped;
@@ -163,9 +163,7 @@ impl Deployer {
         let pre = match compiled.get(&identity) {
             Some(pre) => Clone::clone(pre),
             None => {
-                let pre = self
-                    .compile(&spec, source, (&mounts, &mount_args), &ai)
-                    .await?;
+                let pre = self.compile(&spec, source, &mounts, &ai).await?;
                 compiled.insert(identity, pre.clone());
                 pre
             }
@@ -178,15 +176,14 @@ impl Deployer {
         }))
     }
 
-    /// Compiles `source` (`spec`'s component, read with `mounts`, given as `mount_args`),
-    /// pre-initialized with `mounts` and `ai` where it can be (see [`crate::preinit`]); the
-    /// work itself in a child process where the cache lacks it ([`crate::prepare_child`]),
-    /// except for a model with AI models, which the child is not given.
+    /// Compiles `source` (`spec`'s component, read with `mounts`), pre-initialized with
+    /// `mounts` and `ai` where it can be (see [`crate::preinit`]), what the cache lacks made
+    /// in a child process ([`crate::prepare_child`]).
     async fn compile(
         &self,
         spec: &ModelSpec,
         source: Source,
-        (mounts, mount_args): (&Mounts, &[String]),
+        mounts: &Mounts,
         ai: &AiGrant,
     ) -> Result<ProxyPre<InstanceState>> {
         let grants = Grants {
@@ -196,18 +193,14 @@ impl Deployer {
             ai: ai.clone(),
         };
         let cache_dir = self.runtime.cache_dir();
-        if ai.granted.is_empty() {
-            let child = crate::prepare_child::ensure_cached(
-                &self.engine,
-                &source,
-                mount_args,
-                self.runtime.max_memory_mib,
-                &cache_dir,
-            );
-            unless_stopped(child).await.ok_or(super::Stopped)?;
-        }
-        let compiling =
-            crate::preinit::prepare(&self.engine, source, &grants, &self.limits, &cache_dir);
+        let compiling = crate::preinit::prepare(
+            &self.engine,
+            source,
+            &grants,
+            &self.limits,
+            &cache_dir,
+            ColdWork::InChild,
+        );
         let compiled = unless_stopped(compiling).await.ok_or(super::Stopped)?;
         Ok(compiled
             .with_context(|| format!("loading model {}", spec.name))?

@@ -17,6 +17,7 @@ use crate::files::Mounts;
 use crate::keyvalue::KeyValue;
 use crate::limits::Limits;
 use crate::llm::{AiGrant, AiModels};
+use crate::preinit::ColdWork;
 use crate::serve::{DRAIN_GRACE, Loaded, default_component, print_attribution, shutdown_signal};
 use crate::signals::unless_stopped;
 use crate::slot::ServerSlot;
@@ -250,18 +251,26 @@ impl<'a> Stack<'a> {
             files: Mounts::default(),
             ai: AiGrant::new(self.ai.clone(), &[]).expect("no AI models granted"),
         };
-        let (engine, limits) = (self.engine.clone(), self.limits.clone());
         let component = default_component(component)?;
         let cache_dir = self.args.runtime.cache_dir();
         let source = crate::preinit::Source::read(&component, &grants.files)?;
-        let max_memory = self.args.runtime.max_memory_mib;
-        let child =
-            crate::prepare_child::ensure_cached(&engine, &source, &[], max_memory, &cache_dir);
-        unless_stopped(child).await.ok_or(Stopped)?;
-        let compiling = tokio::task::spawn_blocking(move || {
-            Loaded::load_in(&engine, &component, &cache_dir, grants, limits, None)
-        });
-        unless_stopped(compiling).await.ok_or(Stopped)??
+        let compiling = crate::preinit::prepare(
+            &self.engine,
+            source,
+            &grants,
+            &self.limits,
+            &cache_dir,
+            ColdWork::InChild,
+        );
+        let pre = unless_stopped(compiling).await.ok_or(Stopped)??.pre;
+        let name = crate::serve::metrics_name(&component);
+        Ok(Loaded::from_pre(
+            &name,
+            pre,
+            grants,
+            self.limits.clone(),
+            None,
+        ))
     }
 }
 
