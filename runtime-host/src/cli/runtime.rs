@@ -25,7 +25,7 @@ pub struct RuntimeArgs {
     #[arg(long, env = "RUNTIME_HOST_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Application variable given to the component, `name=value`; repeatable. Also read
-    /// from SPIN_VARIABLE_<NAME> in the environment (the flag wins).
+    /// from `SPIN_VARIABLE_<NAME>` in the environment (the flag wins).
     #[arg(long = "variable", value_name = "NAME=VALUE")]
     pub variables: Vec<String>,
     /// A host directory the component may read at a guest path (read-only), as Spin's
