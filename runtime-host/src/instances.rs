@@ -22,24 +22,20 @@
 //! serial reuse, with the status and the failure in hand when the decision is made.
 
 use crate::limits::Limits;
+use crate::release_order;
 use crate::responses::HostResponse;
 use crate::state::{Grants, InstanceState};
 use anyhow::Result;
 use bytes::Bytes;
-use http_body_util::BodyExt;
 use http_body_util::Full;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use wasmtime::Store;
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode as HttpErrorCode, Scheme};
 use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
-use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 /// An instance with its store, between requests or serving one.
 struct Warm {
@@ -256,6 +252,8 @@ impl InstancePool {
             .start_request(deadline, self.limits.deadline);
         warm.store.set_epoch_deadline(1);
 
+        // Answered without a body: HTTP leaves it out (RFC 9110, 6.4.1).
+        let bodiless = req.method() == hyper::Method::HEAD;
         let (sender, receiver) = oneshot::channel();
         let mut http = warm.store.data_mut().http();
         let prepared = http
@@ -321,11 +319,7 @@ impl InstancePool {
 
         match tokio::time::timeout_at(deadline.into(), answer).await {
             Ok(Ok(Ok(resp))) => {
-                let length = resp
-                    .headers()
-                    .get(hyper::header::CONTENT_LENGTH)
-                    .and_then(|v| v.to_str().ok()?.parse().ok());
-                Ok(resp.map(|body| EndsAfterRelease::wrap(body, length, on_release)))
+                Ok(release_order::ends_after_release(resp, bodiless, deadline, on_release).await)
             }
             Ok(Ok(Err(code))) => Err(Failure::Guest(code)),
             // The guest finished or trapped without answering: its task says why.
@@ -358,83 +352,5 @@ async fn sweep_idle(pool: Weak<InstancePool>) {
         let Some(pool) = pool.upgrade() else { return };
         let stale = pool.take_timed_out(&mut pool.lock_idle());
         drop(stale); // outside the lock, as in `checkout`
-    }
-}
-
-/// A response body that ends only once the instance that wrote it has been released.
-///
-/// The guest finishes its body a moment before its handler returns and the instance goes
-/// back to the pool. Without this, a client could read the whole answer and send its next
-/// request on the same connection before that: the next request would then find no idle
-/// instance and make a new one (or, at `--max-concurrency 1`, be refused as `overloaded`).
-/// HTTP/1.1 reads the next request only after the body ends; a body of a declared length
-/// ends with its last byte, so that byte's frame is held until the release.
-struct EndsAfterRelease {
-    inner: HyperOutgoingBody,
-    released: Option<oneshot::Receiver<()>>,
-    /// Bytes still to come, where the response declared its length.
-    remaining: Option<u64>,
-    /// The frame that completes a declared length, waiting for the release.
-    held: Option<hyper::body::Frame<Bytes>>,
-}
-
-impl EndsAfterRelease {
-    fn wrap(
-        inner: HyperOutgoingBody,
-        length: Option<u64>,
-        released: oneshot::Receiver<()>,
-    ) -> HyperOutgoingBody {
-        Self {
-            inner,
-            released: Some(released),
-            remaining: length,
-            held: None,
-        }
-        .boxed_unsync()
-    }
-}
-
-impl hyper::body::Body for EndsAfterRelease {
-    type Data = Bytes;
-    type Error = wasmtime_wasi_http::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
-        let this = self.get_mut();
-        if this.held.is_none() {
-            match std::task::ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
-                None => {}
-                Some(Ok(frame)) => {
-                    let completes = match (this.remaining.as_mut(), frame.data_ref()) {
-                        (Some(left), Some(data)) => {
-                            *left = left.saturating_sub(data.len() as u64);
-                            *left == 0
-                        }
-                        _ => false,
-                    };
-                    if !completes || this.released.is_none() {
-                        return Poll::Ready(Some(Ok(frame)));
-                    }
-                    this.held = Some(frame);
-                }
-                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
-            }
-        }
-        if let Some(released) = &mut this.released {
-            // Sent or dropped: either way the instance is settled.
-            std::task::ready!(Pin::new(released).poll(cx)).ok();
-            this.released = None;
-        }
-        Poll::Ready(this.held.take().map(Ok))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.released.is_none() && self.held.is_none() && self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        self.inner.size_hint()
     }
 }

@@ -25,6 +25,7 @@ mod predict;
 mod preinit;
 mod prepare_child;
 mod registry;
+mod release_order;
 mod request_log;
 mod responses;
 mod serve;

@@ -6,6 +6,7 @@
 //! global: 1 means a fresh instance.
 
 use e2e_tests::{Client, Host, HostBuilder, component, temp_dir};
+use hyper::Method;
 use std::time::Duration;
 
 fn testbed(dir: &std::path::Path, extra: &[&str]) -> Host {
@@ -41,16 +42,24 @@ async fn consecutive_requests_share_an_instance_until_the_reuse_limit() {
 /// still taken by its previous request, even when the guest works on after its answer is
 /// out: the answer ends only once the instance is back in the pool. (A sized body used to
 /// end with its last byte: the next request then got 503 `overloaded` here, or elsewhere a
-/// fresh instance for no reason.)
+/// fresh instance for no reason.) The same after an answer sent without its body (HEAD),
+/// which the HTTP server sends without reading the body at all.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_next_request_of_a_client_finds_the_instance_free() {
     let dir = temp_dir();
     let h = testbed(dir.path(), &["--max-concurrency", "1"]);
     let c = Client::new();
-    for round in 1..=3u64 {
-        let r = c.get(&h.url("/linger?ms=200")).await;
-        assert_eq!(r.status, 200, "{}", r.text());
-        assert_eq!(served(&c, &h).await, 2 * round, "the same instance, reused");
+    for (round, method) in (1..=4u64).zip([Method::GET, Method::HEAD].into_iter().cycle()) {
+        let r = c
+            .send(method.clone(), &h.url("/linger?ms=200"), None, &[])
+            .await;
+        assert_eq!(r.status, 200, "{method}: {}", r.text());
+        if method == Method::HEAD {
+            assert!(r.body.is_empty(), "no body in answer to HEAD");
+            assert!(r.headers.contains_key("content-length"), "{:?}", r.headers);
+        }
+        let next = served(&c, &h).await;
+        assert_eq!(next, 2 * round, "the same instance, reused after {method}");
     }
 }
 
