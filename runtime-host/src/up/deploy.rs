@@ -10,10 +10,9 @@ use crate::keyvalue::KeyValue;
 use crate::limits::Limits;
 use crate::llm::{AiGrant, AiModels};
 use crate::model::{DeployOptions, deploy};
-use crate::preinit::{ColdWork, Source};
+use crate::preinit::Source;
 use crate::registry::host_prefix;
 use crate::serve::{Loaded, with_start_time};
-use crate::signals::unless_stopped;
 use crate::slot::ServerSlot;
 use crate::state::{Grants, InstanceState};
 use anyhow::{Context, Result};
@@ -192,19 +191,9 @@ impl Deployer {
             files: mounts.clone(),
             ai: ai.clone(),
         };
-        let cache_dir = self.runtime.cache_dir();
-        let compiling = crate::preinit::prepare(
-            &self.engine,
-            source,
-            &grants,
-            &self.limits,
-            &cache_dir,
-            ColdWork::InChild,
-        );
-        let compiled = unless_stopped(compiling).await.ok_or(super::Stopped)?;
-        Ok(compiled
-            .with_context(|| format!("loading model {}", spec.name))?
-            .pre)
+        let (engine, limits) = (&self.engine, &self.limits);
+        let prepared = super::prepare(engine, limits, &self.runtime, source, &grants).await?;
+        prepared.with_context(|| format!("loading model {}", spec.name))
     }
 
     /// `model` loaded as deployment `name` of `version`, with stores `kv` and a fresh start

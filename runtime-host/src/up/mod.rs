@@ -21,13 +21,14 @@ use crate::preinit::ColdWork;
 use crate::serve::{DRAIN_GRACE, Loaded, default_component, print_attribution, shutdown_signal};
 use crate::signals::unless_stopped;
 use crate::slot::ServerSlot;
-use crate::state::Grants;
+use crate::state::{Grants, InstanceState};
 use crate::variables::Variables;
 use anyhow::{Context, Result};
 use deploy::Deployments;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 pub(crate) mod admin;
 mod deploy;
@@ -252,17 +253,9 @@ impl<'a> Stack<'a> {
             ai: AiGrant::new(self.ai.clone(), &[]).expect("no AI models granted"),
         };
         let component = default_component(component)?;
-        let cache_dir = self.args.runtime.cache_dir();
         let source = crate::preinit::Source::read(&component, &grants.files)?;
-        let compiling = crate::preinit::prepare(
-            &self.engine,
-            source,
-            &grants,
-            &self.limits,
-            &cache_dir,
-            ColdWork::InChild,
-        );
-        let pre = unless_stopped(compiling).await.ok_or(Stopped)??.pre;
+        let (engine, limits) = (&self.engine, &self.limits);
+        let pre = prepare(engine, limits, &self.args.runtime, source, &grants).await??;
         let name = crate::serve::metrics_name(&component);
         Ok(Loaded::from_pre(
             &name,
@@ -272,6 +265,23 @@ impl<'a> Stack<'a> {
             None,
         ))
     }
+}
+
+/// `source` compiled (and pre-initialized where it can be) for `engine`, a child process
+/// doing what the cache lacks (see [`crate::preinit`]); [`Stopped`] if a stop signal comes
+/// first.
+async fn prepare(
+    engine: &wasmtime::Engine,
+    limits: &Limits,
+    runtime: &crate::cli::RuntimeArgs,
+    source: crate::preinit::Source,
+    grants: &Grants,
+) -> Result<Result<ProxyPre<InstanceState>>, Stopped> {
+    let cache_dir = runtime.cache_dir();
+    let cold = ColdWork::InChild;
+    let preparing = crate::preinit::prepare(engine, source, grants, limits, &cache_dir, cold);
+    let prepared = unless_stopped(preparing).await.ok_or(Stopped)?;
+    Ok(prepared.map(|p| p.pre))
 }
 
 /// Waits for each model to register or fail, printing its line; gives back those serving.
