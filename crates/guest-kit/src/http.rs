@@ -245,10 +245,13 @@ fn write_all(stream: &OutputStream, mut bytes: &[u8]) -> Result<(), StreamError>
 pub fn json<T: Serialize + ?Sized>(status: u16, value: &T) -> Response {
     match serde_json::to_vec(value) {
         Ok(body) => json_bytes(status, body),
-        Err(e) => error(&ApiError::internal(format!(
-            "could not serialise response: {e}"
-        ))),
+        Err(e) => error(&unserialisable(e)),
     }
+}
+
+/// 500 for an answer that could not be turned into JSON.
+pub fn unserialisable(e: serde_json::Error) -> ApiError {
+    ApiError::internal(format!("could not serialise response: {e}"))
 }
 
 /// A response with the given status whose body is JSON already serialised.

@@ -93,12 +93,7 @@ fn health<M: Model>(model: &M) -> Result<Response, ApiError> {
             model_version: model.info().model_version.or_else(deployed_version),
         })
     });
-    match body {
-        Ok(body) => Ok(http::json_bytes(200, body)),
-        Err(e) => Err(ApiError::internal(format!(
-            "could not serialise response: {e}"
-        ))),
-    }
+    Ok(http::json_bytes(200, body.map_err(http::unserialisable)?))
 }
 
 /// The version the host says it deployed (variable `model_version`), if it says one; a
