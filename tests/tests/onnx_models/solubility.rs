@@ -1,0 +1,186 @@
+//! The solubility model: its recorded test-set metrics over HTTP, and its applicability
+//! domain.
+
+use crate::{predict, serve, tsv};
+use e2e_tests::{Client, model_dir, temp_dir};
+use serde_json::json;
+
+/// (name, SMILES, measured logS, onnxruntime's prediction) of the committed test file.
+fn solubility_test_set() -> Vec<(String, String, f64, f64)> {
+    tsv("solubility", "test_set.tsv")
+        .into_iter()
+        .map(|f| {
+            let num = |i: usize| f[i].parse::<f64>().unwrap();
+            (f[0].clone(), f[1].clone(), num(2), num(3))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn solubility_model_reproduces_its_recorded_test_set_metrics() {
+    let data = temp_dir();
+    let host = serve(&model_dir("solubility"), data.path());
+    let c = Client::new();
+    let ranges = c.get(&host.url("/acceptable_ranges")).await.value();
+    let recorded = &ranges["property_ranges"]["logS"]["validation_metrics"];
+    let test_set = solubility_test_set();
+    assert_eq!(recorded["test_samples"], json!(test_set.len()));
+
+    let (mut sq, mut abs, mut sum) = (0.0, 0.0, 0.0);
+    let mut served = std::collections::BTreeMap::new();
+    for (name, smiles, measured, reference) in &test_set {
+        let r = predict(&c, &host, "text", json!({"text": smiles})).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        let v = r.value();
+        assert_eq!(v["success"], true, "{name}: {v}");
+        let predicted = v["results"]["prediction"].as_f64().unwrap();
+        served.insert(name.clone(), v["results"].clone());
+        // Our featurizer, tract and our forest kernel give what onnxruntime gave in training.
+        assert!(
+            (predicted - reference).abs() < 5e-4,
+            "{name}: served {predicted}, onnxruntime {reference}"
+        );
+        sq += (predicted - measured).powi(2);
+        abs += (predicted - measured).abs();
+        sum += measured;
+    }
+    let n = test_set.len() as f64;
+    let mean = sum / n;
+    let total: f64 = test_set.iter().map(|(_, _, y, _)| (y - mean).powi(2)).sum();
+    let (rmse, mae, r2) = ((sq / n).sqrt(), abs / n, 1.0 - sq / total);
+    println!("served model on {n} test molecules: RMSE {rmse:.4}, MAE {mae:.4}, R2 {r2:.4}");
+    let close = |served: f64, key: &str| {
+        let want = recorded[key]
+            .as_f64()
+            .or_else(|| recorded[key].as_str().and_then(|s| s.parse().ok()))
+            .unwrap_or_else(|| panic!("{key} recorded: {recorded}"));
+        assert!(
+            (served - want).abs() < 2e-3,
+            "{key}: served {served:.4}, recorded {want}"
+        );
+    };
+    close(rmse, "RMSE");
+    close(mae, "MAE");
+    close(r2, "R2");
+    // The accuracy bar, and better than the ESOL equation on the same molecules.
+    assert!(rmse <= 0.70 && r2 >= 0.88, "RMSE {rmse}, R2 {r2}");
+    assert!(rmse < recorded["ESOL_RMSE"].as_f64().unwrap());
+    let size = std::fs::metadata(model_dir("solubility").join("model.onnx"))
+        .unwrap()
+        .len();
+    assert!(size < 5 << 20, "model.onnx is {size} bytes");
+
+    // GET /evidence: the same test set judged by the model itself, point by point what
+    // /predict answered, with the same figures; residuals against the similarity the domain
+    // check uses, split at its threshold as the training report counts (REPORT.md).
+    let evidence = c.get(&host.url("/evidence")).await.value();
+    let parity = &evidence["parity"];
+    let points = parity["points"].as_array().unwrap();
+    assert_eq!(points.len(), test_set.len());
+    for p in points {
+        let answer = &served[p["name"].as_str().unwrap()];
+        assert_eq!(p["predicted"], answer["prediction"], "{p}");
+    }
+    for (key, value) in [("rmse", rmse), ("mae", mae), ("r2", r2)] {
+        let shown = parity[key].as_f64().unwrap();
+        assert!((shown - value).abs() < 1e-3, "{key}: {shown} vs {value}");
+    }
+    let residuals = &evidence["residuals"];
+    assert_eq!(residuals["threshold"], 0.3);
+    let inside = residuals["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            let answer = &served[p["name"].as_str().unwrap()];
+            assert_eq!(
+                p["similarity"],
+                answer["applicability_domain"]["nearest_training_similarity"]
+            );
+            p["similarity"].as_f64().unwrap() >= 0.3
+        })
+        .count();
+    let report = std::fs::read_to_string(model_dir("solubility").join("REPORT.md")).unwrap();
+    assert!(
+        report.contains(&format!("{inside} test molecules inside")),
+        "{inside} inside the domain, as REPORT.md says"
+    );
+    assert!(evidence.get("confusion").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn solubility_predictions_carry_their_applicability_domain() {
+    let data = temp_dir();
+    let host = serve(&model_dir("solubility"), data.path());
+    let c = Client::new();
+
+    // A training molecule: its nearest neighbour is itself.
+    let r = predict(&c, &host, "text", json!({"smiles": "c1ccc2ccccc2c1"})).await;
+    let v = r.value();
+    let res = &v["results"];
+    assert_eq!(res["in_domain"], true, "{v}");
+    assert_eq!(
+        res["applicability_domain"]["nearest_training_similarity"],
+        1.0
+    );
+    assert!(res.get("warning").is_none(), "{v}");
+    assert_eq!(res["unit"], "log10(mol/L)");
+    assert_eq!(res["input"], "c1ccc2ccccc2c1");
+
+    // An inorganic salt: unlike anything in training, descriptors outside their ranges.
+    let r = predict(
+        &c,
+        &host,
+        "text",
+        json!({"text": "[Fe+3].[Cl-].[Cl-].[Cl-]"}),
+    )
+    .await;
+    let v = r.value();
+    let res = &v["results"];
+    assert_eq!(res["in_domain"], false, "{v}");
+    let warning = res["warning"].as_str().unwrap();
+    assert!(
+        warning.contains("Tanimoto") && warning.contains("below 0.3"),
+        "{warning}"
+    );
+    let outside = res["applicability_domain"]["descriptors_outside_training_range"]
+        .as_array()
+        .unwrap();
+    assert!(outside.iter().any(|o| o["name"] == "logp"), "{v}");
+    // Figures are rounded to 4 decimals, like every other figure of the answer.
+    for o in outside {
+        for key in ["value", "training_min", "training_max"] {
+            let x = o[key].as_f64().unwrap();
+            assert!(
+                ((x * 1e4).round() / 1e4 - x).abs() < 1e-9,
+                "{key} {x} unrounded"
+            );
+        }
+    }
+
+    // /acceptable_ranges states the rule with its threshold.
+    let ranges = c.get(&host.url("/acceptable_ranges")).await.value();
+    let usage = ranges["usage_recommendations"].to_string();
+    assert!(usage.contains("Tanimoto similarity >= 0.3"), "{usage}");
+
+    // Bad requests: 400 naming the field; an unreadable SMILES is a failed prediction.
+    predict(&c, &host, "text", json!({"text": 42}))
+        .await
+        .assert_error(400, "invalid_field");
+    predict(&c, &host, "text", json!({"molecule": "CCO"}))
+        .await
+        .assert_error(400, "invalid_field");
+    predict(&c, &host, "tabular", json!({"features": [1]}))
+        .await
+        .assert_error(400, "unsupported_input_type");
+    let r = predict(&c, &host, "text", json!({"text": "C1CC"})).await;
+    assert_eq!(r.status, 200);
+    let v = r.value();
+    assert_eq!(v["success"], false);
+    assert!(
+        v["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("invalid SMILES")
+    );
+}
