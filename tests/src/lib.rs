@@ -20,6 +20,7 @@ pub mod host;
 pub mod prometheus;
 pub mod raw;
 pub mod redis;
+pub mod registrations;
 pub mod stack;
 
 pub use client::{Client, Reply};

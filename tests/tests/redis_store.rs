@@ -4,14 +4,15 @@
 //! Redis pass, see `e2e_tests::redis`.)
 
 use e2e_tests::redis::RedisServer;
+use e2e_tests::registrations::register_concurrently;
 use e2e_tests::{Client, Host, HostBuilder, Stack, component, host_binary, temp_dir};
 use edge_api::chat::Dialog;
-use edge_api::registry::{RegistrationResponse, RegistryListing};
+use edge_api::registry::RegistryListing;
 use serde_json::json;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 const TOKEN: &str = "t0ken";
@@ -54,41 +55,22 @@ async fn two_registries_on_one_redis_are_one_registry() {
         })
         .collect();
     const TOTAL: usize = 2000;
-    let c = Client::new();
-    let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
-    let workers: Vec<_> = (0..32)
-        .map(|w| {
-            let (c, next) = (c.clone(), next.clone());
-            let url = hosts[w % 2].url("/register");
-            tokio::spawn(async move {
-                let mut ports = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= TOTAL {
-                        return ports;
-                    }
-                    let body = json!({
-                        "app_name": format!("e2e-{i}"), "app_version": "1.2.0",
-                        "model_name": "m", "process_id": std::process::id(),
-                        "preferred_port": null, "reason": "test", "metadata": {}
-                    });
-                    let r = c.post_json(&url, &body, None).await;
-                    assert_eq!(r.status, 200, "{}", r.text());
-                    ports.push(r.json::<RegistrationResponse>().assigned_port);
-                }
-            })
+    let urls: Vec<String> = hosts.iter().map(|h| h.url("/register")).collect();
+    let ports = register_concurrently(&urls, TOTAL, |i| {
+        json!({
+            "app_name": format!("e2e-{i}"), "app_version": "1.2.0",
+            "model_name": "m", "process_id": std::process::id(),
+            "preferred_port": null, "reason": "test", "metadata": {}
         })
-        .collect();
-    let mut ports = Vec::new();
-    for w in workers {
-        ports.extend(w.await.unwrap());
-    }
+    })
+    .await;
     let elapsed = started.elapsed();
     println!(
         "{TOTAL} registrations through two registries on one Redis: {:.0} regs/s",
         TOTAL as f64 / elapsed.as_secs_f64()
     );
+    let c = Client::new();
     let distinct: HashSet<u16> = ports.iter().copied().collect();
     assert_eq!(ports.len(), TOTAL);
     assert_eq!(distinct.len(), TOTAL, "no port was handed out twice");

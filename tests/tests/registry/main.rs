@@ -4,6 +4,7 @@
 mod bad_requests;
 mod leases;
 
+use e2e_tests::registrations::register_concurrently;
 use e2e_tests::{Client, Host, HostBuilder, temp_dir};
 use edge_api::registry::{RegistrationResponse, RegistryListing};
 use serde_json::{Value, json};
@@ -42,31 +43,8 @@ async fn five_hundred_concurrent_registrations_get_distinct_ports_from_5100() {
         .arg("--max-per-process")
         .arg("0")
         .start();
-    let c = Client::new();
-    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let workers: Vec<_> = (0..32)
-        .map(|_| {
-            let (c, url, next) = (c.clone(), h.url("/register"), next.clone());
-            tokio::spawn(async move {
-                let mut ports = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if i >= 500 {
-                        return ports;
-                    }
-                    let r = c
-                        .post_json(&url, &registration(&format!("m{i}"), None), None)
-                        .await;
-                    assert_eq!(r.status, 200, "{}", r.text());
-                    ports.push(r.json::<RegistrationResponse>().assigned_port);
-                }
-            })
-        })
-        .collect();
-    let mut ports = Vec::new();
-    for w in workers {
-        ports.extend(w.await.unwrap());
-    }
+    let urls = [h.url("/register")];
+    let ports = register_concurrently(&urls, 500, |i| registration(&format!("m{i}"), None)).await;
     let distinct: HashSet<u16> = ports.iter().copied().collect();
     assert_eq!(ports.len(), 500);
     assert_eq!(
@@ -74,7 +52,7 @@ async fn five_hundred_concurrent_registrations_get_distinct_ports_from_5100() {
         (5100..5600).collect(),
         "exactly 5100..=5599, none twice"
     );
-    let list = listing(&c, &h).await;
+    let list = listing(&Client::new(), &h).await;
     assert_eq!(list.count, 500, "none lost");
     assert_eq!(list.registrations.len(), 500);
 }
