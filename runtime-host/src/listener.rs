@@ -49,12 +49,13 @@ pub async fn serve<H: Handler>(
                 let _ = stream.set_nodelay(true);
                 let Ok(local) = stream.local_addr() else { continue };
                 let server = server.clone();
+                let conn_info = ConnInfo::new(peer, local);
                 let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
-                    let server = server.clone();
+                    let (server, conn_info) = (server.clone(), conn_info.clone());
                     async move {
                         let resp = match crate::guard::admit(&mut req, local) {
                             Ok(()) => {
-                                req.extensions_mut().insert(ConnInfo { peer, local });
+                                req.extensions_mut().insert(conn_info.clone());
                                 server.handle(req, peer).await
                             }
                             Err(refused) => *refused,

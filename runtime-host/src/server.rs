@@ -343,21 +343,34 @@ async fn identify_caller(req: &mut hyper::Request<Full<Bytes>>, token: &str) {
     if matches!(*req.method(), hyper::Method::GET | hyper::Method::HEAD) {
         return;
     }
-    let Some(conn) = req.extensions().get::<ConnInfo>().copied() else {
+    let Some(conn) = req.extensions().get::<ConnInfo>().cloned() else {
         return; // the host's own in-process call
     };
-    let claimed_pid = {
-        #[derive(serde::Deserialize)]
-        struct Claim {
-            process_id: Option<u64>,
-        }
-        let body = req.body().clone().collect().await.map(|b| b.to_bytes());
-        body.ok()
-            .and_then(|b| serde_json::from_slice::<Claim>(&b).ok())
-            .and_then(|c| c.process_id)
+    // What the body names: the process a registration is for, or (a renewal) its id.
+    #[derive(serde::Deserialize, Default)]
+    struct Claim {
+        process_id: Option<u64>,
+        registration_id: Option<serde::de::IgnoredAny>,
+    }
+    let body = req.body().clone().collect().await.map(|b| b.to_bytes());
+    let claim: Claim = body
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let wanted = match (req.method(), claim.process_id, &claim.registration_id) {
+        // A renewal without its id (`POST /heartbeat/{port}`, which names no process), which
+        // a relative of the registered process may send.
+        (&hyper::Method::POST, None, None) => caller::Relatives::All,
+        (_, pid, _) => caller::Relatives::Line {
+            claimed: pid.and_then(|p| u32::try_from(p).ok()),
+        },
     };
+    let claimed_pid = claim.process_id;
     let found = tokio::task::spawn_blocking(move || {
-        (caller::identify(&conn), claimed_pid.map(caller::claimed))
+        (
+            caller::identify(&conn, wanted),
+            claimed_pid.map(caller::claimed),
+        )
     })
     .await;
     let (caller, claimed) = found.unwrap_or((caller::Caller::Unknown, None));
