@@ -43,17 +43,16 @@ impl ConnInfo {
         }
     }
 
-    /// The process holding the client's end of this connection (blocking: reads /proc).
-    fn owner(&self) -> Option<u32> {
+    /// The process holding the client's end of this connection and its ancestors (see
+    /// [`tree::line`]; blocking: reads /proc).
+    fn owner_line(&self) -> Option<Vec<u32>> {
         let mut known = self.owner.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(pid) = *known
-            && tree::alive(pid)
-        {
-            return Some(pid);
+        if let Some(line) = known.and_then(tree::line) {
+            return Some(line);
         }
         let inode = socket::inode(self.peer, self.local)?;
         *known = tree::holder(inode);
-        *known
+        known.and_then(tree::line)
     }
 }
 
@@ -77,10 +76,10 @@ pub fn identify(conn: &ConnInfo, wanted: Relatives) -> Caller {
     if !peer.is_loopback() {
         return Caller::Remote(peer.to_string());
     }
-    let Some(pid) = conn.owner() else {
+    let Some(mut related) = conn.owner_line() else {
         return Caller::Unknown;
     };
-    let mut related = tree::line(pid);
+    let pid = related[0];
     match wanted {
         Relatives::Line { claimed: Some(c) } if c != pid && tree::descends_from(c, pid) => {
             related.push(c)

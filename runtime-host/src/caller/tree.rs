@@ -15,11 +15,6 @@ pub fn stat(pid: u32) -> Option<Stat> {
     Some(Stat { ppid, state })
 }
 
-/// Whether `pid` is running (neither gone nor a zombie).
-pub fn alive(pid: u32) -> bool {
-    stat(pid).is_some_and(|s| !matches!(s.state, 'Z' | 'X'))
-}
-
 /// The process holding socket `inode`: a pass over every process's descriptors, so callers
 /// keep the answer for the connection (see [`super::ConnInfo`]).
 pub fn holder(inode: u64) -> Option<u32> {
@@ -40,23 +35,25 @@ fn holds(pid: u32, target: &str) -> bool {
         .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|link| link.as_os_str() == target))
 }
 
-/// `pid` and its ancestors below init: a walk up through each parent.
-pub fn line(pid: u32) -> Vec<u32> {
+/// `pid` and its ancestors below init, a walk up through each parent; `None` if `pid` is
+/// not running (gone, or a zombie).
+pub fn line(pid: u32) -> Option<Vec<u32>> {
+    let first = stat(pid).filter(|s| !matches!(s.state, 'Z' | 'X'))?;
     let mut line = vec![pid];
-    let mut at = pid;
-    while let Some(up) = stat(at).map(|s| s.ppid) {
-        if up <= 1 || line.contains(&up) {
-            break;
-        }
+    let mut up = first.ppid;
+    while up > 1 && !line.contains(&up) {
         line.push(up);
-        at = up;
+        match stat(up) {
+            Some(s) => up = s.ppid,
+            None => break,
+        }
     }
-    line
+    Some(line)
 }
 
 /// Whether `pid` descends from `ancestor` (a walk up from `pid`).
 pub fn descends_from(pid: u32, ancestor: u32) -> bool {
-    line(pid).iter().skip(1).any(|&up| up == ancestor)
+    line(pid).is_some_and(|line| line[1..].contains(&ancestor))
 }
 
 /// Every descendant of `pid`: a walk down through each thread's `children` list, so a few
@@ -106,7 +103,7 @@ mod tests {
         let (me, kid) = (std::process::id(), child.id());
         let mine = descendants(me);
         assert!(mine.contains(&kid), "{mine:?} lacks the child {kid}");
-        let theirs = line(kid);
+        let theirs = line(kid).unwrap();
         assert_eq!(
             theirs[..2],
             [kid, me],
@@ -116,6 +113,6 @@ mod tests {
         assert!(descends_from(kid, me) && !descends_from(me, kid));
         child.kill().unwrap();
         child.wait().unwrap();
-        assert!(!alive(kid));
+        assert_eq!(line(kid), None, "a child that ended has no line");
     }
 }
