@@ -3,9 +3,9 @@
 //!
 //! On a loopback connection Linux knows the process at the other end: `sock_diag` netlink
 //! maps the connection to a socket inode ([`socket`]), and `/proc/<pid>/fd` shows which
-//! process holds it ([`tree`]), found once per connection. The registry then lets a process register itself, its ancestors or its descendants
-//! (a launcher registering the model it started), and renew without the registration id
-//! only what it registered. Callers that cannot be known (another machine, another user's
+//! process holds it ([`tree`]), found once per connection. The registry then lets a process
+//! register itself, its ancestors or its descendants (a launcher registering the model it
+//! started), and renew without the registration id only what it registered. Callers that cannot be known (another machine, another user's
 //! process we may not inspect) are named as such and get the stricter rules.
 //!
 //! The answer goes to the component in one request header, [`HEADER`] (written and read by
@@ -154,7 +154,9 @@ mod tests {
         }
         child.kill().unwrap();
         child.wait().unwrap();
-        unsafe { libc::kill(orphan as i32, libc::SIGKILL) };
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &orphan.to_string()])
+            .status();
     }
 
     #[test]

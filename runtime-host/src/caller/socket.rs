@@ -18,7 +18,13 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 /// The inode of the socket whose own address is `client` and whose peer is `server`.
 pub fn inode(client: SocketAddr, server: SocketAddr) -> Option<u64> {
     let (client, server) = (canonical(client), canonical(server));
-    match by_netlink(client, server) {
+    let ipv4 = client.is_ipv4() && server.is_ipv4();
+    let mut lookup = by_netlink(client, server, ipv4);
+    if ipv4 && matches!(lookup, Lookup::NotFound) {
+        // An IPv6 socket may have connected to an IPv4 address (v4-mapped).
+        lookup = by_netlink(client, server, false);
+    }
+    match lookup {
         Lookup::Found(inode) => Some(inode),
         Lookup::NotFound => None,
         Lookup::Unavailable => from_proc_tables(client, server),
@@ -32,8 +38,9 @@ enum Lookup {
     Unavailable,
 }
 
-/// One `SOCK_DIAG_BY_FAMILY` request for exactly this connection.
-fn by_netlink(client: SocketAddr, server: SocketAddr) -> Lookup {
+/// One `SOCK_DIAG_BY_FAMILY` request for exactly this connection, among IPv4 sockets if
+/// `ipv4`, else among IPv6 ones (IPv4 addresses v4-mapped).
+fn by_netlink(client: SocketAddr, server: SocketAddr, ipv4: bool) -> Lookup {
     let Ok(mut socket) = netlink_sys::Socket::new(NETLINK_SOCK_DIAG) else {
         return Lookup::Unavailable;
     };
@@ -41,11 +48,9 @@ fn by_netlink(client: SocketAddr, server: SocketAddr) -> Lookup {
     if socket.bind_auto().is_err() || socket.connect(&kernel).is_err() {
         return Lookup::Unavailable;
     }
-    // An IPv4 client is looked up as such; anything else in IPv6 terms (a v4-mapped peer of
-    // an IPv6 socket included).
-    let (family, source, destination) = match (client.ip(), server.ip()) {
-        (IpAddr::V4(c), IpAddr::V4(s)) => (AF_INET, c.into(), s.into()),
-        (c, s) => (AF_INET6, v6(c), v6(s)),
+    let (family, source, destination) = match ipv4 {
+        true => (AF_INET, client.ip(), server.ip()),
+        false => (AF_INET6, v6(client.ip()), v6(server.ip())),
     };
     let request = InetRequest {
         family,
@@ -158,20 +163,36 @@ mod tests {
         assert_eq!(parse_endpoint("zz:1"), None);
     }
 
-    /// Netlink and the text tables name the same socket, for IPv4 and IPv6 connections.
+    /// Netlink and the text tables name the same socket, for IPv4 and IPv6 connections,
+    /// and an IPv6 socket's connection to an IPv4 address.
     #[test]
     fn netlink_and_the_tables_agree() {
-        for address in ["127.0.0.1:0", "[::1]:0"] {
+        let mapped = |a: SocketAddr| match a.ip() {
+            IpAddr::V4(v4) => SocketAddr::new(v4.to_ipv6_mapped().into(), a.port()),
+            v6 => SocketAddr::new(v6, a.port()),
+        };
+        for (address, v4_mapped) in [
+            ("127.0.0.1:0", false),
+            ("[::1]:0", false),
+            ("127.0.0.1:0", true),
+        ] {
             let listener = std::net::TcpListener::bind(address).unwrap();
             let server = listener.local_addr().unwrap();
-            let client = std::net::TcpStream::connect(server).unwrap();
+            let target = if v4_mapped { mapped(server) } else { server };
+            let client = std::net::TcpStream::connect(target).unwrap();
             let client = client.local_addr().unwrap();
-            let Lookup::Found(inode) = by_netlink(client, server) else {
+            assert_eq!(
+                client.is_ipv6(),
+                address.starts_with('[') || v4_mapped,
+                "{client}"
+            );
+            let Some(inode) = super::inode(client, server) else {
                 panic!("netlink found no socket for {client} -> {server}");
             };
-            assert_eq!(from_proc_tables(client, server), Some(inode), "{address}");
+            let tables = from_proc_tables(canonical(client), canonical(server));
+            assert_eq!(tables, Some(inode), "{address}");
             let gone = SocketAddr::new(client.ip(), 1);
-            assert!(matches!(by_netlink(gone, server), Lookup::NotFound));
+            assert_eq!(super::inode(gone, server), None, "{address}");
         }
     }
 }
