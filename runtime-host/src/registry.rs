@@ -4,7 +4,6 @@
 use crate::cli::{RegistryArgs, RegistryOptions};
 use crate::keyvalue::KeyValue;
 use crate::serve::{Loaded, Service, default_component, print_attribution};
-use crate::signals::unless_stopped;
 use anyhow::{Result, bail};
 use registry_core::PortRange;
 use std::net::SocketAddr;
@@ -21,16 +20,9 @@ pub async fn run(args: RegistryArgs) -> Result<()> {
     print_attribution();
     crate::metrics::exposition::listen(args.runtime.metrics_listen).await?;
     let recipe = Recipe::new(&args.registry, args.runtime.key_value().await?)?;
-    let variables = recipe.variables();
-    let loading = Loaded::load(
-        &component,
-        &args.runtime,
-        recipe.kv.clone(),
-        &variables,
-        None,
-    );
-    let Some(loaded) = unless_stopped(loading).await.transpose()? else {
-        tracing::info!("stopped during start-up");
+    let (kv, variables) = (recipe.kv.clone(), recipe.variables());
+    let loading = Loaded::load_unless_stopped(&component, &args.runtime, kv, &variables, None);
+    let Some(loaded) = loading.await? else {
         return Ok(());
     };
     recipe

@@ -108,6 +108,23 @@ impl Loaded {
         ))
     }
 
+    /// [`Loaded::load`], or `None` (and a log line) if a stop signal comes first: a Ctrl-C
+    /// while the component is compiled or snapshotted ends start-up at once.
+    pub async fn load_unless_stopped(
+        component: &Path,
+        runtime: &RuntimeArgs,
+        kv: KeyValue,
+        extra_vars: &[(&str, String)],
+        shutdown: Option<ShutdownRoute>,
+    ) -> Result<Option<Self>> {
+        let loading = Self::load(component, runtime, kv, extra_vars, shutdown);
+        let loaded = unless_stopped(loading).await.transpose()?;
+        if loaded.is_none() {
+            tracing::info!("stopped during start-up");
+        }
+        Ok(loaded)
+    }
+
     /// A service of an already compiled component: deployments of one component (copies of a
     /// model, or ONNX models sharing the generic component) share its compiled code. `name`
     /// labels its metrics.
@@ -200,9 +217,8 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     print_attribution();
     crate::metrics::exposition::listen(args.runtime.metrics_listen).await?;
     let kv = args.runtime.key_value().await?;
-    let loading = Loaded::load(&args.component, &args.runtime, kv, &[], None);
-    let Some(loaded) = unless_stopped(loading).await.transpose()? else {
-        tracing::info!("stopped during start-up");
+    let loading = Loaded::load_unless_stopped(&args.component, &args.runtime, kv, &[], None);
+    let Some(loaded) = loading.await? else {
         return Ok(());
     };
     loaded.bind(args.listen).await?.run_until_signal().await

@@ -17,7 +17,6 @@ pub use self_test::self_test;
 use crate::cli::ModelArgs;
 use crate::serve::{Loaded, print_attribution, shutdown_signal};
 use crate::server::ShutdownRoute;
-use crate::signals::unless_stopped;
 use anyhow::{Context, Result, bail};
 use edge_api::model::{Capabilities, ModelInfo, SPEC_VERSION};
 use edge_api::registry::RegistrationRequest;
@@ -71,9 +70,9 @@ pub async fn run(args: ModelArgs) -> Result<()> {
     // Its version: a digest of the component (an ONNX manifest may name its own in /info).
     let version = crate::up::versions::version_of(&args.component)?;
     let vars = [("model_version", version.clone())];
-    let loading = Loaded::load(&args.component, &args.runtime, kv, &vars, Some(route));
-    let Some(loaded) = unless_stopped(loading).await.transpose()? else {
-        tracing::info!("stopped during start-up");
+    let loading =
+        Loaded::load_unless_stopped(&args.component, &args.runtime, kv, &vars, Some(route));
+    let Some(loaded) = loading.await? else {
         return Ok(());
     };
     loaded.server.set_version(&version);
