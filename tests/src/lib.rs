@@ -6,6 +6,7 @@
 
 pub mod client;
 /// The OpenAPI documents as contracts (crate `openapi-contract`), and `docs/openapi/` loading.
+pub mod fake;
 pub mod contract {
     pub use openapi_contract::*;
 

@@ -2,8 +2,6 @@
 //! rules, on deliberately broken deployments.
 
 use e2e_tests::{HostBuilder, component, host_binary, temp_dir};
-use http_body_util::Full;
-use hyper::body::Bytes;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -121,81 +119,61 @@ async fn shutdown_is_probed_last_and_a_deployment_that_honours_it_stops() {
 
 /// A deployment that gets several things wrong.
 async fn broken_deployment() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
     // Its own document says it takes images only, which its examples contradict.
     let mut own_doc = e2e_tests::contract::load("model").doc;
     own_doc["components"]["schemas"]["PredictionRequest"]["properties"]["input_type"]["enum"] =
         json!(["image"]);
     let own_doc = std::sync::Arc::new(own_doc);
-    tokio::spawn(async move {
-        loop {
-            let (stream, _) = listener.accept().await.unwrap();
-            let own_doc = own_doc.clone();
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(
-                    move |req: hyper::Request<hyper::body::Incoming>| {
-                        let own_doc = own_doc.clone();
-                        async move {
-                            let (status, body) = match req.uri().path() {
-                                "/openapi.json" => (200, (*own_doc).clone()),
-                                "/health" => {
-                                    tokio::time::sleep(Duration::from_millis(150)).await;
-                                    (
-                                        200,
-                                        json!({"status": "ok", "model": "broken", "version": 1.2}),
-                                    )
-                                }
-                                "/capabilities" => (
-                                    200,
-                                    json!({"model": "broken", "capabilities": [{"name": "c", "input_types": ["text"], "output_schema": {"prediction": "float"}, "description": "d"}]}),
-                                ),
-                                "/acceptable_ranges" => (
-                                    200,
-                                    json!({"model": "b", "version": "1.2.0", "description": "d", "property_ranges": {}, "chemical_scope": {"supported_features": [], "limitations": []}, "usage_recommendations": []}),
-                                ),
-                                "/info" => (
-                                    200,
-                                    // A field the specification does not list: allowed.
-                                    json!({"name": "b", "description": "d", "license": "MIT", "citation": "c", "maintainer": "m", "homepage": "https://example.org"}),
-                                ),
-                                "/citation" => (
-                                    200,
-                                    json!({"paper_citation": "p", "software_bibtex": "@misc{b}"}),
-                                ),
-                                "/test_examples" => (
-                                    200,
-                                    json!({"examples": [{"name": "e", "text": "x", "description": "d", "category": "c"}],
-                            "usage_instructions": {"endpoint": "/predict", "method": "POST", "body_format": {"input_type": "text", "data": {"text": "<input>"}}},
-                            "expected_output": {}, "notes": []}),
-                                ),
-                                // Accepts anything, malformed JSON included.
-                                "/predict" => (
-                                    200,
-                                    json!({"success": true, "model_name": "b", "results": {"prediction": 1.0}, "computation_time_ms": 0.1, "error_message": null}),
-                                ),
-                                // /metrics is missing altogether. The error code is its
-                                // own (the specification lists none): allowed.
-                                _ => (
-                                    404,
-                                    json!({"success": false, "error": "not found", "error_code": "E_NO_ROUTE"}),
-                                ),
-                            };
-                            let resp = hyper::Response::builder()
-                                .status(status)
-                                .body(Full::new(Bytes::from(body.to_string())))
-                                .unwrap();
-                            Ok::<_, std::convert::Infallible>(resp)
-                        }
-                    },
-                );
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                    .await;
-            });
+    e2e_tests::fake::serve(move |path, _| {
+        let own_doc = own_doc.clone();
+        async move {
+            match path.as_str() {
+                "/openapi.json" => (200, (*own_doc).clone()),
+                "/health" => {
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                    (
+                        200,
+                        json!({"status": "ok", "model": "broken", "version": 1.2}),
+                    )
+                }
+                "/capabilities" => (
+                    200,
+                    json!({"model": "broken", "capabilities": [{"name": "c", "input_types": ["text"], "output_schema": {"prediction": "float"}, "description": "d"}]}),
+                ),
+                "/acceptable_ranges" => (
+                    200,
+                    json!({"model": "b", "version": "1.2.0", "description": "d", "property_ranges": {}, "chemical_scope": {"supported_features": [], "limitations": []}, "usage_recommendations": []}),
+                ),
+                "/info" => (
+                    200,
+                    // A field the specification does not list: allowed.
+                    json!({"name": "b", "description": "d", "license": "MIT", "citation": "c", "maintainer": "m", "homepage": "https://example.org"}),
+                ),
+                "/citation" => (
+                    200,
+                    json!({"paper_citation": "p", "software_bibtex": "@misc{b}"}),
+                ),
+                "/test_examples" => (
+                    200,
+                    json!({"examples": [{"name": "e", "text": "x", "description": "d", "category": "c"}],
+                        "usage_instructions": {"endpoint": "/predict", "method": "POST", "body_format": {"input_type": "text", "data": {"text": "<input>"}}},
+                        "expected_output": {}, "notes": []}),
+                ),
+                // Accepts anything, malformed JSON included.
+                "/predict" => (
+                    200,
+                    json!({"success": true, "model_name": "b", "results": {"prediction": 1.0}, "computation_time_ms": 0.1, "error_message": null}),
+                ),
+                // /metrics is missing altogether. The error code is its
+                // own (the specification lists none): allowed.
+                _ => (
+                    404,
+                    json!({"success": false, "error": "not found", "error_code": "E_NO_ROUTE"}),
+                ),
+            }
         }
-    });
-    url
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -253,35 +231,20 @@ async fn fails_a_registry_that_leaks_registration_ids() {
     let (mdir, rdir) = (temp_dir(), temp_dir());
     let m = HostBuilder::new(component("molprop"), mdir.path()).start();
     let _real = HostBuilder::registry(rdir.path()).start();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        loop {
-            let (stream, _) = listener.accept().await.unwrap();
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(
-                    |req: hyper::Request<hyper::body::Incoming>| async move {
-                        let id = "11111111-2222-4333-8444-555555555555";
-                        let body = match req.uri().path() {
-                            "/register" => {
-                                json!({"success": true, "assigned_port": 5100, "registration_id": id, "message": "ok", "expires_at": "2030-01-01T00:00:00"})
-                            }
-                            "/registry" => {
-                                json!({"success": true, "count": 1, "registrations": [{"port": 5100, "registration_id": id}]})
-                            }
-                            _ => json!({"success": true, "message": "ok", "freed_port": 5100}),
-                        };
-                        Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
-                            Bytes::from(body.to_string()),
-                        )))
-                    },
-                );
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                    .await;
-            });
-        }
-    });
+    let url = e2e_tests::fake::serve(|path, _| async move {
+        let id = "11111111-2222-4333-8444-555555555555";
+        let body = match path.as_str() {
+            "/register" => {
+                json!({"success": true, "assigned_port": 5100, "registration_id": id, "message": "ok", "expires_at": "2030-01-01T00:00:00"})
+            }
+            "/registry" => {
+                json!({"success": true, "count": 1, "registrations": [{"port": 5100, "registration_id": id}]})
+            }
+            _ => json!({"success": true, "message": "ok", "freed_port": 5100}),
+        };
+        (200, body)
+    })
+    .await;
     let mu = m.base_url();
     let (ok, statuses, _) =
         tokio::task::spawn_blocking(move || check_with(&mu, &["--registry", &url]))

@@ -6,47 +6,18 @@ use e2e_tests::{component, temp_dir};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// A fake registry on a free port: `answer(path, body)` makes each reply (run on the
-/// server's task, so it may await). Returns its URL.
+/// A fake registry on a free port: `answer(path, body)` makes each reply, always 200 (run
+/// on the server's task, so it may await). Returns its URL.
 async fn fake_registry<F, Fut>(answer: F) -> String
 where
     F: Fn(String, serde_json::Value) -> Fut + Clone + Send + Sync + 'static,
     Fut: std::future::Future<Output = serde_json::Value> + Send,
 {
-    use http_body_util::{BodyExt, Full};
-    use hyper::body::Bytes;
-    // Port 0: the kernel picks an unused ephemeral port, outside the blocks `port_block`
-    // hands out, so no other test (or test process) can take it between check and bind.
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        loop {
-            let (stream, _) = listener.accept().await.unwrap();
-            let answer = answer.clone();
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(
-                    move |req: hyper::Request<hyper::body::Incoming>| {
-                        let answer = answer.clone();
-                        async move {
-                            let path = req.uri().path().to_owned();
-                            let body = req.into_body().collect().await.unwrap().to_bytes();
-                            let body = serde_json::from_slice(&body).unwrap_or_default();
-                            let reply = answer(path, body).await;
-                            Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
-                                Bytes::from(reply.to_string()),
-                            )))
-                        }
-                    },
-                );
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                    .await;
-            });
-        }
-    });
-    url
+    e2e_tests::fake::serve(move |path, body| {
+        let reply = answer(path, body);
+        async move { (200, reply.await) }
+    })
+    .await
 }
 
 /// A registration answer assigning `port`.
