@@ -32,14 +32,40 @@ const LAYOUT: &str = "compiled-mapped-1";
 /// The most the compiled code (and, separately, the snapshots) may take on disk.
 pub const MAX_CACHE_BYTES: u64 = 4 << 30;
 
+/// Where the compiled code of one component is cached. Naming it reads every byte of the
+/// component (a SHA-256 of up to tens of MB for a snapshot), so a caller that first asks
+/// whether it is cached and then loads it names it once and keeps the name.
+pub struct Artifact {
+    path: PathBuf,
+}
+
+impl Artifact {
+    /// The cache file for `wasm` compiled by `engine`, in the cache in `dir`.
+    pub fn of(engine: &Engine, wasm: &[u8], dir: &Path) -> Self {
+        Self {
+            path: artifact_path(engine, wasm, dir),
+        }
+    }
+
+    /// Whether the cache holds it.
+    pub fn is_cached(&self) -> bool {
+        self.path.exists()
+    }
+}
+
 /// `wasm` compiled for `engine`: from the cache in `dir` when there, else compiled now and
 /// cached. When the cache cannot be written, the compiled code stays in memory.
 pub fn load(engine: &Engine, wasm: &[u8], dir: &Path) -> Result<Component> {
-    let path = artifact_path(engine, wasm, dir);
+    load_as(engine, wasm, &Artifact::of(engine, wasm, dir))
+}
+
+/// [`load`] with the artifact already named (by [`Artifact::of`] for these `wasm` bytes).
+pub fn load_as(engine: &Engine, wasm: &[u8], artifact: &Artifact) -> Result<Component> {
+    let path = &artifact.path;
     if path.exists() {
-        match map(engine, &path) {
+        match map(engine, path) {
             Ok(component) => {
-                mark_used(&path);
+                mark_used(path);
                 return Ok(component);
             }
             Err(e) => tracing::warn!(
@@ -48,20 +74,17 @@ pub fn load(engine: &Engine, wasm: &[u8], dir: &Path) -> Result<Component> {
             ),
         }
     }
-    let artifact = engine.precompile_component(wasm)?;
-    if let Err(e) = write_atomically(&path, &artifact) {
+    let compiled = engine.precompile_component(wasm)?;
+    if let Err(e) = write_atomically(path, &compiled) {
         tracing::warn!("not caching compiled code ({e:#}); it stays in memory");
-        // SAFETY: `artifact` was produced by this engine's `precompile_component` just now.
-        return Ok(unsafe { Component::deserialize(engine, &artifact)? });
+        // SAFETY: `compiled` was produced by this engine's `precompile_component` just now.
+        return Ok(unsafe { Component::deserialize(engine, &compiled)? });
     }
-    drop(artifact);
-    prune(&dir.join(LAYOUT), MAX_CACHE_BYTES, &path);
-    map(engine, &path)
-}
-
-/// Whether `wasm` compiled by `engine` is in the cache in `dir`.
-pub fn is_cached(engine: &Engine, wasm: &[u8], dir: &Path) -> bool {
-    artifact_path(engine, wasm, dir).exists()
+    drop(compiled);
+    if let Some(layout_dir) = path.parent() {
+        prune(layout_dir, MAX_CACHE_BYTES, path);
+    }
+    map(engine, path)
 }
 
 /// Sets `path`'s modification time to now: the time it was last used, for [`prune`].

@@ -143,7 +143,18 @@ pub fn proxy_from_bytes(
     path: &Path,
     cache_dir: &Path,
 ) -> Result<ProxyPre<InstanceState>> {
-    let component = crate::compiled::load(engine, bytes, cache_dir).with_context(|| {
+    let artifact = crate::compiled::Artifact::of(engine, bytes, cache_dir);
+    proxy_from_artifact(engine, bytes, &artifact, path)
+}
+
+/// [`proxy_from_bytes`] with the compiled code's cache file already named for `bytes`.
+pub fn proxy_from_artifact(
+    engine: &Engine,
+    bytes: &[u8],
+    artifact: &crate::compiled::Artifact,
+    path: &Path,
+) -> Result<ProxyPre<InstanceState>> {
+    let component = crate::compiled::load_as(engine, bytes, artifact).with_context(|| {
         format!(
             "compiling {}: is it a WebAssembly component (wasm32-wasip2)?",
             path.display()

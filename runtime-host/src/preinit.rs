@@ -19,6 +19,7 @@
 //! A component without the export, or whose initialization fails (a trap, the memory cap,
 //! the deadline), is served as it is, as before; the failure is logged.
 
+use crate::compiled::Artifact;
 use crate::engine::build_linker;
 use crate::files::Mounts;
 use crate::limits::Limits;
@@ -165,31 +166,40 @@ pub async fn prepare(
 ) -> Result<Prepared> {
     // Read once: it tells whether anything is missing, and is what gets compiled.
     let mut cached = source.cached_snapshot(cache_dir);
+    // The compiled code's cache file, when named here already (for the bytes compiled below).
+    let mut named: Option<(Named, Artifact)> = None;
     if cold == ColdWork::InChild && grants.ai.granted.is_empty() {
         let to_compile = match (&source.snapshot_key, &cached) {
-            (Some(_), Some(snapshot)) => Some(snapshot.as_slice()),
+            (Some(_), Some(snapshot)) => Some((Named::Snapshot, snapshot.as_slice())),
             (Some(_), None) => None,
-            (None, _) => Some(source.wasm.as_slice()),
+            (None, _) => Some((Named::Component, source.wasm.as_slice())),
         };
-        let complete =
-            to_compile.is_some_and(|bytes| crate::compiled::is_cached(engine, bytes, cache_dir));
+        named = to_compile.map(|(which, bytes)| (which, Artifact::of(engine, bytes, cache_dir)));
+        let complete = named.as_ref().is_some_and(|(_, a)| a.is_cached());
         if !complete {
             crate::prepare_child::fill_cache(&source.path, &grants.files, limits, cache_dir).await;
-            cached = source.cached_snapshot(cache_dir);
+            if cached.is_none() {
+                cached = source.cached_snapshot(cache_dir);
+            }
         }
     }
+    let mut artifact_of = |which: Named| match named.take() {
+        Some((w, artifact)) if w == which => Some(artifact),
+        _ => None,
+    };
     let Source {
         path,
         wasm,
         snapshot_key,
     } = source;
     if let Some(key) = snapshot_key {
+        let artifact = artifact_of(Named::Snapshot);
         let snapshot = async {
             let bytes = match cached {
                 Some(bytes) => bytes,
                 None => snapshot_made(&wasm, &key, grants, limits, cache_dir).await?,
             };
-            compile(engine, bytes, &path, cache_dir).await
+            compile(engine, bytes, artifact, &path, cache_dir).await
         };
         match snapshot.await {
             Ok(pre) => {
@@ -206,23 +216,34 @@ pub async fn prepare(
             ),
         }
     }
-    let pre = compile(engine, wasm, &path, cache_dir).await?;
+    let artifact = artifact_of(Named::Component);
+    let pre = compile(engine, wasm, artifact, &path, cache_dir).await?;
     Ok(Prepared {
         pre,
         snapshot: None,
     })
 }
 
-/// Compiles `bytes` (the component at `path`, or its snapshot) on a blocking thread.
+/// Which bytes an [`Artifact`] named in [`prepare`] is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Named {
+    Snapshot,
+    Component,
+}
+
+/// Compiles `bytes` (the component at `path`, or its snapshot) on a blocking thread, into
+/// `artifact` when it was named already, else into the file [`Artifact::of`] names.
 async fn compile(
     engine: &Engine,
     bytes: Vec<u8>,
+    artifact: Option<Artifact>,
     path: &Path,
     cache_dir: &Path,
 ) -> Result<ProxyPre<InstanceState>> {
     let (engine, path, cache_dir) = (engine.clone(), path.to_owned(), cache_dir.to_owned());
     tokio::task::spawn_blocking(move || {
-        crate::engine::proxy_from_bytes(&engine, &bytes, &path, &cache_dir)
+        let artifact = artifact.unwrap_or_else(|| Artifact::of(&engine, &bytes, &cache_dir));
+        crate::engine::proxy_from_artifact(&engine, &bytes, &artifact, &path)
     })
     .await?
 }
