@@ -58,17 +58,19 @@ pub fn with_explicit_hydrogens(mol: &Molecule) -> Molecule {
 /// diagnostics and comparison with other implementations.
 pub fn atom_types(mol: &Molecule) -> Vec<Option<&'static str>> {
     let full = with_explicit_hydrogens(mol);
+    let facts = AtomFacts::all(&full);
     (0..full.atoms.len())
-        .map(|i| first_type(&full, i).map(|t| t.label))
+        .map(|i| first_type(&full, &facts, i).map(|t| t.label))
         .collect()
 }
 
 /// (logP, MR).
 pub fn logp_mr(mol: &Molecule) -> (f64, f64) {
     let full = with_explicit_hydrogens(mol);
+    let facts = AtomFacts::all(&full);
     let (mut logp, mut mr) = (0.0, 0.0);
     for i in 0..full.atoms.len() {
-        if let Some(t) = first_type(&full, i) {
+        if let Some(t) = first_type(&full, &facts, i) {
             logp += t.logp;
             mr += t.mr;
         }
@@ -84,8 +86,9 @@ pub fn logp_mr(mol: &Molecule) -> (f64, f64) {
 /// molecule has, not for all of them (building them all halved such a host's throughput).
 ///
 /// Each candidate carries what its first atom requires (hydrogens, connections, aromaticity,
-/// charge), checked against the atom's facts, computed once, before the pattern is tried.
-fn first_type(mol: &Molecule, i: usize) -> Option<&'static AtomType> {
+/// charge), checked against the atom's facts, computed once, before the pattern is tried;
+/// where that is all the first atom requires, only its neighbours are matched.
+fn first_type(mol: &Molecule, facts: &[AtomFacts], i: usize) -> Option<&'static AtomType> {
     const ELEMENTS: usize = 256;
     /// An element's candidate types: index into the table, and what its first atom requires.
     type Candidates = Box<[(u16, Requires)]>;
@@ -98,12 +101,16 @@ fn first_type(mol: &Molecule, i: usize) -> Option<&'static AtomType> {
             .map(|t| (t as u16, table()[t].pattern.first_atom_requires()))
             .collect()
     });
-    let facts = AtomFacts::of(mol, i);
+    let facts_i = &facts[i];
     candidates
         .iter()
-        .filter(|(_, requires)| requires.allows(&facts))
-        .map(|&(t, _)| &table()[usize::from(t)])
-        .find(|t| t.pattern.matches_at(mol, i))
+        .filter(|(_, requires)| requires.allows(facts_i))
+        .map(|&(t, requires)| (&table()[usize::from(t)], requires.complete))
+        .find(|&(t, first_matches)| match first_matches {
+            true => t.pattern.matches_around(mol, facts, i),
+            false => t.pattern.matches_at(mol, facts, i),
+        })
+        .map(|(t, _)| t)
 }
 
 #[cfg(test)]
@@ -120,11 +127,12 @@ mod tests {
                 continue;
             };
             let full = super::with_explicit_hydrogens(&mol);
+            let facts = super::AtomFacts::all(&full);
             for i in 0..full.atoms.len() {
                 let whole = super::table()
                     .iter()
-                    .find(|t| t.pattern.matches_at(&full, i));
-                let indexed = super::first_type(&full, i);
+                    .find(|t| t.pattern.matches_at(&full, &facts, i));
+                let indexed = super::first_type(&full, &facts, i);
                 assert_eq!(
                     whole.map(|t| t.label),
                     indexed.map(|t| t.label),

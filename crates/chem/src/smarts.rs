@@ -309,8 +309,6 @@ impl Pattern {
         })
     }
 
-    /// Whether the pattern matches with its first atom on `atom`. Allocation-free: it runs
-    /// for every atom against every type until one matches.
     /// Whether the pattern's first atom could be an atom of element `number` (false only
     /// when it certainly cannot): lets a table of patterns skip, per element, those that
     /// can never match.
@@ -328,42 +326,71 @@ impl Pattern {
 
     /// What the pattern's first atom requires of an atom, as far as its top-level
     /// conjunction says: a necessary condition, checked against an atom's [`AtomFacts`]
-    /// before the whole pattern is tried.
+    /// before the whole pattern is tried; and sufficient too (with the element an index of
+    /// patterns by element checked already) when that conjunction is all the atom's
+    /// expression says ([`Requires::complete`]).
     pub(crate) fn first_atom_requires(&self) -> Requires {
+        /// Sets `field` to `value`; a field said twice leaves the requirement incomplete
+        /// (only one value is kept).
+        fn set<T>(field: &mut Option<T>, value: T, complete: &mut bool) {
+            *complete &= field.is_none();
+            *field = Some(value);
+        }
         fn add(e: &Expr, r: &mut Requires) {
+            let complete = &mut r.complete;
             match e {
                 Expr::Prim(p) => match *p {
                     Prim::Element {
                         aromatic: Some(a), ..
-                    } => r.aromatic = Some(a),
-                    Prim::Aliphatic => r.aromatic = Some(false),
-                    Prim::Aromatic => r.aromatic = Some(true),
-                    Prim::Hydrogens(n) => r.hydrogens = Some(n),
-                    Prim::Connections(n) => r.connections = Some(n),
-                    Prim::Degree(n) => r.degree = Some(n),
-                    Prim::Charge(c) => r.charge = Some(c),
+                    } => set(&mut r.aromatic, a, complete),
+                    Prim::Aliphatic => set(&mut r.aromatic, false, complete),
+                    Prim::Aromatic => set(&mut r.aromatic, true, complete),
+                    Prim::Hydrogens(n) => set(&mut r.hydrogens, n, complete),
+                    Prim::Connections(n) => set(&mut r.connections, n, complete),
+                    Prim::Degree(n) => set(&mut r.degree, n, complete),
+                    Prim::Charge(c) => set(&mut r.charge, c, complete),
                     Prim::Element { aromatic: None, .. } | Prim::Any => {}
                 },
-                Expr::And(xs) => xs.iter().for_each(|x| add(x, r)),
-                Expr::Or(_) | Expr::Not(_) => {}
+                Expr::And(xs) => xs.iter().for_each(|x| match x {
+                    Expr::Prim(_) => add(x, r),
+                    _ => r.complete = false,
+                }),
+                Expr::Or(_) | Expr::Not(_) => *complete = false,
             }
         }
-        let mut r = Requires::default();
+        let mut r = Requires {
+            complete: true,
+            ..Requires::default()
+        };
         add(&self.atoms[0], &mut r);
         r
     }
 
-    pub fn matches_at(&self, mol: &Molecule, atom: usize) -> bool {
-        if !eval(&self.atoms[0], mol, atom) {
-            return false;
-        }
-        let mut mapping = [0usize; MAX_PATTERN_ATOMS];
-        mapping[0] = atom;
-        self.extend(mol, &mut mapping, 1)
+    /// Whether the pattern matches with its first atom on `atom`, the molecule's atoms
+    /// described by `facts` ([`AtomFacts::all`]). Allocation-free: it runs for every atom
+    /// against every type until one matches.
+    pub(crate) fn matches_at(&self, mol: &Molecule, facts: &[AtomFacts], atom: usize) -> bool {
+        eval(&self.atoms[0], &facts[atom]) && self.matches_around(mol, facts, atom)
     }
 
-    /// Maps pattern atom `k` onward, the first `k` being mapped already.
-    fn extend(&self, mol: &Molecule, mapping: &mut [usize; MAX_PATTERN_ATOMS], k: usize) -> bool {
+    /// Whether the rest of the pattern matches around `atom`, which is known to match its
+    /// first atom.
+    pub(crate) fn matches_around(&self, mol: &Molecule, facts: &[AtomFacts], atom: usize) -> bool {
+        let mut mapping = [UNMAPPED; MAX_PATTERN_ATOMS];
+        mapping[0] = atom;
+        self.extend(mol, facts, &mut mapping, 1)
+    }
+
+    /// Maps pattern atom `k` onward, the first `k` being mapped already and the rest
+    /// [`UNMAPPED`] (as it leaves them when it fails), so "is this atom mapped already" is
+    /// one comparison of the whole array rather than a loop over its first `k`.
+    fn extend(
+        &self,
+        mol: &Molecule,
+        facts: &[AtomFacts],
+        mapping: &mut [usize; MAX_PATTERN_ATOMS],
+        k: usize,
+    ) -> bool {
         if k == self.atoms.len() {
             return true;
         }
@@ -371,25 +398,32 @@ impl Pattern {
         let from = mapping[parent];
         for &b in &mol.adjacency[from] {
             let to = mol.bonds[b].other(from);
-            if mapping[..k].contains(&to)
-                || !bond_ok(bond, mol.bonds[b].order)
-                || !eval(&self.atoms[k], mol, to)
-            {
+            let expected = match &self.atoms[k] {
+                Expr::Prim(p) => prim(*p, &facts[to]),
+                e => eval(e, &facts[to]),
+            };
+            if mapping.contains(&to) || !bond_ok(bond, mol.bonds[b].order) || !expected {
                 continue;
             }
             mapping[k] = to;
-            if self.extend(mol, mapping, k + 1) {
+            if self.extend(mol, facts, mapping, k + 1) {
                 return true;
             }
         }
+        mapping[k] = UNMAPPED;
         false
     }
 }
+
+/// A pattern atom not mapped to an atom of the molecule (yet).
+const UNMAPPED: usize = usize::MAX;
 
 /// What a pattern's first atom requires (see [`Pattern::first_atom_requires`]); `None`:
 /// nothing said.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Requires {
+    /// Whether this is all the first atom's expression requires, its element aside.
+    pub(crate) complete: bool,
     aromatic: Option<bool>,
     hydrogens: Option<u32>,
     connections: Option<u32>,
@@ -397,9 +431,13 @@ pub(crate) struct Requires {
     charge: Option<i8>,
 }
 
-/// The facts about one atom that [`Requires`] speaks of, computed once per atom.
+/// What the primitives of a pattern's atom test of one atom, computed once per atom of a
+/// molecule rather than at every test: the hydrogen count alone walked the atom's
+/// neighbours each time, and an atom is tested against hundreds of primitives while the
+/// table types a molecule.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AtomFacts {
+    number: u8,
     aromatic: bool,
     hydrogens: u32,
     connections: u32,
@@ -411,12 +449,18 @@ impl AtomFacts {
     pub(crate) fn of(mol: &Molecule, i: usize) -> Self {
         let a = &mol.atoms[i];
         Self {
+            number: a.element.number,
             aromatic: a.aromatic,
             hydrogens: mol.total_hydrogens(i),
             connections: connections(mol, i),
             degree: degree(mol, i),
             charge: a.charge,
         }
+    }
+
+    /// The facts of every atom of `mol`, in atom order.
+    pub(crate) fn all(mol: &Molecule) -> Vec<Self> {
+        (0..mol.atoms.len()).map(|i| Self::of(mol, i)).collect()
     }
 }
 
@@ -452,24 +496,38 @@ fn bond_ok(want: BondExpr, have: BondOrder) -> bool {
     }
 }
 
-fn eval(e: &Expr, mol: &Molecule, i: usize) -> bool {
-    let a = &mol.atoms[i];
+/// Whether the atom described by `f` satisfies `e`. Primitives directly under a `&` or `,`
+/// are tested in place rather than through a call each: most expressions of a table are
+/// one such list, and a call (with its deadline check in WebAssembly) cost more than the
+/// test.
+fn eval(e: &Expr, f: &AtomFacts) -> bool {
     match e {
-        Expr::Not(x) => !eval(x, mol, i),
-        Expr::And(xs) => xs.iter().all(|x| eval(x, mol, i)),
-        Expr::Or(xs) => xs.iter().any(|x| eval(x, mol, i)),
-        Expr::Prim(p) => match p {
-            Prim::Element { number, aromatic } => {
-                a.element.number == *number && aromatic.is_none_or(|ar| ar == a.aromatic)
-            }
-            Prim::Aliphatic => !a.aromatic,
-            Prim::Aromatic => a.aromatic,
-            Prim::Any => true,
-            Prim::Hydrogens(n) => mol.total_hydrogens(i) == *n,
-            Prim::Connections(n) => connections(mol, i) == *n,
-            Prim::Degree(n) => degree(mol, i) == *n,
-            Prim::Charge(c) => a.charge == *c,
-        },
+        Expr::Prim(p) => prim(*p, f),
+        Expr::Not(x) => !eval(x, f),
+        Expr::And(xs) => xs.iter().all(|x| match x {
+            Expr::Prim(p) => prim(*p, f),
+            _ => eval(x, f),
+        }),
+        Expr::Or(xs) => xs.iter().any(|x| match x {
+            Expr::Prim(p) => prim(*p, f),
+            _ => eval(x, f),
+        }),
+    }
+}
+
+#[inline(always)]
+fn prim(p: Prim, f: &AtomFacts) -> bool {
+    match p {
+        Prim::Element { number, aromatic } => {
+            f.number == number && aromatic.is_none_or(|ar| ar == f.aromatic)
+        }
+        Prim::Aliphatic => !f.aromatic,
+        Prim::Aromatic => f.aromatic,
+        Prim::Any => true,
+        Prim::Hydrogens(n) => f.hydrogens == n,
+        Prim::Connections(n) => f.connections == n,
+        Prim::Degree(n) => f.degree == n,
+        Prim::Charge(c) => f.charge == c,
     }
 }
 

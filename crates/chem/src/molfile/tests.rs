@@ -1,4 +1,3 @@
-
 use super::*;
 
 const ETHANOL_V2000: &str = "ethanol
