@@ -5,7 +5,6 @@
 //! the symmetrized set adds the third.
 
 use crate::molecule::Molecule;
-use std::collections::VecDeque;
 
 /// Rings: bonds − atoms + connected parts.
 pub fn ring_count(mol: &Molecule) -> usize {
@@ -126,79 +125,121 @@ fn lone_rings(mol: &Molecule, on_ring: &[bool]) -> (Vec<Option<usize>>, Vec<Vec<
     (system_of_bond, bonds_in)
 }
 
-/// Scratch space of [`shortest_paths`], kept across the bonds of one molecule, and the
-/// ring bonds it walks: every bond of a cycle is a ring bond, so the search leaves the
-/// others (substituents, chains) out without losing a path.
-struct Search<'a> {
-    on_ring: &'a [bool],
+/// The search for shortest cycles through each ring bond of one molecule, and its scratch
+/// space. It walks only ring bonds (every bond of a cycle is one), through an adjacency list
+/// of those alone, and allocates nothing per bond or per path: profiled, allocating and
+/// growing a vector for every path and every step of one, and stepping over substituents,
+/// were most of ring perception's time, natively and in WebAssembly.
+struct Search {
+    /// Each atom's ring bonds, in the molecule's adjacency order, as (neighbour, bond):
+    /// those of atom `a` are `ring_neighbours[starts[a]..starts[a + 1]]`.
+    starts: Vec<usize>,
+    ring_neighbours: Vec<(usize, usize)>,
+    /// Distance from the search's start; `usize::MAX` where not reached.
     dist: Vec<usize>,
-    queue: VecDeque<usize>,
+    /// The breadth-first queue: every atom reached, in order (so also what to reset).
+    reached: Vec<usize>,
+    /// The path being walked back, as bonds.
+    path: Vec<usize>,
+    /// A cycle found, as its bonds in index order.
+    cycle: Vec<usize>,
 }
 
-/// Every shortest path of ring bonds from `from` to `to` not using bond `skip` (up to the
-/// cap).
-fn shortest_paths(
-    mol: &Molecule,
-    search: &mut Search,
-    from: usize,
-    to: usize,
-    skip: usize,
-) -> Vec<Vec<usize>> {
-    let Search {
-        on_ring,
-        dist,
-        queue,
-    } = search;
-    dist.clear();
-    dist.resize(mol.atoms.len(), usize::MAX);
-    dist[from] = 0;
-    queue.clear();
-    queue.push_back(from);
-    while let Some(a) = queue.pop_front() {
-        if a == to {
-            break;
+impl Search {
+    fn new(mol: &Molecule, on_ring: &[bool]) -> Self {
+        let mut starts = Vec::with_capacity(mol.atoms.len() + 1);
+        let mut ring_neighbours = Vec::new();
+        for (a, bonds) in mol.adjacency.iter().enumerate() {
+            starts.push(ring_neighbours.len());
+            ring_neighbours.extend(
+                bonds
+                    .iter()
+                    .filter(|&&b| on_ring[b])
+                    .map(|&b| (mol.bonds[b].other(a), b)),
+            );
         }
-        for &b in &mol.adjacency[a] {
-            let n = mol.bonds[b].other(a);
-            if b != skip && on_ring[b] && dist[n] == usize::MAX {
-                dist[n] = dist[a] + 1;
-                queue.push_back(n);
-            }
+        starts.push(ring_neighbours.len());
+        Self {
+            starts,
+            ring_neighbours,
+            dist: vec![usize::MAX; mol.atoms.len()],
+            reached: Vec::with_capacity(mol.atoms.len()),
+            path: Vec::new(),
+            cycle: Vec::new(),
         }
     }
-    if dist[to] == usize::MAX {
-        return Vec::new();
-    }
-    // Walk back from `to`, always to a neighbour one step closer to `from`.
-    let mut paths = Vec::new();
-    let mut stack: Vec<(usize, Vec<usize>)> = vec![(to, Vec::with_capacity(dist[to] + 1))];
-    while let Some((atom, path)) = stack.pop() {
-        if atom == from {
-            paths.push(path);
-            if paths.len() >= MAX_PATHS_PER_BOND {
+
+    /// Calls `found` with every shortest cycle through ring bond `skip` (from `from` to
+    /// `to`, its atoms), as its bonds in index order, up to [`MAX_PATHS_PER_BOND`] of them:
+    /// the shortest paths of ring bonds between its atoms not using it, closed by it.
+    fn shortest_cycles(
+        &mut self,
+        from: usize,
+        to: usize,
+        skip: usize,
+        found: &mut dyn FnMut(&[usize]),
+    ) {
+        for &a in &self.reached {
+            self.dist[a] = usize::MAX;
+        }
+        self.reached.clear();
+        self.dist[from] = 0;
+        self.reached.push(from);
+        let mut next = 0;
+        while let Some(&a) = self.reached.get(next) {
+            next += 1;
+            if a == to {
                 break;
             }
-            continue;
+            for i in self.starts[a]..self.starts[a + 1] {
+                let (n, b) = self.ring_neighbours[i];
+                if b != skip && self.dist[n] == usize::MAX {
+                    self.dist[n] = self.dist[a] + 1;
+                    self.reached.push(n);
+                }
+            }
         }
-        let back = |&b: &usize| {
-            let n = mol.bonds[b].other(atom);
-            (b != skip && on_ring[b] && dist[n] != usize::MAX && dist[n] + 1 == dist[atom])
-                .then_some((b, n))
-        };
-        // The path so far goes on to the last step (most atoms have one step back), copies
-        // to the others.
-        let steps = mol.adjacency[atom].iter().filter_map(back).count();
-        let mut path = Some(path);
-        for (k, (b, n)) in mol.adjacency[atom].iter().filter_map(back).enumerate() {
-            let mut next = match k + 1 == steps {
-                true => path.take().unwrap_or_default(),
-                false => path.clone().unwrap_or_default(),
-            };
-            next.push(b);
-            stack.push((n, next));
+        if self.dist[to] == usize::MAX {
+            return;
+        }
+        self.path.clear();
+        let mut left = MAX_PATHS_PER_BOND;
+        self.walk_back(to, from, skip, &mut left, found);
+    }
+
+    /// Walks back from `atom` to `from`, always to a neighbour one step closer, calling
+    /// `found` at each arrival. The steps are taken last neighbour first: the order the
+    /// cycles are found in decides which of equally small ones the SSSR keeps.
+    fn walk_back(
+        &mut self,
+        atom: usize,
+        from: usize,
+        skip: usize,
+        left: &mut usize,
+        found: &mut dyn FnMut(&[usize]),
+    ) {
+        if atom == from {
+            self.cycle.clear();
+            self.cycle.extend_from_slice(&self.path);
+            self.cycle.push(skip);
+            self.cycle.sort_unstable();
+            found(&self.cycle);
+            *left -= 1;
+            return;
+        }
+        for i in (self.starts[atom]..self.starts[atom + 1]).rev() {
+            let (n, b) = self.ring_neighbours[i];
+            if b == skip || self.dist[n] == usize::MAX || self.dist[n] + 1 != self.dist[atom] {
+                continue;
+            }
+            self.path.push(b);
+            self.walk_back(n, from, skip, left, found);
+            self.path.pop();
+            if *left == 0 {
+                return;
+            }
         }
     }
-    paths
 }
 
 /// The SSSR plus every shortest cycle left out of it that is no larger than the SSSR rings
@@ -243,11 +284,8 @@ fn sssr_with_candidates(mol: &Molecule) -> (Vec<Ring>, Vec<Vec<usize>>) {
     let words = mol.bonds.len().div_ceil(64);
     let mut candidates: Vec<Vec<usize>> = Vec::new();
     let on_ring = ring_bonds(mol);
-    let mut search = Search {
-        on_ring: &on_ring,
-        dist: Vec::with_capacity(mol.atoms.len()),
-        queue: VecDeque::with_capacity(mol.atoms.len()),
-    };
+    // Made at the first ring bond that needs it: most molecules' rings are all alone.
+    let mut search: Option<Search> = None;
     let (lone_system, mut system_bonds) = lone_rings(mol, &on_ring);
     for (i, bond) in mol.bonds.iter().enumerate() {
         if !on_ring[i] {
@@ -262,13 +300,12 @@ fn sssr_with_candidates(mol: &Molecule) -> (Vec<Ring>, Vec<Vec<usize>>) {
             }
             continue;
         }
-        for mut path in shortest_paths(mol, &mut search, bond.a, bond.b, i) {
-            path.push(i);
-            path.sort_unstable();
-            if !candidates.contains(&path) {
-                candidates.push(path);
+        let search = search.get_or_insert_with(|| Search::new(mol, &on_ring));
+        search.shortest_cycles(bond.a, bond.b, i, &mut |cycle| {
+            if !candidates.iter().any(|c| c == cycle) {
+                candidates.push(cycle.to_vec());
             }
-        }
+        });
     }
     candidates.sort_by_key(Vec::len);
     let mut basis: Vec<Vec<u64>> = Vec::new();
