@@ -43,8 +43,9 @@ pub(crate) enum BondExpr {
     SingleOrAromatic,
 }
 
-/// Atoms a pattern may have (the Wildman-Crippen types have at most 5).
-const MAX_PATTERN_ATOMS: usize = 16;
+/// Atoms a pattern may have (the Wildman-Crippen types have at most 5). Small, because
+/// matching compares an atom with every entry of a mapping this long.
+const MAX_PATTERN_ATOMS: usize = 8;
 
 /// A pattern: atoms in reading order, each after the first with its parent and bond.
 #[derive(Debug, Clone, Copy)]
@@ -376,14 +377,18 @@ impl Pattern {
     /// Whether the rest of the pattern matches around `atom`, which is known to match its
     /// first atom.
     pub(crate) fn matches_around(&self, mol: &Molecule, facts: &[AtomFacts], atom: usize) -> bool {
+        if self.atoms.len() == 1 {
+            return true;
+        }
         let mut mapping = [UNMAPPED; MAX_PATTERN_ATOMS];
         mapping[0] = atom;
         self.extend(mol, facts, &mut mapping, 1)
     }
 
-    /// Maps pattern atom `k` onward, the first `k` being mapped already and the rest
-    /// [`UNMAPPED`] (as it leaves them when it fails), so "is this atom mapped already" is
-    /// one comparison of the whole array rather than a loop over its first `k`.
+    /// Maps pattern atoms `k..` (`k` below the pattern's length), the first `k` being
+    /// mapped already and the rest [`UNMAPPED`] (as it leaves them when it fails), so "is
+    /// this atom mapped already" is one comparison of the whole array rather than a loop
+    /// over its first `k`. The last atom mapped ends the search without a call.
     fn extend(
         &self,
         mol: &Molecule,
@@ -391,9 +396,6 @@ impl Pattern {
         mapping: &mut [usize; MAX_PATTERN_ATOMS],
         k: usize,
     ) -> bool {
-        if k == self.atoms.len() {
-            return true;
-        }
         let (parent, bond) = self.parents[k];
         let from = mapping[parent];
         for &b in &mol.adjacency[from] {
@@ -406,7 +408,7 @@ impl Pattern {
                 continue;
             }
             mapping[k] = to;
-            if self.extend(mol, facts, mapping, k + 1) {
+            if k + 1 == self.atoms.len() || self.extend(mol, facts, mapping, k + 1) {
                 return true;
             }
         }
