@@ -81,6 +81,9 @@ fn pathological_shapes_are_bounded() {
         .map(|i| format!("C{}CC{}", i % 10, i % 10))
         .collect();
     all_descriptors(&rings);
+    // Two rings of about 1,000 atoms sharing a bond: ring perception walks paths that long.
+    let theta = format!("C12{}C1{}C2", "C".repeat(994), "C".repeat(993));
+    all_descriptors(&theta);
     let graphite = "c1ccc2cc3ccc4ccc5ccc6ccc1c7c2c3c4c5c67".repeat(3);
     all_descriptors(&graphite);
     assert!(chem::smiles::parse(&"C".repeat(2001)).is_err(), "atom cap");
