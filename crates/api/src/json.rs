@@ -6,6 +6,7 @@
 
 use crate::error::{ApiError, ErrorCode};
 use serde::de::DeserializeOwned;
+use std::borrow::Cow;
 
 /// Deepest nesting of arrays and objects a request body may have.
 pub const MAX_BODY_DEPTH: usize = 128;
@@ -61,13 +62,11 @@ pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
 }
 
 /// The first key that appears twice in one object of well-formed JSON text, if any. Keys
-/// are compared as decoded (`"a"` and `"\u0061"` are the same key).
+/// are compared as decoded (`"a"` and `"\u0061"` are the same key); a key without escapes
+/// is compared where it lies in `bytes`, without a copy.
 pub fn duplicate_key(bytes: &[u8]) -> Option<String> {
-    enum Frame {
-        Object {
-            keys: std::collections::HashSet<String>,
-            expect_key: bool,
-        },
+    enum Frame<'a> {
+        Object { keys: Keys<'a>, expect_key: bool },
         Array,
     }
     let mut stack: Vec<Frame> = Vec::new();
@@ -77,10 +76,11 @@ pub fn duplicate_key(bytes: &[u8]) -> Option<String> {
             b'"' => {
                 let mut end = i + 1;
                 let mut escaped = false;
+                let mut has_escape = false;
                 while end < bytes.len() {
                     match (escaped, bytes[end]) {
                         (true, _) => escaped = false,
-                        (false, b'\\') => escaped = true,
+                        (false, b'\\') => (escaped, has_escape) = (true, true),
                         (false, b'"') => break,
                         _ => {}
                     }
@@ -90,10 +90,8 @@ pub fn duplicate_key(bytes: &[u8]) -> Option<String> {
                     && *expect_key
                 {
                     let raw = &bytes[i..=end.min(bytes.len() - 1)];
-                    let key = serde_json::from_slice::<String>(raw)
-                        .unwrap_or_else(|_| String::from_utf8_lossy(raw).into_owned());
-                    if !keys.insert(key.clone()) {
-                        return Some(key);
+                    if let Err(key) = keys.insert(decoded_key(raw, has_escape)) {
+                        return Some(key.into_owned());
                     }
                     *expect_key = false;
                 }
@@ -101,7 +99,7 @@ pub fn duplicate_key(bytes: &[u8]) -> Option<String> {
                 continue;
             }
             b'{' => stack.push(Frame::Object {
-                keys: Default::default(),
+                keys: Keys::Few(Vec::new()),
                 expect_key: true,
             }),
             b'[' => stack.push(Frame::Array),
@@ -118,6 +116,53 @@ pub fn duplicate_key(bytes: &[u8]) -> Option<String> {
         i += 1;
     }
     None
+}
+
+/// A key as its object names it: `raw` is the string with its quotes.
+fn decoded_key(raw: &[u8], has_escape: bool) -> Cow<'_, str> {
+    let inner = raw.strip_prefix(b"\"").and_then(|r| r.strip_suffix(b"\""));
+    match (has_escape, inner.map(std::str::from_utf8)) {
+        (false, Some(Ok(text))) => Cow::Borrowed(text),
+        _ => Cow::Owned(
+            serde_json::from_slice::<String>(raw)
+                .unwrap_or_else(|_| String::from_utf8_lossy(raw).into_owned()),
+        ),
+    }
+}
+
+/// Keys an object may have before [`Keys`] turns its list into a set.
+const FEW_KEYS: usize = 16;
+
+/// The keys of one object seen so far: a list while there are few (most objects have a
+/// handful, and comparing them costs less than hashing), a set beyond that, so an object
+/// of thousands of keys is still checked in linear time.
+enum Keys<'a> {
+    Few(Vec<Cow<'a, str>>),
+    Many(std::collections::HashSet<Cow<'a, str>>),
+}
+
+impl<'a> Keys<'a> {
+    /// Adds `key`, or gives it back when the object had it already.
+    fn insert(&mut self, key: Cow<'a, str>) -> Result<(), Cow<'a, str>> {
+        match self {
+            Keys::Few(list) if list.contains(&key) => Err(key),
+            Keys::Few(list) if list.len() < FEW_KEYS => {
+                list.push(key);
+                Ok(())
+            }
+            Keys::Few(list) => {
+                let mut set: std::collections::HashSet<_> = list.drain(..).collect();
+                set.insert(key);
+                *self = Keys::Many(set);
+                Ok(())
+            }
+            Keys::Many(set) if set.contains(&key) => Err(key),
+            Keys::Many(set) => {
+                set.insert(key);
+                Ok(())
+            }
+        }
+    }
 }
 
 fn classify(path: &str, err: &serde_json::Error) -> ApiError {
@@ -219,6 +264,35 @@ mod tests {
             Some("a")
         );
         assert_eq!(duplicate_key(br#"{"a\"b": 1, "c": "\"a\"b"}"#), None);
+        assert_eq!(
+            duplicate_key(br#"{"\"": 1, "\u0022": 2}"#).as_deref(),
+            Some("\"")
+        );
+    }
+
+    /// Past a handful of keys an object's keys are kept in a set: duplicates are still
+    /// found on either side of the switch, and a large object is checked in linear time.
+    #[test]
+    fn duplicate_keys_are_found_in_large_objects() {
+        use super::duplicate_key;
+        let object = |keys: &[String]| {
+            let fields: Vec<String> = keys.iter().map(|k| format!("\"{k}\": 0")).collect();
+            format!("{{{}}}", fields.join(", "))
+        };
+        let distinct: Vec<String> = (0..50_000).map(|i| format!("k{i}")).collect();
+        let started = std::time::Instant::now();
+        assert_eq!(duplicate_key(object(&distinct).as_bytes()), None);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        for (first, second) in [(3, 9), (3, 40), (20, 30), (0, 49_999)] {
+            let mut keys = distinct.clone();
+            keys[second] = keys[first].clone();
+            let expected = keys[first].clone();
+            assert_eq!(
+                duplicate_key(object(&keys).as_bytes()),
+                Some(expected),
+                "keys {first} and {second}"
+            );
+        }
     }
 
     #[test]
