@@ -165,40 +165,38 @@ pub async fn prepare(
 ) -> Result<Prepared> {
     // Read once: it tells whether anything is missing, and is what gets compiled.
     let mut cached = source.cached_snapshot(cache_dir);
-    // The compiled code's cache file, when named here already (for the bytes compiled below).
-    let mut named: Option<(Named, Artifact)> = None;
+    // The compiled code's cache file of the snapshot or of the component, when named here
+    // already: naming one hashes all of its bytes.
+    let (mut snapshot_artifact, mut component_artifact) = (None, None);
     if cold == ColdWork::InChild && grants.ai.granted.is_empty() {
-        let to_compile = match (&source.snapshot_key, &cached) {
-            (Some(_), Some(snapshot)) => Some((Named::Snapshot, snapshot.as_slice())),
+        let artifact = match (&source.snapshot_key, &cached) {
+            (Some(_), Some(snapshot)) => {
+                Some(&*snapshot_artifact.insert(Artifact::of(engine, snapshot, cache_dir)))
+            }
             (Some(_), None) => None,
-            (None, _) => Some((Named::Component, source.wasm.as_slice())),
+            (None, _) => {
+                Some(&*component_artifact.insert(Artifact::of(engine, &source.wasm, cache_dir)))
+            }
         };
-        named = to_compile.map(|(which, bytes)| (which, Artifact::of(engine, bytes, cache_dir)));
-        let complete = named.as_ref().is_some_and(|(_, a)| a.is_cached());
-        if !complete {
+        if !artifact.is_some_and(Artifact::is_cached) {
             crate::prepare_child::fill_cache(&source.path, &grants.files, limits, cache_dir).await;
             if cached.is_none() {
                 cached = source.cached_snapshot(cache_dir);
             }
         }
     }
-    let mut artifact_of = |which: Named| match named.take() {
-        Some((w, artifact)) if w == which => Some(artifact),
-        _ => None,
-    };
     let Source {
         path,
         wasm,
         snapshot_key,
     } = source;
     if let Some(key) = snapshot_key {
-        let artifact = artifact_of(Named::Snapshot);
         let snapshot = async {
             let bytes = match cached {
                 Some(bytes) => bytes,
                 None => snapshot_made(&wasm, &key, grants, limits, cache_dir).await?,
             };
-            compile(engine, bytes, artifact, &path, cache_dir).await
+            compile(engine, bytes, snapshot_artifact, &path, cache_dir).await
         };
         match snapshot.await {
             Ok(pre) => {
@@ -215,19 +213,11 @@ pub async fn prepare(
             ),
         }
     }
-    let artifact = artifact_of(Named::Component);
-    let pre = compile(engine, wasm, artifact, &path, cache_dir).await?;
+    let pre = compile(engine, wasm, component_artifact, &path, cache_dir).await?;
     Ok(Prepared {
         pre,
         snapshot: None,
     })
-}
-
-/// Which bytes an [`Artifact`] named in [`prepare`] is for.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Named {
-    Snapshot,
-    Component,
 }
 
 /// Compiles `bytes` (the component at `path`, or its snapshot) on a blocking thread, into
