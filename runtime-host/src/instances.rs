@@ -18,9 +18,8 @@
 //! answered, so "never reuse after a 5xx" would race the next request; a trap reaches the
 //! caller as "guest never invoked response-outparam::set", not as the trap; and it needs
 //! `component-model-async`, whose event loop our synchronous host calls would block (the
-//! module's own notes, wasmtime issues #11869/#11870). [`InstancePool::serve`] is the same
-//! idea for serial reuse, with the status and the failure in hand when the decision is made,
-//! and without a task per request: the guest runs in the connection's own task.
+//! module's own notes, wasmtime issues #11869/#11870). The loop below is the same idea for
+//! serial reuse, with the status and the failure in hand when the decision is made.
 
 use crate::limits::Limits;
 use crate::release_order;
@@ -29,11 +28,8 @@ use crate::state::{Grants, InstanceState};
 use anyhow::Result;
 use bytes::Bytes;
 use http_body_util::Full;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::task::Poll;
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use wasmtime::Store;
@@ -224,25 +220,32 @@ impl InstancePool {
     }
 
     /// Serves one request on a warm or new instance. `Ok` is the guest's response head (its
-    /// body possibly still streaming from the guest); the instance goes back to the pool
-    /// afterwards only if it is healthy. `slot` is released when the instance is done with
-    /// the request.
-    ///
-    /// The guest runs in the caller's task until it has answered and returned, which for
-    /// almost every answer (a body that fits the pipe to the client) happens in one go: no
-    /// task is spawned and the instance is back in the pool before the answer leaves. Only a
-    /// guest still running once it has answered (its body larger than the pipe holds, or
-    /// work after the answer) goes on in a task of its own, and the answer then ends only
-    /// once that task has settled the instance ([`release_order`]).
+    /// body still streaming from the guest); the instance goes back to the pool afterwards
+    /// only if it is healthy. `slot` is released when the instance is done with the request.
     pub async fn serve(
         self: &Arc<Self>,
         req: hyper::Request<Full<Bytes>>,
         deadline: Instant,
         slot: Option<OwnedSemaphorePermit>,
     ) -> Result<HostResponse, Failure> {
-        let turn = self.take_turn(deadline).await?;
-        // Released only after the instance is back in the pool (or gone).
-        let held = (slot, turn);
+        let fault = |error: anyhow::Error| Failure::Fault {
+            error,
+            memory_exceeded: false,
+        };
+        let turn = match &self.in_use {
+            Some(cap) => {
+                let wait = cap.clone().acquire_owned();
+                let _waiting = Waiting::new(&self.counters);
+                match tokio::time::timeout_at(deadline.into(), wait).await {
+                    Ok(Ok(permit)) => Some(permit),
+                    Ok(Err(_)) => {
+                        return Err(fault(anyhow::anyhow!("the instance pool is closed")));
+                    }
+                    Err(_) => return Err(Failure::Timeout),
+                }
+            }
+            None => None,
+        };
         let mut warm = self.checkout().await.map_err(fault)?;
         warm.store
             .data_mut()
@@ -251,7 +254,7 @@ impl InstancePool {
 
         // Answered without a body: HTTP leaves it out (RFC 9110, 6.4.1).
         let bodiless = req.method() == hyper::Method::HEAD;
-        let (sender, mut receiver) = oneshot::channel();
+        let (sender, receiver) = oneshot::channel();
         let mut http = warm.store.data_mut().http();
         let prepared = http
             .new_incoming_request(Scheme::Http, req)
@@ -259,126 +262,80 @@ impl InstancePool {
         let (req, out) = prepared.map_err(|e| {
             fault(anyhow::Error::from(e).context("could not hand the request to the component"))
         })?;
-        let mut run: Run = Box::pin(async move {
+
+        let (to_caller, answer) = oneshot::channel();
+        // Dropped by the task once the instance is back in the pool (or gone).
+        let (released, on_release) = oneshot::channel::<()>();
+        let pool = self.clone();
+        let task = tokio::spawn(async move {
+            let _released = released;
+            let _slot = slot;
+            // Released after the instance is back in the pool (or gone), as `released`.
+            let _turn = turn;
+            let memory_exceeded = warm.memory_exceeded.clone();
             let call =
                 warm.proxy
                     .wasi_http_incoming_handler()
                     .call_handle(&mut warm.store, req, out);
-            let called = tokio::time::timeout_at(deadline.into(), call).await;
-            (warm, called)
+            // Hand the response head on the moment the guest sets it (its body may be larger
+            // than a pipe holds), and note whether it was a healthy one.
+            let forward = async move {
+                let answer = receiver.await.ok()?;
+                let healthy = matches!(&answer, Ok(r) if r.status().as_u16() < 500);
+                let _ = to_caller.send(answer);
+                Some(healthy)
+            };
+            let run = async {
+                tokio::pin!(call, forward);
+                let mut healthy = None;
+                let called = loop {
+                    tokio::select! {
+                        r = &mut call => break r,
+                        h = &mut forward, if healthy.is_none() => healthy = Some(h),
+                    }
+                };
+                let healthy = match healthy {
+                    Some(h) => h,
+                    // The guest returned: its outparam was set or dropped, so this is quick.
+                    None if called.is_ok() => forward.await,
+                    None => None,
+                };
+                (called, healthy == Some(true))
+            };
+            match tokio::time::timeout_at(deadline.into(), run).await {
+                Ok((Ok(()), healthy)) => {
+                    if healthy && !memory_exceeded.load(Ordering::Relaxed) {
+                        pool.checkin(warm);
+                    }
+                    Ok(())
+                }
+                Ok((Err(error), _)) => Err(Failure::Fault {
+                    error: error.into(),
+                    memory_exceeded: memory_exceeded.load(Ordering::Relaxed),
+                }),
+                Err(_) => Err(Failure::Timeout),
+            }
         });
 
-        let mut answer = Answer::Awaited;
-        let returned = std::future::poll_fn(|cx| {
-            if let Poll::Ready(done) = run.as_mut().poll(cx) {
-                return Poll::Ready(Some(done));
+        match tokio::time::timeout_at(deadline.into(), answer).await {
+            Ok(Ok(Ok(resp))) => {
+                Ok(release_order::ends_after_release(resp, bodiless, deadline, on_release).await)
             }
-            if let Answer::Awaited = answer {
-                match Pin::new(&mut receiver).poll(cx) {
-                    Poll::Ready(Ok(set)) => {
-                        answer = Answer::Set(set);
-                        return Poll::Ready(None);
-                    }
-                    // The outparam was dropped unset: the guest's return says why.
-                    Poll::Ready(Err(_)) => answer = Answer::Dropped,
-                    Poll::Pending => {}
-                }
-            }
-            Poll::Pending
-        })
-        .await;
-
-        let Some((warm, called)) = returned else {
-            let Answer::Set(set) = answer else {
-                unreachable!("the guest's run is left only once it has answered")
-            };
-            let resp = set.map_err(Failure::Guest)?;
-            // Answered, still running: the rest of the run goes on in its own task.
-            let healthy = resp.status().as_u16() < 500;
-            let (released, on_release) = oneshot::channel::<()>();
-            let pool = self.clone();
-            tokio::spawn(async move {
-                let (warm, called) = run.await;
-                let _ = pool.settle(warm, called, healthy);
-                drop((held, released));
-            });
-            return Ok(
-                release_order::ends_after_release(resp, bodiless, deadline, on_release).await,
-            );
-        };
-        // The guest returned: its outparam was set or never will be.
-        let set = match answer {
-            Answer::Set(set) => Some(set),
-            Answer::Awaited => receiver.try_recv().ok(),
-            Answer::Dropped => None,
-        };
-        let healthy = matches!(&set, Some(Ok(r)) if r.status().as_u16() < 500);
-        let settled = self.settle(warm, called, healthy);
-        drop(held);
-        match (set, settled) {
-            (Some(Ok(resp)), _) => Ok(release_order::without_body_if_bodiless(resp, bodiless)),
-            (Some(Err(code)), _) => Err(Failure::Guest(code)),
-            (None, Err(failure)) => Err(failure),
-            (None, Ok(())) => Err(fault(anyhow::anyhow!(
-                "the component returned without sending a response"
-            ))),
-        }
-    }
-
-    /// A turn under `--max-instances`, waited for within the deadline (none without a cap).
-    async fn take_turn(&self, deadline: Instant) -> Result<Option<OwnedSemaphorePermit>, Failure> {
-        let Some(cap) = &self.in_use else {
-            return Ok(None);
-        };
-        let wait = cap.clone().acquire_owned();
-        let _waiting = Waiting::new(&self.counters);
-        match tokio::time::timeout_at(deadline.into(), wait).await {
-            Ok(Ok(permit)) => Ok(Some(permit)),
-            Ok(Err(_)) => Err(fault(anyhow::anyhow!("the instance pool is closed"))),
-            Err(_) => Err(Failure::Timeout),
-        }
-    }
-
-    /// After the guest's handler returned (or ran out of time): keeps the instance for a
-    /// later request if it answered healthily and stayed within its limits, and says how
-    /// the run failed otherwise.
-    fn settle(&self, warm: Warm, called: Called, healthy: bool) -> Result<(), Failure> {
-        let memory_exceeded = warm.memory_exceeded.load(Ordering::Relaxed);
-        match called {
-            Ok(Ok(())) => {
-                if healthy && !memory_exceeded {
-                    self.checkin(warm);
-                }
-                Ok(())
-            }
-            Ok(Err(error)) => Err(Failure::Fault {
-                error: error.into(),
-                memory_exceeded,
+            Ok(Ok(Err(code))) => Err(Failure::Guest(code)),
+            // The guest finished or trapped without answering: its task says why.
+            Ok(Err(_)) => Err(match task.await {
+                Ok(Ok(())) => fault(anyhow::anyhow!(
+                    "the component returned without sending a response"
+                )),
+                Ok(Err(failure)) => failure,
+                Err(join) => fault(anyhow::anyhow!("the request task failed: {join}")),
             }),
-            // Dropping a timed-out instance: it is never reused.
-            Err(_) => Err(Failure::Timeout),
+            Err(_) => {
+                // Dropping the task drops the instance: it is never reused.
+                task.abort();
+                Err(Failure::Timeout)
+            }
         }
-    }
-}
-
-/// How the guest's handler call ended: returned (or trapped) within the deadline, or not.
-type Called = Result<wasmtime::Result<()>, tokio::time::error::Elapsed>;
-
-/// A request's run on an instance: the guest's handler under the deadline, giving the
-/// instance back when it ends.
-type Run = Pin<Box<dyn Future<Output = (Warm, Called)> + Send>>;
-
-/// The guest's answer (its response or error code) as far as it has come.
-enum Answer {
-    Awaited,
-    Set(Result<HostResponse, HttpErrorCode>),
-    Dropped,
-}
-
-fn fault(error: anyhow::Error) -> Failure {
-    Failure::Fault {
-        error,
-        memory_exceeded: false,
     }
 }
 

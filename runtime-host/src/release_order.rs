@@ -8,11 +8,7 @@
 //! ended, so the body is what waits: a body of a declared length ends with its last byte,
 //! whose frame is held until the release; an answer sent without reading its body at all
 //! (to HEAD, of length 0, 1xx, 204, 304) has its head wait instead.
-//!
-//! Most answers never wait: a guest whose body fits the pipe has returned, and its instance
-//! is back in the pool, before the answer leaves ([`crate::instances`]). This is for the rest.
 
-use crate::responses::HostResponse;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use std::future::Future;
@@ -26,50 +22,26 @@ use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 /// `released` resolves (sent or dropped once the instance is back in the pool or gone), or
 /// at `deadline`.
 pub async fn ends_after_release(
-    resp: HostResponse,
+    resp: hyper::Response<HyperOutgoingBody>,
     bodiless: bool,
     deadline: Instant,
     released: oneshot::Receiver<()>,
-) -> HostResponse {
-    if has_no_body(&resp, bodiless) {
+) -> hyper::Response<HyperOutgoingBody> {
+    let length = resp
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse().ok());
+    let status = resp.status().as_u16();
+    if bodiless || length == Some(0) || matches!(status, 100..=199 | 204 | 304) {
         // The body is dropped first: a guest still writing one is not left blocked on a
         // pipe nobody reads.
-        let resp = without_body(resp);
+        let (head, body) = resp.into_parts();
+        drop(body);
         let _ = tokio::time::timeout_at(deadline.into(), released).await;
-        return resp;
+        let empty = http_body_util::Empty::new().map_err(|never| match never {});
+        return hyper::Response::from_parts(head, empty.boxed_unsync());
     }
-    let length = content_length(&resp);
     resp.map(|body| EndsAfterRelease::wrap(body, length, released))
-}
-
-/// `resp` as it is sent once its instance is already settled: only a body HTTP leaves out
-/// is dropped.
-pub fn without_body_if_bodiless(resp: HostResponse, bodiless: bool) -> HostResponse {
-    if has_no_body(&resp, bodiless) {
-        without_body(resp)
-    } else {
-        resp
-    }
-}
-
-/// Whether `resp` goes without a body: the answer to HEAD (`bodiless`), of length 0, 1xx,
-/// 204 or 304.
-fn has_no_body(resp: &HostResponse, bodiless: bool) -> bool {
-    let status = resp.status().as_u16();
-    bodiless || content_length(resp) == Some(0) || matches!(status, 100..=199 | 204 | 304)
-}
-
-fn without_body(resp: HostResponse) -> HostResponse {
-    let (head, body) = resp.into_parts();
-    drop(body);
-    let empty = http_body_util::Empty::new().map_err(|never| match never {});
-    hyper::Response::from_parts(head, empty.boxed_unsync())
-}
-
-fn content_length(resp: &HostResponse) -> Option<u64> {
-    resp.headers()
-        .get(hyper::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse().ok())
 }
 
 /// A response body that ends only once the instance that wrote it has been released; a body
