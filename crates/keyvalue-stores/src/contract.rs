@@ -22,7 +22,7 @@ async fn keeps_the_contract(store: Arc<dyn Store>) {
     lists_every_key_once_in_pages(&*store).await;
     increments_atomically(store.clone()).await;
     swaps_only_from_the_value_seen(&*store).await;
-    swaps_lose_no_update_under_races(store).await;
+    swaps_lose_no_update_under_races(&[store]).await;
 }
 
 async fn reads_back_what_it_wrote(store: &dyn Store) {
@@ -158,12 +158,14 @@ async fn swaps_only_from_the_value_seen(store: &dyn Store) {
     );
 }
 
-/// Read-modify-write through handles from many tasks at once: every update lands once.
-async fn swaps_lose_no_update_under_races(store: Arc<dyn Store>) {
+/// Read-modify-write through handles from many tasks at once, spread over `hosts` (handles on
+/// one store, each with its own wrappers, as separate hosts would hold): every update lands
+/// once.
+async fn swaps_lose_no_update_under_races(hosts: &[Arc<dyn Store>]) {
     let (tasks, each) = (16, 10);
     let workers: Vec<_> = (0..tasks)
-        .map(|_| {
-            let store = store.clone();
+        .map(|task| {
+            let store = hosts[task % hosts.len()].clone();
             tokio::spawn(async move {
                 for _ in 0..each {
                     let mut cas = store.begin_swap("race").await.unwrap();
@@ -185,7 +187,7 @@ async fn swaps_lose_no_update_under_races(store: Arc<dyn Store>) {
     for w in workers {
         w.await.unwrap();
     }
-    let total = store.get("race").await.unwrap().unwrap();
+    let total = hosts[0].get("race").await.unwrap().unwrap();
     assert_eq!(
         std::str::from_utf8(&total).unwrap(),
         (tasks * each).to_string()
@@ -250,6 +252,35 @@ async fn redis_keeps_the_contract() {
     assert!(store.is_shared());
     // As `open` installs it: with turns.
     keeps_the_contract(Wrapped::around(Arc::new(store), Turns::default())).await;
+}
+
+/// Two hosts on one Redis, each taking turns among its own requests only: a turn's remembered
+/// write is then often stale (the other host wrote since), and the swaps built on it must
+/// retry from what Redis holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_shared_by_two_hosts_loses_no_update() {
+    let Some((_dir, server)) = redis("redis_shared_by_two_hosts_loses_no_update") else {
+        return;
+    };
+    let mut hosts: Vec<Arc<dyn Store>> = Vec::new();
+    for _ in 0..2 {
+        let store = RedisStore::connect(&format!("{}/0", server.url()))
+            .await
+            .unwrap();
+        hosts.push(Wrapped::around(Arc::new(store), Turns::default()));
+    }
+    swaps_lose_no_update_under_races(&hosts).await;
+}
+
+/// The same with two hosts' turns over one store in memory (no Redis needed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn turns_of_two_hosts_lose_no_update() {
+    let shared: Arc<dyn Store> = Arc::new(super::memory::MemoryStore::default());
+    let hosts = [
+        Wrapped::around(shared.clone(), Turns::default()),
+        Wrapped::around(shared, Turns::default()),
+    ];
+    swaps_lose_no_update_under_races(&hosts).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
