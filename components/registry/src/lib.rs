@@ -13,6 +13,7 @@
 
 mod caller;
 mod handlers;
+mod maintenance;
 mod records;
 mod settings;
 
@@ -65,7 +66,7 @@ fn route(req: ApiRequest) -> Result<Response, ApiError> {
         "/heartbeat/{port}" => handlers::heartbeat(&req, port()?),
         "/unregister/{port}" => handlers::unregister(&req, port()?),
         "/registry" => handlers::list(),
-        "/registry/maintenance/processes" => handlers::processes(&req),
+        "/registry/maintenance/processes" => maintenance::processes(&req),
         _ => Err(http::unhandled_route(&path)),
     }
 }

@@ -14,6 +14,8 @@ use crate::Error;
 use crate::element;
 use crate::write::{self, Edge, Node};
 
+mod v3000;
+
 /// Atoms at most in one record (as [`crate::smiles::MAX_ATOMS`] for SMILES).
 pub const MAX_ATOMS: usize = crate::smiles::MAX_ATOMS;
 
@@ -91,7 +93,7 @@ fn read(molfile: &str) -> Result<Table, Error> {
         .get(3)
         .ok_or_else(|| Error::new("molfile ends before its counts line (line 4)"))?;
     if counts.contains("V3000") {
-        return read_v3000(&lines);
+        return v3000::read(&lines);
     }
     let atoms: usize = number(field(counts, 0, 3), "atom count", 4)?;
     let bonds: usize = number(field(counts, 3, 6), "bond count", 4)?;
@@ -172,72 +174,6 @@ fn read(molfile: &str) -> Result<Table, Error> {
                 "ISO" => atom.isotope = u16::try_from(value).ok().filter(|&v| v > 0),
                 _ => atom.radical = if value == 2 { 1 } else { 2 },
             }
-        }
-    }
-    Ok(table)
-}
-
-fn read_v3000(lines: &[&str]) -> Result<Table, Error> {
-    let mut table = Table::default();
-    let mut block = "";
-    for (k, line) in lines.iter().enumerate() {
-        let at = k + 1;
-        let Some(body) = line.strip_prefix("M  V30 ") else {
-            if line.starts_with("M  END") {
-                break;
-            }
-            continue;
-        };
-        let words: Vec<&str> = body.split_whitespace().collect();
-        match words.as_slice() {
-            ["BEGIN", name, ..] => {
-                block = if *name == "ATOM" || *name == "BOND" {
-                    name
-                } else {
-                    ""
-                }
-            }
-            ["END", ..] => block = "",
-            [_, symbol, _, _, _, _, props @ ..] if block == "ATOM" => {
-                if table.atoms.len() == MAX_ATOMS {
-                    return Err(Error::new(format!(
-                        "at most {MAX_ATOMS} atoms are accepted"
-                    )));
-                }
-                let mut atom = Atom {
-                    symbol: (*symbol).to_owned(),
-                    isotope: None,
-                    charge: 0,
-                    radical: 0,
-                    valence: None,
-                };
-                for prop in props {
-                    let Some((key, value)) = prop.split_once('=') else {
-                        continue;
-                    };
-                    let value: i32 = match key {
-                        "CHG" | "MASS" | "RAD" | "VAL" => number(value, key, at)?,
-                        _ => continue,
-                    };
-                    match key {
-                        "CHG" => atom.charge = value.clamp(-15, 15) as i8,
-                        "MASS" => atom.isotope = u16::try_from(value).ok(),
-                        "RAD" => atom.radical = if value == 2 { 1 } else { 2 },
-                        _ => atom.valence = Some(if value == -1 { 0 } else { value as u8 }),
-                    }
-                }
-                table.atoms.push(atom);
-            }
-            [_, order, a, b, ..] if block == "BOND" => {
-                let order = number(order, "bond type", at)?;
-                table.add_bond(
-                    number(a, "atom number", at)?,
-                    number(b, "atom number", at)?,
-                    order,
-                    at,
-                )?;
-            }
-            _ => {}
         }
     }
     Ok(table)

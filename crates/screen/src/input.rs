@@ -7,6 +7,9 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
+mod sd_records;
+use sd_records::Records;
+
 /// The kinds of input file, told by extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -237,27 +240,21 @@ pub fn rows(
         }
         Format::Sdf => {
             let id_field = choice.id_column.clone();
-            Box::new(
-                Records {
-                    lines: BufReader::new(open()?).lines(),
-                    index: 0,
-                }
-                .map(move |record| {
-                    let (i, text) = record?;
-                    let named = id_field
-                        .as_deref()
-                        .and_then(|f| chem::molfile::data_item(&text, f));
-                    let title = chem::molfile::title(&text);
-                    let id = named
-                        .or_else(|| (!title.is_empty()).then(|| title.to_owned()))
-                        .unwrap_or_else(|| (i + 1).to_string());
-                    let payload = match chem::molfile::to_smiles(&text) {
-                        Ok(smiles) => Payload::Text(smiles),
-                        Err(e) => Payload::Unreadable(format!("SD record {}: {e}", i + 1)),
-                    };
-                    Ok(Row { id, payload })
-                }),
-            )
+            Box::new(Records::new(BufReader::new(open()?)).map(move |record| {
+                let (i, text) = record?;
+                let named = id_field
+                    .as_deref()
+                    .and_then(|f| chem::molfile::data_item(&text, f));
+                let title = chem::molfile::title(&text);
+                let id = named
+                    .or_else(|| (!title.is_empty()).then(|| title.to_owned()))
+                    .unwrap_or_else(|| (i + 1).to_string());
+                let payload = match chem::molfile::to_smiles(&text) {
+                    Ok(smiles) => Payload::Text(smiles),
+                    Err(e) => Payload::Unreadable(format!("SD record {}: {e}", i + 1)),
+                };
+                Ok(Row { id, payload })
+            }))
         }
     })
 }
@@ -382,48 +379,5 @@ fn json_row(i: usize, object: Map<String, Value>, choice: &Choice) -> Row {
             id: id.unwrap_or_else(|| (i + 1).to_string()),
             payload: Payload::Unreadable(e.to_string()),
         },
-    }
-}
-
-/// SD records, each with its index: the lines up to `$$$$`.
-struct Records<R> {
-    lines: std::io::Lines<R>,
-    index: usize,
-}
-
-/// Longest record read (a molfile of 2,000 atoms is about 200 KB): a file that never says
-/// `$$$$` is not read into memory whole.
-const MAX_RECORD_BYTES: usize = 4 << 20;
-
-impl<R: BufRead> Iterator for Records<R> {
-    type Item = Result<(usize, String)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let mut text = String::new();
-        for line in self.lines.by_ref() {
-            let line = match line {
-                Ok(l) => l,
-                Err(e) => return Some(Err(e).context("reading the SD file")),
-            };
-            if line.starts_with("$$$$") {
-                self.index += 1;
-                return Some(Ok((self.index - 1, text)));
-            }
-            if text.len() + line.len() > MAX_RECORD_BYTES {
-                return Some(Err(anyhow::anyhow!(
-                    "SD record {} is over {} MiB without its `$$$$` line: is this an SD file?",
-                    self.index + 1,
-                    MAX_RECORD_BYTES >> 20
-                )));
-            }
-            text.push_str(&line);
-            text.push('\n');
-        }
-        // A last record without its `$$$$` still counts when it holds a structure.
-        if text.contains("M  END") {
-            self.index += 1;
-            return Some(Ok((self.index - 1, text)));
-        }
-        None
     }
 }

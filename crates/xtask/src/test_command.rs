@@ -1,0 +1,202 @@
+//! `cargo xtask test`: the services and model files the tests need, fetched while the build
+//! runs, then every test binary (several at a time) and the Redis pass, totalled.
+
+use super::{cargo, install_models, root, runner, services, shown};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+/// What the test command needs beside the build, fetched while it compiles: Redis and the
+/// browser from Debian's packages (whether each is here), and the embedding model's files.
+pub struct Prepared {
+    redis: bool,
+    browser: bool,
+    prometheus: bool,
+    valgrind: bool,
+}
+
+/// Starts installing the services and model files the tests need, on a thread of its own:
+/// downloads and unpacking overlap the compile instead of following it.
+pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
+    std::thread::spawn(|| {
+        let redis = services::ensure_redis();
+        let browser = services::ensure_browser();
+        let prometheus = services::ensure_prometheus();
+        let valgrind = services::ensure_valgrind();
+        install_models()?;
+        Ok(Prepared {
+            redis,
+            browser,
+            prometheus,
+            valgrind,
+        })
+    })
+}
+
+/// Runs the workspace's native crates' tests (its `default-members`) in release, then (with
+/// Redis) the chat, registry and model scenarios again with every host's store on Redis, and
+/// ends with one `tests: N passed, M failed` line totalling every test binary.
+///
+/// With no arguments the test binaries run several at a time ([`runner`]); arguments go to
+/// one plain `cargo test --release` (e.g. `--test chat_api`, or a test name), without the
+/// Redis pass.
+pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
+    let Prepared {
+        redis,
+        browser,
+        prometheus,
+        valgrind,
+    } = prepared;
+    // CI can install both (it runs as root), so a skip there would hide a broken install.
+    let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
+    if in_ci && !(redis && browser && prometheus && valgrind) {
+        return Err(
+            "CI runs every test, but redis-server, Chromium, Prometheus or valgrind could not \
+                    be installed (see above); nothing was skipped silently"
+                .into(),
+        );
+    }
+    // Tests that need a service this command has fail, rather than skip, if it went missing.
+    let mut env = Vec::new();
+    if redis {
+        env.push(("E2E_REQUIRE_REDIS".to_owned(), "1".to_owned()));
+    }
+    if browser {
+        env.push(("E2E_REQUIRE_BROWSER".to_owned(), "1".to_owned()));
+    }
+    if prometheus {
+        env.push(("E2E_REQUIRE_PROMETHEUS".to_owned(), "1".to_owned()));
+    }
+    if valgrind {
+        env.push(("E2E_REQUIRE_VALGRIND".to_owned(), "1".to_owned()));
+    }
+    let totals = if extra.is_empty() {
+        test_in_parallel(&env, redis)?
+    } else {
+        let mut one = cargo();
+        one.args(["test", "--release", "--no-fail-fast"])
+            .args(extra)
+            .envs(env.iter().map(|(k, v)| (k, v)));
+        run_tests(one)?
+    };
+    for (label, report) in &totals.failures {
+        println!("\nxtask: why {label} failed: {report}");
+    }
+    println!("tests: {} passed, {} failed", totals.passed, totals.failed);
+    if !redis {
+        println!("tests: SKIPPED the Redis tests (redis-server missing; see above)");
+    }
+    if !browser {
+        println!("tests: SKIPPED the browser test (chromium missing; see above)");
+    }
+    if !valgrind {
+        println!("tests: SKIPPED the bench's instructions section (valgrind missing; see above)");
+    }
+    if !totals.ok || totals.failed > 0 {
+        return Err("tests failed".into());
+    }
+    if totals.passed == 0 {
+        return Err("no test ran".into());
+    }
+    Ok(())
+}
+
+/// How many test binaries run at once: `XTASK_TEST_JOBS`, else one more than the cores (most
+/// of a test's time is spent waiting on the servers it started).
+fn test_jobs() -> usize {
+    std::env::var("XTASK_TEST_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()) + 1)
+}
+
+/// Every test binary once, and the [`services::REDIS_PASS`] binaries once more on a Redis of
+/// their own, all in one pool.
+fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Totals, String> {
+    let mut build = cargo();
+    // The same package selection as `cargo build --release` in [`build`], so cargo resolves
+    // the same features and reuses every artifact.
+    build.args(["test", "--release"]);
+    let binaries = runner::build(build)?;
+    let mut jobs = Vec::new();
+    let mut labels = std::collections::BTreeSet::new();
+    for binary in &binaries {
+        // Unit tests of a library and of a binary may share a name: number the second.
+        let mut label = binary.name.clone();
+        let mut n = 1;
+        while !labels.insert(label.clone()) {
+            n += 1;
+            label = format!("{}-{n}", binary.name);
+        }
+        jobs.push(runner::Job {
+            alone: services::RUN_ALONE.contains(&binary.name.as_str()),
+            label,
+            binary: binary.clone(),
+            env: env.to_vec(),
+            args: Vec::new(),
+        });
+    }
+    let server = if redis {
+        let server = services::pass_redis(&root().join("target/redis-pass"))?;
+        eprintln!(
+            "xtask: the Redis pass: {} again with every store on {}",
+            services::REDIS_PASS.join(", "),
+            server.url()
+        );
+        for name in services::REDIS_PASS {
+            let binary = binaries.iter().find(|b| b.name == *name).ok_or(format!(
+                "the Redis pass names {name}, which is no test binary"
+            ))?;
+            let mut env = env.to_vec();
+            env.push(("E2E_REDIS_URL".to_owned(), server.url()));
+            jobs.push(runner::Job {
+                label: format!("{name}-on-redis"),
+                binary: binary.clone(),
+                env,
+                args: services::SQLITE_ONLY
+                    .iter()
+                    .flat_map(|t| ["--skip".to_owned(), t.to_string()])
+                    .collect(),
+                alone: false,
+            });
+        }
+        Some(server)
+    } else {
+        None
+    };
+    let totals = runner::run(jobs, test_jobs(), &root().join("target/xtask-tests"));
+    drop(server);
+    totals
+}
+
+/// Runs one `cargo test`, echoing its output; returns what its test binaries added up to.
+fn run_tests(mut cmd: Command) -> Result<runner::Totals, String> {
+    // --show-output: the tables and figures that tests print belong in the log.
+    cmd.args(["--", "--show-output"]).stdout(Stdio::piped());
+    eprintln!("xtask: running {}", shown(&cmd));
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("could not start cargo test: {e}"))?;
+    let mut output = String::new();
+    for line in BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+    {
+        println!("{line}");
+        output.push_str(&line);
+        output.push('\n');
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    let (passed, failed) = runner::count(&output);
+    let failures = if status.success() {
+        Vec::new()
+    } else {
+        let report = runner::failure_report(&output, &status.to_string());
+        vec![("cargo test".to_owned(), report)]
+    };
+    Ok(runner::Totals {
+        passed,
+        failed,
+        ok: status.success(),
+        failures,
+    })
+}
