@@ -272,6 +272,40 @@ async fn redis_shared_by_two_hosts_loses_no_update() {
     swaps_lose_no_update_under_races(&hosts).await;
 }
 
+/// A compare-and-swap that lost to another host's write is never shown to the next request
+/// as the record's value, even when that request begins while the lost swap is still on
+/// its way to Redis: every handle starts from a value Redis held (wasi:keyvalue's
+/// `cas.current`). Passing the turn on with the written value instead, which would save a
+/// round trip, fails this.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_never_shows_a_swap_that_lost() {
+    let Some((_dir, server)) = redis("redis_never_shows_a_swap_that_lost") else {
+        return;
+    };
+    let url = format!("{}/0", server.url());
+    let this: Arc<dyn Store> = Wrapped::around(
+        Arc::new(RedisStore::connect(&url).await.unwrap()),
+        Turns::default(),
+    );
+    let other = RedisStore::connect(&url).await.unwrap();
+    for round in 0..20 {
+        let key = format!("lost-{round}");
+        let seen = this.begin_swap(&key).await.unwrap();
+        other.set(&key, b"theirs").await.unwrap();
+        let losing = {
+            let this = this.clone();
+            tokio::spawn(async move { this.swap(seen, b"ours").await.unwrap() })
+        };
+        let next = this.begin_swap(&key).await.unwrap();
+        assert_eq!(
+            next.expected.as_deref(),
+            Some(&b"theirs"[..]),
+            "round {round}: the next request saw a value Redis never held"
+        );
+        assert!(losing.await.unwrap().is_err(), "the first swap lost");
+    }
+}
+
 /// The same with two hosts' turns over one store in memory (no Redis needed).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn turns_of_two_hosts_lose_no_update() {
