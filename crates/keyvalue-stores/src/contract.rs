@@ -254,9 +254,8 @@ async fn redis_keeps_the_contract() {
     keeps_the_contract(Wrapped::around(Arc::new(store), Turns::default())).await;
 }
 
-/// Two hosts on one Redis, each taking turns among its own requests only: a turn's remembered
-/// write is then often stale (the other host wrote since), and the swaps built on it must
-/// retry from what Redis holds.
+/// Two hosts on one Redis, each taking turns among its own requests only: their swaps race
+/// each other's, and every one that loses must retry from what Redis holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn redis_shared_by_two_hosts_loses_no_update() {
     let Some((_dir, server)) = redis("redis_shared_by_two_hosts_loses_no_update") else {

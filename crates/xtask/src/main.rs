@@ -22,6 +22,7 @@ mod runner;
 mod services;
 mod test_command;
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -128,6 +129,28 @@ fn run(mut cmd: Command) -> Result<(), String> {
     } else {
         Err(format!("{shown} failed ({status})"))
     }
+}
+
+/// Runs `cmd`, handing each line of its standard output to `line` as it comes (its standard
+/// error goes to the terminal as usual); its exit status.
+fn each_output_line(
+    mut cmd: Command,
+    mut line: impl FnMut(String),
+) -> Result<std::process::ExitStatus, String> {
+    let shown = shown(&cmd);
+    eprintln!("xtask: running {shown}");
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("could not start {shown}: {e}"))?;
+    let stdout = child.stdout.take().expect("stdout was piped");
+    for text in std::io::BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+    {
+        line(text);
+    }
+    child.wait().map_err(|e| e.to_string())
 }
 
 fn ensure_wasm_target() -> Result<(), String> {

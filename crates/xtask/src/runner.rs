@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -56,26 +55,14 @@ pub struct Totals {
 /// Builds every test binary `cargo` (a prepared `cargo test ... --no-run`) selects and lists
 /// them from its JSON messages (compiler messages still reach the terminal, rendered).
 pub fn build(mut cargo: Command) -> Result<Vec<Binary>, String> {
-    cargo
-        .args(["--no-run", "--message-format=json-render-diagnostics"])
-        .stdout(Stdio::piped());
-    eprintln!("xtask: running {}", crate::shown(&cargo));
-    let mut child = cargo
-        .spawn()
-        .map_err(|e| format!("could not start cargo: {e}"))?;
+    cargo.args(["--no-run", "--message-format=json-render-diagnostics"]);
     let mut binaries = Vec::new();
-    for line in BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map_while(Result::ok)
-    {
-        let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
-        };
-        if let Some(binary) = test_binary(&message) {
+    let status = crate::each_output_line(cargo, |line| {
+        let message = serde_json::from_str::<serde_json::Value>(&line);
+        if let Some(binary) = message.ok().as_ref().and_then(test_binary) {
             binaries.push(binary);
         }
-    }
-    let status = child.wait().map_err(|e| e.to_string())?;
+    })?;
     if !status.success() {
         return Err(format!("building the tests failed ({status})"));
     }

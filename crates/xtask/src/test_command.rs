@@ -1,9 +1,8 @@
 //! `cargo xtask test`: the services and model files the tests need, fetched while the build
 //! runs, then every test binary (several at a time) and the Redis pass, totalled.
 
-use super::{cargo, install_models, root, runner, services, shown};
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use super::{cargo, each_output_line, install_models, root, runner, services};
+use std::process::Command;
 
 /// What the test command needs beside the build, fetched while it compiles: Redis and the
 /// browser from Debian's packages (whether each is here), and the embedding model's files.
@@ -171,21 +170,13 @@ fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Tot
 /// Runs one `cargo test`, echoing its output; returns what its test binaries added up to.
 fn run_tests(mut cmd: Command) -> Result<runner::Totals, String> {
     // --show-output: the tables and figures that tests print belong in the log.
-    cmd.args(["--", "--show-output"]).stdout(Stdio::piped());
-    eprintln!("xtask: running {}", shown(&cmd));
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("could not start cargo test: {e}"))?;
+    cmd.args(["--", "--show-output"]);
     let mut output = String::new();
-    for line in BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map_while(Result::ok)
-    {
+    let status = each_output_line(cmd, |line| {
         println!("{line}");
         output.push_str(&line);
         output.push('\n');
-    }
-    let status = child.wait().map_err(|e| e.to_string())?;
+    })?;
     let (passed, failed) = runner::count(&output);
     let failures = if status.success() {
         Vec::new()
