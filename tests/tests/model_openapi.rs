@@ -169,7 +169,7 @@ async fn minilm_documents_text_and_texts() {
             json!({"texts": too_many}),
             json!({"text": "a", "texts": ["b"]}),
             // (`{"texts": [1]}` is outside the document too, but a bad item fails
-            // alone inside a 200 batch answer: embeddings.rs checks that.)
+            // alone inside a 200 batch answer: tests/embeddings checks that.)
             json!({"text": " "}),
         ],
     })

@@ -1,5 +1,9 @@
 //! Interface B through the model SDK, with molprop as the model: every endpoint, the status
-//! rules, metrics under concurrency, the reference file through `/predict`, hostile input.
+//! rules, metrics under concurrency, the reference file through `/predict`; hostile input
+//! in `hostile`, the SDK with another model in `sdk_echo`.
+
+mod hostile;
+mod sdk_echo;
 
 use e2e_tests::{Client, Host, HostBuilder, component, temp_dir, workspace_root};
 use edge_api::model::{
@@ -9,11 +13,11 @@ use edge_api::model::{
 use hyper::Method;
 use serde_json::{Value, json};
 
-fn molprop(dir: &std::path::Path) -> Host {
+pub fn molprop(dir: &std::path::Path) -> Host {
     HostBuilder::new(component("molprop"), dir).start()
 }
 
-async fn predict(c: &Client, h: &Host, data: Value) -> (u16, Value) {
+pub async fn predict(c: &Client, h: &Host, data: Value) -> (u16, Value) {
     let r = c
         .post_json(
             &h.url("/predict"),
@@ -240,24 +244,6 @@ async fn metrics_count_concurrent_predictions_exactly() {
     assert!(m.uptime_s > 0.0);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_client_cannot_route_itself_with_spins_headers() {
-    let dir = temp_dir();
-    let h = molprop(dir.path());
-    let c = Client::new();
-    // What Spin's router would send for a component mounted at /models/molprop/...: from a
-    // client it is ignored (the app port of `up` routes prefixes itself, tests/console.rs).
-    let r = c
-        .send(
-            Method::GET,
-            &h.url("/models/molprop/health"),
-            None,
-            &[("spin-path-info", "/health")],
-        )
-        .await;
-    r.assert_error(404, "not_found");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reference_file_through_predict_meets_the_targets() {
     let path = workspace_root().join("../shared/testdata/molprop-reference.tsv");
@@ -320,114 +306,4 @@ async fn reference_file_through_predict_meets_the_targets() {
         };
         assert!(agree[k] >= needed, "{name}: {}/{n}", agree[k]);
     }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn mutated_smiles_never_break_the_service() {
-    let dir = temp_dir();
-    let h = molprop(dir.path());
-    let c = Client::new();
-    let seeds = [
-        "CC(=O)Oc1ccccc1C(=O)O",
-        "Cn1cnc2c1c(=O)n(C)c(=O)n2C",
-        "[NH3+]CC[C@@H](C%12)C%12",
-        "O=[N+]([O-])c1ccc(Cl)cc1.[Na+]",
-    ];
-    let alphabet: Vec<char> = "CNOSPFIclnos()[]=#$:/\\@+-.%0123456789Hh*Xx "
-        .chars()
-        .collect();
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
-    for i in 0..300 {
-        let mut s: Vec<char> = seeds[i % seeds.len()].chars().collect();
-        for _ in 0..1 + next(4) {
-            let pos = next(s.len() + 1);
-            match next(3) {
-                0 if pos < s.len() => {
-                    s.remove(pos);
-                }
-                1 => s.insert(pos, alphabet[next(alphabet.len())]),
-                _ if pos < s.len() => s[pos] = alphabet[next(alphabet.len())],
-                _ => {}
-            }
-        }
-        let smiles: String = s.into_iter().collect();
-        let (status, body) = predict(&c, &h, json!({"text": smiles})).await;
-        assert!(
-            status == 200 || status == 400,
-            "{smiles:?} -> {status} {body}"
-        );
-        if status == 200 && body["success"] == false {
-            assert!(
-                body["error_message"]
-                    .as_str()
-                    .is_some_and(|m| !m.is_empty())
-            );
-        }
-    }
-    assert_eq!(c.get(&h.url("/health")).await.status, 200);
-}
-
-/// The SDK with another model (test-only `echo-model`): a model that fails its own test
-/// examples is never healthy, and a fault is a 500 that still counts in the metrics.
-#[tokio::test(flavor = "multi_thread")]
-async fn sdk_health_waits_for_the_self_test_and_faults_are_500() {
-    let c = Client::new();
-    let broken_dir = temp_dir();
-    let broken = HostBuilder::new(component("echo-model"), broken_dir.path())
-        .variable("echo_broken", "true")
-        .start();
-    let e = c
-        .get(&broken.url("/health"))
-        .await
-        .assert_error(503, "not_ready");
-    assert!(e.error.contains("example `one`"), "{}", e.error);
-    c.get(&broken.url("/health"))
-        .await
-        .assert_error(503, "not_ready");
-
-    let dir = temp_dir();
-    let h = HostBuilder::new(component("echo-model"), dir.path()).start();
-    assert_eq!(c.get(&h.url("/health")).await.value()["status"], "ok");
-    let url = h.url("/predict");
-    let r = c
-        .post_json(
-            &url,
-            &json!({"input_type": "tabular", "data": {"value": 7}}),
-            None,
-        )
-        .await;
-    assert_eq!(r.value()["results"]["echo"]["value"], 7);
-    c.post_json(&url, &json!({"input_type": "text", "data": {}}), None)
-        .await
-        .assert_error(400, "unsupported_input_type");
-    let r = c
-        .post_json(
-            &url,
-            &json!({"input_type": "tabular", "data": {"outcome": "fail"}}),
-            None,
-        )
-        .await;
-    assert_eq!(
-        (r.status, r.value()["success"].clone()),
-        (200, json!(false))
-    );
-    c.post_json(
-        &url,
-        &json!({"input_type": "tabular", "data": {"outcome": "fault"}}),
-        None,
-    )
-    .await
-    .assert_error(500, "internal_error");
-    let m: Metrics = c.get(&h.url("/metrics")).await.json();
-    assert_eq!(
-        m.requests_served, 3,
-        "the 400 did not reach the model; the rest did"
-    );
-    assert_eq!(m.last_error.as_deref(), Some("asked to fault"));
 }

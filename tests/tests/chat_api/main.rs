@@ -1,13 +1,15 @@
-//! Interface A over HTTP: the spec's read endpoints and the write API around them.
+//! Interface A over HTTP: the spec's read endpoints and the write API around them; what
+//! the write API refuses is in `refusals`.
+
+mod refusals;
 
 use e2e_tests::{Client, Host, HostBuilder, component, temp_dir};
 use edge_api::chat::{ChatSummary, Dialog, Message};
-use hyper::Method;
 use serde_json::{Value, json};
 
-const TOKEN: &str = "s3cret-token";
+pub const TOKEN: &str = "s3cret-token";
 
-fn chat_host(dir: &std::path::Path) -> Host {
+pub fn chat_host(dir: &std::path::Path) -> Host {
     HostBuilder::new(component("chat"), dir)
         .variable("chat_admin_token", TOKEN)
         .start()
@@ -302,116 +304,4 @@ async fn client_chosen_identity_is_kept_and_conflicts_are_409() {
         .assert_error(409, "already_exists");
     let list: Vec<ChatSummary> = c.get(&h.url("/api/chats")).await.json();
     assert_eq!(list.len(), 1, "refused creations leave nothing behind");
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn malformed_and_hostile_input_gets_clear_400s() {
-    let dir = temp_dir();
-    let h = chat_host(dir.path());
-    let c = Client::new();
-    let url = h.url("/api/chats");
-    let cases: Vec<(&[u8], &str, &str)> = vec![
-        (b"{\"chatName\": ", "invalid_json", ""),
-        (b"", "invalid_json", ""),
-        (b"\xff\xfe", "invalid_json", ""),
-        (b"[]", "invalid_field", ""),
-        (b"{}", "missing_field", "chatName"),
-        (b"{\"chatName\": 7}", "invalid_field", "chatName"),
-        (b"{\"chatName\": \"   \"}", "invalid_field", "chatName"),
-        (
-            b"{\"chatName\": \"x\", \"bogus\": 1}",
-            "invalid_field",
-            "bogus",
-        ),
-        (
-            b"{\"chatName\": \"x\", \"messages\": {}}",
-            "invalid_field",
-            "messages",
-        ),
-        (
-            b"{\"chatName\": \"x\", \"messages\": [{\"role\": \"root\", \"content\": \"x\"}]}",
-            "invalid_field",
-            "role",
-        ),
-        (
-            b"{\"chatName\": \"x\", \"messages\": [{\"role\": \"user\"}]}",
-            "missing_field",
-            "content",
-        ),
-        (
-            b"{\"chatName\": \"x\", \"id\": \"../../etc\"}",
-            "invalid_field",
-            "id",
-        ),
-        (
-            b"{\"chatName\": \"x\", \"GUID\": \"not-a-uuid\"}",
-            "invalid_field",
-            "GUID",
-        ),
-        (
-            b"{\"chatName\": \"x\", \"created\": \"yesterday\"}",
-            "invalid_field",
-            "created",
-        ),
-    ];
-    for (body, code, field) in cases {
-        let r = c.post_raw(&url, body.to_vec(), Some(TOKEN)).await;
-        let e = r.assert_error(400, code);
-        assert!(
-            e.error.contains(field),
-            "{:?}: `{}` should name `{field}`",
-            String::from_utf8_lossy(body),
-            e.error
-        );
-    }
-    // Hostile nesting inside free-form metadata is refused, not a stack overflow.
-    let deep = format!(
-        r#"{{"chatName": "x", "messages": [{{"role": "user", "content": "x", "metadata": {}1{}}}]}}"#,
-        r#"{"a":"#.repeat(10_000),
-        "}".repeat(10_000)
-    );
-    c.post_raw(&url, deep.into_bytes(), Some(TOKEN))
-        .await
-        .assert_error(400, "invalid_json");
-    assert_eq!(c.get(&url).await.value(), json!([]), "nothing was stored");
-
-    // Unknown routes and wrong methods.
-    c.get(&h.url("/api/nothing"))
-        .await
-        .assert_error(404, "not_found");
-    let r = c.send(Method::PUT, &url, None, &[]).await;
-    r.assert_error(405, "method_not_allowed");
-    assert_eq!(r.header("allow"), Some("GET, POST"));
-    let r = c
-        .send(Method::GET, &h.url("/api/dialog/messages?id=x"), None, &[])
-        .await;
-    r.assert_error(405, "method_not_allowed");
-    assert_eq!(r.header("allow"), Some("POST"));
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn oversized_bodies_are_413_from_host_and_from_component() {
-    let dir = temp_dir();
-    let c = Client::new();
-    let big = vec![b' '; 2 << 20];
-    {
-        let h = chat_host(dir.path());
-        c.post_raw(&h.url("/api/chats"), big.clone(), Some(TOKEN))
-            .await
-            .assert_error(413, "payload_too_large");
-        assert_eq!(
-            c.get(&h.url("/api/chats")).await.status,
-            200,
-            "host still serves"
-        );
-    }
-    // With a larger host cap, the component's own 1 MiB cap answers the same way.
-    let h = HostBuilder::new(component("chat"), dir.path())
-        .variable("chat_admin_token", TOKEN)
-        .arg("--max-body")
-        .arg((8 << 20).to_string())
-        .start();
-    c.post_raw(&h.url("/api/chats"), big, Some(TOKEN))
-        .await
-        .assert_error(413, "payload_too_large");
 }

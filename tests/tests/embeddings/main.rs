@@ -4,7 +4,9 @@
 //! different lengths; its input rules give 400s naming the field; the host's side of the
 //! interface refuses what Spin refuses; missing weights say where they go and how to get
 //! them; a long batch holds up no other request, embeddings included, and stops at the
-//! deadline.
+//! deadline (`long_batches`).
+
+mod long_batches;
 
 use e2e_tests::{Client, Host, HostBuilder, ai_models_dir, component, temp_dir, workspace_root};
 use serde_json::{Value, json};
@@ -13,7 +15,7 @@ use std::path::Path;
 const MODEL: &str = "all-minilm-l6-v2";
 
 /// `runtime-host serve minilm` with the model granted, its files read from `models`.
-fn serve_with(models: &Path, data: &Path, extra: &[&str]) -> Host {
+pub fn serve_with(models: &Path, data: &Path, extra: &[&str]) -> Host {
     let mut b = HostBuilder::new(component("minilm"), data)
         .shared_compile_cache()
         .ai_model(MODEL, models);
@@ -23,7 +25,7 @@ fn serve_with(models: &Path, data: &Path, extra: &[&str]) -> Host {
     b.start()
 }
 
-fn serve(data: &Path) -> Host {
+pub fn serve(data: &Path) -> Host {
     serve_with(&ai_models_dir(), data, &[])
 }
 
@@ -66,7 +68,7 @@ async fn predict(c: &Client, host: &Host, data: Value) -> e2e_tests::Reply {
 }
 
 /// The served vector of one text (asserting a 200 with 384 numbers of unit length).
-async fn embed_one(c: &Client, host: &Host, text: &str) -> Vec<f64> {
+pub async fn embed_one(c: &Client, host: &Host, text: &str) -> Vec<f64> {
     let r = predict(c, host, json!({"text": text})).await;
     assert_eq!(r.status, 200, "{text}: {}", r.text());
     let v = r.value();
@@ -339,63 +341,6 @@ async fn missing_weights_say_where_they_go_and_installing_them_needs_no_restart(
     }
     assert_eq!(c.get(&host.url("/health")).await.status, 200);
     embed_one(&c, &host, "hello").await;
-}
-
-/// 64 texts of 254 word pieces each: seconds of work on the model's thread.
-fn heavy_batch() -> Value {
-    let texts: Vec<String> = (0..64)
-        .map(|i| format!("{i} {}", "words of a long document ".repeat(50)))
-        .map(|t| t.split(' ').take(254).collect::<Vec<_>>().join(" "))
-        .collect();
-    json!({"input_type": "text", "data": {"texts": texts}})
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_long_batch_holds_up_no_other_request() {
-    let data = temp_dir();
-    let host = serve(data.path());
-    let c = Client::new();
-    embed_one(&c, &host, "warm up").await;
-    let (url, body) = (host.url("/predict"), heavy_batch());
-    let batch = {
-        let c = c.clone();
-        tokio::spawn(async move { c.post_json(&url, &body, None).await })
-    };
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    // Requests that need no embedding are answered while the batch runs.
-    for _ in 0..5 {
-        assert_eq!(c.get(&host.url("/info")).await.status, 200);
-        assert!(
-            !batch.is_finished(),
-            "the batch finished too soon to show anything"
-        );
-    }
-    // And so is a one-word embedding from another client: it takes its turn between the
-    // batch's passes instead of waiting for all of them.
-    let small = embed_one(&c, &host, "word").await;
-    assert_eq!(small.len(), 384);
-    assert!(
-        !batch.is_finished(),
-        "the one-word request waited for the whole batch"
-    );
-    let done = batch.await.unwrap();
-    assert_eq!(done.status, 200, "{}", done.text());
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_batch_past_the_deadline_is_answered_with_a_timeout_and_the_model_recovers() {
-    let data = temp_dir();
-    let host = serve_with(&ai_models_dir(), data.path(), &["--deadline", "2s"]);
-    let c = Client::new();
-    embed_one(&c, &host, "warm up").await;
-    let started = std::time::Instant::now();
-    let r = c
-        .post_json(&host.url("/predict"), &heavy_batch(), None)
-        .await;
-    r.assert_error(500, "timeout");
-    assert!(started.elapsed() < std::time::Duration::from_secs(6));
-    // The abandoned work stops at its next pass; later requests are served.
-    embed_one(&c, &host, "after the timeout").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,0 +1,138 @@
+//! Ctrl-C in the middle of a library: what is written is a valid file, and `--resume`
+//! finishes it without scoring a row twice.
+
+use super::{csv_rows, header, predict, s, stderr};
+use e2e_tests::{component, host_binary, temp_dir};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// JSON lines for the echo model (tabular), each row its own id and value.
+fn echo_rows(path: &Path, n: usize, start: usize) {
+    let text: String = (start..start + n)
+        .map(|i| format!("{{\"id\": \"r{i}\", \"value\": {i}}}\n"))
+        .collect();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn an_interrupted_run_leaves_a_valid_file_that_resume_completes() {
+    let dir = temp_dir();
+    let input = dir.path().join("rows.jsonl");
+    echo_rows(&input, 200, 0);
+    let output = dir.path().join("out.csv");
+    let echo = component("echo-model");
+    // Small batches, one at a time, so the run lasts long enough to interrupt.
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            s(&input),
+            "--model",
+            s(&echo),
+            "-o",
+            s(&output),
+            "--variable",
+            "echo_busy_ms=25",
+            "--data-dir",
+            s(dir.path()),
+            "--progress-every",
+            "1",
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+        if !extra.contains(&"--batch-size") {
+            v.extend(["--batch-size", "5", "--concurrency", "1"].map(String::from));
+        }
+        v.extend(extra.iter().map(|x| x.to_string()));
+        v
+    };
+    let mut child = Command::new(host_binary())
+        .arg("predict")
+        .args(args(&[]))
+        .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once some rows are written (each batch takes about 125 ms).
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&output).map_or(0, |t| t.lines().count()) < 40 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no rows written"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    e2e_tests::interrupt(&child);
+    let status = e2e_tests::wait_for_exit(&mut child, Duration::from_secs(10)).expect("stopped");
+    let err = stderr(&child.wait_with_output().unwrap());
+    assert!(
+        !status.success(),
+        "an interrupted run is not a success: {err}"
+    );
+    assert!(
+        err.contains("interrupted:") && err.contains("--resume"),
+        "{err}"
+    );
+    // Not a terminal: plain progress lines.
+    assert!(err.contains(" rows/s"), "{err}");
+    let rows = csv_rows(&output);
+    assert!(rows.len() >= 39 && rows.len() < 200, "{} rows", rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(&row[0], format!("r{i}"));
+    }
+    // A second, harder stop may cut a line: --resume cuts it back.
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&output)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"r999,{\"half").unwrap();
+    drop(file);
+    // Without --resume an existing output is not replaced.
+    let refused = predict(&args(&[]).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("--resume"),
+        "{}",
+        stderr(&refused)
+    );
+
+    let resumed = predict(
+        &args(&["--resume", "--batch-size", "50", "--concurrency", "3"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let err = stderr(&resumed);
+    assert!(resumed.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("after {} rows of an earlier run", rows.len())),
+        "{err}"
+    );
+    let all = csv_rows(&output);
+    let head = header(&output);
+    let value = head
+        .iter()
+        .position(|h| h == "echo.features.value")
+        .unwrap_or_else(|| panic!("{head:?}"));
+    assert_eq!(all.len(), 200);
+    for (i, row) in all.iter().enumerate() {
+        assert_eq!(&row[0], format!("r{i}"));
+        assert_eq!(&row[value], i.to_string());
+    }
+
+    // A different input is not taken for this file's.
+    echo_rows(&input, 200, 1000);
+    let other = predict(
+        &args(&["--resume"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(!other.status.success());
+    assert!(
+        stderr(&other).contains("another input"),
+        "{}",
+        stderr(&other)
+    );
+}
