@@ -19,11 +19,18 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 pub fn inode(client: SocketAddr, server: SocketAddr) -> Option<u64> {
     let (client, server) = (canonical(client), canonical(server));
     let ipv4 = client.is_ipv4() && server.is_ipv4();
-    let mut lookup = by_netlink(client, server, ipv4);
-    if ipv4 && matches!(lookup, Lookup::NotFound) {
-        // An IPv6 socket may have connected to an IPv4 address (v4-mapped).
-        lookup = by_netlink(client, server, false);
-    }
+    let lookup = match diag_socket() {
+        Some(mut socket) => {
+            let lookup = by_netlink(&mut socket, client, server, ipv4);
+            if ipv4 && matches!(lookup, Lookup::NotFound) {
+                // An IPv6 socket may have connected to an IPv4 address (v4-mapped).
+                by_netlink(&mut socket, client, server, false)
+            } else {
+                lookup
+            }
+        }
+        None => Lookup::Unavailable,
+    };
     match lookup {
         Lookup::Found(inode) => Some(inode),
         Lookup::NotFound => None,
@@ -38,16 +45,24 @@ enum Lookup {
     Unavailable,
 }
 
+/// A netlink socket connected to the kernel's `sock_diag`, or `None` where that is not
+/// allowed.
+fn diag_socket() -> Option<netlink_sys::Socket> {
+    let mut socket = netlink_sys::Socket::new(NETLINK_SOCK_DIAG).ok()?;
+    let kernel = netlink_sys::SocketAddr::new(0, 0);
+    socket.bind_auto().ok()?;
+    socket.connect(&kernel).ok()?;
+    Some(socket)
+}
+
 /// One `SOCK_DIAG_BY_FAMILY` request for exactly this connection, among IPv4 sockets if
 /// `ipv4`, else among IPv6 ones (IPv4 addresses v4-mapped).
-fn by_netlink(client: SocketAddr, server: SocketAddr, ipv4: bool) -> Lookup {
-    let Ok(mut socket) = netlink_sys::Socket::new(NETLINK_SOCK_DIAG) else {
-        return Lookup::Unavailable;
-    };
-    let kernel = netlink_sys::SocketAddr::new(0, 0);
-    if socket.bind_auto().is_err() || socket.connect(&kernel).is_err() {
-        return Lookup::Unavailable;
-    }
+fn by_netlink(
+    socket: &mut netlink_sys::Socket,
+    client: SocketAddr,
+    server: SocketAddr,
+    ipv4: bool,
+) -> Lookup {
     let (family, source, destination) = match ipv4 {
         true => (AF_INET, client.ip(), server.ip()),
         false => (AF_INET6, v6(client.ip()), v6(server.ip())),
