@@ -17,6 +17,7 @@ pub mod contract {
     }
 }
 pub mod browser;
+pub mod chat;
 pub mod host;
 pub mod prometheus;
 pub mod raw;

@@ -1,32 +1,18 @@
 //! Chat data over time: concurrency, restarts, crashes, import/export, and Spin's file layout.
 
-use e2e_tests::{Client, Host, HostBuilder, component, host_binary, temp_dir};
+use e2e_tests::chat::{self, TOKEN, create};
+use e2e_tests::{Client, host_binary, temp_dir};
 use edge_api::chat::{ChatSummary, Dialog};
 use serde_json::json;
 use std::collections::HashSet;
 use std::process::Command;
 
-const TOKEN: &str = "t0ken";
-
-fn chat_host(dir: &std::path::Path) -> Host {
-    HostBuilder::new(component("chat"), dir)
-        .variable("chat_admin_token", TOKEN)
-        .start()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_appends_are_all_kept_exactly_once() {
     let dir = temp_dir();
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let c = Client::new();
-    let d: Dialog = c
-        .post_json(
-            &h.url("/api/chats"),
-            &json!({"chatName": "race"}),
-            Some(TOKEN),
-        )
-        .await
-        .json();
+    let d = create(&c, &h, &json!({"chatName": "race"})).await;
     let url = h.url(&format!("/api/dialog/messages?id={}", d.id));
     let tasks: Vec<_> = (0..32)
         .map(|i| {
@@ -63,19 +49,17 @@ async fn concurrent_appends_are_all_kept_exactly_once() {
 async fn data_survives_graceful_restart_and_kill_9() {
     let dir = temp_dir();
     let c = Client::new();
-    let h = chat_host(dir.path());
-    let a: Dialog = c
-        .post_json(
-            &h.url("/api/chats"),
-            &json!({"chatName": "kept", "messages": [{"role": "user", "content": "1"}]}),
-            Some(TOKEN),
-        )
-        .await
-        .json();
+    let h = chat::host(dir.path());
+    let a = create(
+        &c,
+        &h,
+        &json!({"chatName": "kept", "messages": [{"role": "user", "content": "1"}]}),
+    )
+    .await;
     let status = h.stop();
     assert!(status.success(), "graceful stop exits 0: {status:?}");
 
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let got: Dialog = c
         .get(&h.url(&format!("/api/dialog?id={}", a.id)))
         .await
@@ -92,7 +76,7 @@ async fn data_survives_graceful_restart_and_kill_9() {
     assert_eq!(r.status, 201);
     h.kill9();
 
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let got: Dialog = c
         .get(&h.url(&format!("/api/dialog?id={}", a.guid)))
         .await
@@ -104,7 +88,7 @@ async fn data_survives_graceful_restart_and_kill_9() {
 #[tokio::test(flavor = "multi_thread")]
 async fn export_then_import_reproduces_every_dialog() {
     let src_dir = temp_dir();
-    let src = chat_host(src_dir.path());
+    let src = chat::host(src_dir.path());
     let c = Client::new();
     for i in 0..3 {
         let r = c.post_json(&src.url("/api/chats"), &json!({"chatName": format!("d{i}"), "messages": [{"role": "user", "content": format!("q{i}"), "metadata": {"n": i}}]}), Some(TOKEN)).await;
@@ -115,7 +99,7 @@ async fn export_then_import_reproduces_every_dialog() {
     assert_eq!(exported.len(), 3);
 
     let dst_dir = temp_dir();
-    let dst = chat_host(dst_dir.path());
+    let dst = chat::host(dst_dir.path());
     let import = |token: &str| {
         Command::new(host_binary())
             .args(["chats", "import"])
@@ -152,7 +136,7 @@ async fn export_then_import_reproduces_every_dialog() {
 #[tokio::test(flavor = "multi_thread")]
 async fn sample_dialogs_import_cleanly() {
     let dir = temp_dir();
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let samples = e2e_tests::workspace_root().join("components/chat/samples/dialogs.json");
     let out = Command::new(host_binary())
         .args(["chats", "import"])
@@ -174,15 +158,8 @@ async fn sample_dialogs_import_cleanly() {
 async fn store_file_uses_spins_layout() {
     e2e_tests::redis::assert_not_in_redis_pass("reads the SQLite file itself");
     let dir = temp_dir();
-    let h = chat_host(dir.path());
-    let d: Dialog = Client::new()
-        .post_json(
-            &h.url("/api/chats"),
-            &json!({"chatName": "layout"}),
-            Some(TOKEN),
-        )
-        .await
-        .json();
+    let h = chat::host(dir.path());
+    let d = create(&Client::new(), &h, &json!({"chatName": "layout"})).await;
     h.stop();
     let db = rusqlite::Connection::open(dir.path().join("sqlite_key_value.db")).unwrap();
     let stored: Vec<u8> = db

@@ -2,18 +2,11 @@
 //! every read reads back; one bad record never takes the list down; ids and GUIDs never
 //! collide; the list and the export do not load every dialog at once.
 
-use e2e_tests::{Client, Host, HostBuilder, component, temp_dir};
+use e2e_tests::chat::{self, TOKEN, create};
+use e2e_tests::{Client, temp_dir};
 use edge_api::chat::{ChatSummary, Dialog};
 use edge_api::json::text_depth;
 use serde_json::{Value, json};
-
-const TOKEN: &str = "h0stile";
-
-fn chat_host(dir: &std::path::Path) -> Host {
-    HostBuilder::new(component("chat"), dir)
-        .variable("chat_admin_token", TOKEN)
-        .start()
-}
 
 /// `{"a":{"a":...1...}}`, `levels` objects deep.
 fn nested(levels: usize) -> Value {
@@ -25,18 +18,12 @@ fn nested_text(levels: usize) -> String {
     format!("{}1{}", r#"{"a":"#.repeat(levels), "}".repeat(levels))
 }
 
-async fn create(c: &Client, h: &Host, body: Value) -> Dialog {
-    let r = c.post_json(&h.url("/api/chats"), &body, Some(TOKEN)).await;
-    assert_eq!(r.status, 201, "{}", r.text());
-    r.json()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn deep_metadata_is_refused_by_every_write_path_alike() {
     let dir = temp_dir();
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let c = Client::new();
-    let d = create(&c, &h, json!({"chatName": "deep"})).await;
+    let d = create(&c, &h, &json!({"chatName": "deep"})).await;
     let append = h.url(&format!("/api/dialog/messages?id={}", d.id));
     // The issue's attack: 125 levels were accepted and made the dialog unreadable.
     for levels in [125, 33] {
@@ -62,7 +49,7 @@ async fn deep_metadata_is_refused_by_every_write_path_alike() {
     let edge = json!({"role": "user", "content": "edge", "metadata": nested(32)});
     let r = c.post_json(&append, &edge, Some(TOKEN)).await;
     assert_eq!(r.status, 201, "{}", r.text());
-    create(&c, &h, json!({"chatName": "edge", "messages": [edge]})).await;
+    create(&c, &h, &json!({"chatName": "edge", "messages": [edge]})).await;
     let got: Dialog = c
         .get(&h.url(&format!("/api/dialog?id={}", d.id)))
         .await
@@ -82,8 +69,8 @@ async fn a_record_stored_too_deep_before_the_fix_still_reads_back() {
     let c = Client::new();
     {
         // Create the store file, then plant what the old append wrote for the attack.
-        let h = chat_host(dir.path());
-        create(&c, &h, json!({"chatName": "neighbour"})).await;
+        let h = chat::host(dir.path());
+        create(&c, &h, &json!({"chatName": "neighbour"})).await;
         h.stop();
     }
     let record = format!(
@@ -103,7 +90,7 @@ async fn a_record_stored_too_deep_before_the_fix_still_reads_back() {
     .unwrap();
     drop(db);
 
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let r = c.get(&h.url("/api/dialog?id=legacy")).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(text_depth(&r.body), 128, "the metadata comes back whole");
@@ -128,8 +115,8 @@ async fn an_unreadable_record_is_skipped_and_counted_by_the_list() {
     let dir = temp_dir();
     let c = Client::new();
     let good = {
-        let h = chat_host(dir.path());
-        let d = create(&c, &h, json!({"chatName": "fine"})).await;
+        let h = chat::host(dir.path());
+        let d = create(&c, &h, &json!({"chatName": "fine"})).await;
         h.stop();
         d
     };
@@ -146,7 +133,7 @@ async fn an_unreadable_record_is_skipped_and_counted_by_the_list() {
         .unwrap();
     }
     drop(db);
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     for _ in 0..2 {
         let r = c.get(&h.url("/api/chats")).await;
         assert_eq!(r.status, 200, "{}", r.text());
@@ -177,9 +164,9 @@ async fn an_unreadable_record_is_skipped_and_counted_by_the_list() {
 #[tokio::test(flavor = "multi_thread")]
 async fn ids_and_guids_never_collide() {
     let dir = temp_dir();
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let c = Client::new();
-    let victim = create(&c, &h, json!({"chatName": "victim"})).await;
+    let victim = create(&c, &h, &json!({"chatName": "victim"})).await;
     // The attack: a new dialog whose id is the victim's GUID.
     let e = c
         .post_json(
@@ -200,7 +187,7 @@ async fn ids_and_guids_never_collide() {
     .assert_error(400, "invalid_field");
     // A UUID-shaped id alone becomes the dialog's GUID too.
     let id = uuid::Uuid::new_v4().to_string();
-    let own = create(&c, &h, json!({"chatName": "own", "id": id})).await;
+    let own = create(&c, &h, &json!({"chatName": "own", "id": id})).await;
     assert_eq!(
         (own.id.as_str(), own.guid.as_str()),
         (id.as_str(), id.as_str())
@@ -213,7 +200,7 @@ async fn ids_and_guids_never_collide() {
     assert_eq!(got.id, victim.id);
 
     // A duplicate client-chosen id is named as sent.
-    create(&c, &h, json!({"chatName": "hello", "id": "welcome"})).await;
+    create(&c, &h, &json!({"chatName": "hello", "id": "welcome"})).await;
     let e = c
         .post_json(
             &h.url("/api/chats"),
@@ -230,14 +217,14 @@ async fn ids_and_guids_never_collide() {
 #[tokio::test(flavor = "multi_thread")]
 async fn big_dialogs_neither_break_the_list_nor_the_export() {
     let dir = temp_dir();
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let c = Client::new();
     let content = "x".repeat(1_000_000);
     for i in 0..140 {
         create(
             &c,
             &h,
-            json!({"chatName": format!("big{i:03}"), "messages": [{"role": "user", "content": content}]}),
+            &json!({"chatName": format!("big{i:03}"), "messages": [{"role": "user", "content": content}]}),
         )
         .await;
     }

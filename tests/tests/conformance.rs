@@ -1,6 +1,7 @@
 //! `runtime-host check`: passes on our model, registry and chat; fails, naming the right
 //! rules, on deliberately broken deployments.
 
+use e2e_tests::chat::{self, TOKEN};
 use e2e_tests::{HostBuilder, component, host_binary, temp_dir};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -46,15 +47,13 @@ async fn passes_on_molprop_registry_and_chat_served_by_the_host() {
     let (mdir, rdir, cdir) = (temp_dir(), temp_dir(), temp_dir());
     let m = HostBuilder::new(component("molprop"), mdir.path()).start();
     let r = HostBuilder::registry(rdir.path()).start();
-    let c = HostBuilder::new(component("chat"), cdir.path())
-        .variable("chat_admin_token", "t")
-        .start();
+    let c = chat::host(cdir.path());
     let client = e2e_tests::Client::new();
     let dialog =
         json!({"chatName": "conformance", "messages": [{"role": "user", "content": "hi"}]});
     assert_eq!(
         client
-            .post_json(&c.url("/api/chats"), &dialog, Some("t"))
+            .post_json(&c.url("/api/chats"), &dialog, Some(TOKEN))
             .await
             .status,
         201

@@ -3,6 +3,7 @@
 //! (The chat, registry and model scenarios also run whole on Redis: `cargo xtask test`'s
 //! Redis pass, see `e2e_tests::redis`.)
 
+use e2e_tests::chat::{self, TOKEN, create};
 use e2e_tests::redis::RedisServer;
 use e2e_tests::registrations::register_concurrently;
 use e2e_tests::{Client, Host, HostBuilder, Stack, component, host_binary, temp_dir};
@@ -15,8 +16,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-const TOKEN: &str = "t0ken";
-
 /// A host of `builder`'s kind with its store on `redis` (database `db`).
 fn on_redis(builder: HostBuilder, redis: &RedisServer, dir: &Path, db: u32) -> Host {
     builder
@@ -26,12 +25,7 @@ fn on_redis(builder: HostBuilder, redis: &RedisServer, dir: &Path, db: u32) -> H
 }
 
 fn chat_on(redis: &RedisServer, dir: &Path) -> Host {
-    on_redis(
-        HostBuilder::new(component("chat"), dir).variable("chat_admin_token", TOKEN),
-        redis,
-        dir,
-        1,
-    )
+    on_redis(chat::builder(dir), redis, dir, 1)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -102,14 +96,7 @@ async fn appenders_through_two_chat_hosts_lose_and_duplicate_nothing() {
     let dirs = [temp_dir(), temp_dir()];
     let hosts: Vec<Host> = dirs.iter().map(|d| chat_on(&redis, d.path())).collect();
     let c = Client::new();
-    let d: Dialog = c
-        .post_json(
-            &hosts[0].url("/api/chats"),
-            &json!({"chatName": "shared"}),
-            Some(TOKEN),
-        )
-        .await
-        .json();
+    let d = create(&c, &hosts[0], &json!({"chatName": "shared"})).await;
     let tasks: Vec<_> = (0..32)
         .map(|i| {
             let c = c.clone();
@@ -145,14 +132,7 @@ async fn redis_killed_under_load_gives_503_then_recovers_losing_nothing_acknowle
     let dir = temp_dir();
     let h = chat_on(&redis, dir.path());
     let c = Client::new();
-    let d: Dialog = c
-        .post_json(
-            &h.url("/api/chats"),
-            &json!({"chatName": "load"}),
-            Some(TOKEN),
-        )
-        .await
-        .json();
+    let d = create(&c, &h, &json!({"chatName": "load"})).await;
     let url = h.url(&format!("/api/dialog/messages?id={}", d.id));
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // 8 writers append until told to stop, recording what was acknowledged and how every

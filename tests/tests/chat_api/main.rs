@@ -3,33 +3,15 @@
 
 mod refusals;
 
-use e2e_tests::{Client, Host, HostBuilder, component, temp_dir};
+use e2e_tests::chat::{self, TOKEN, create};
+use e2e_tests::{Client, HostBuilder, component, temp_dir};
 use edge_api::chat::{ChatSummary, Dialog, Message};
-use serde_json::{Value, json};
-
-pub const TOKEN: &str = "s3cret-token";
-
-pub fn chat_host(dir: &std::path::Path) -> Host {
-    HostBuilder::new(component("chat"), dir)
-        .variable("chat_admin_token", TOKEN)
-        .start()
-}
-
-async fn create(c: &Client, h: &Host, body: Value) -> Dialog {
-    let r = c.post_json(&h.url("/api/chats"), &body, Some(TOKEN)).await;
-    assert_eq!(r.status, 201, "{}", r.text());
-    let d: Dialog = r.json();
-    assert_eq!(
-        r.header("location"),
-        Some(format!("/api/dialog?id={}", d.id).as_str())
-    );
-    d
-}
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn empty_then_listed_newest_first_with_exact_summary_fields() {
     let dir = temp_dir();
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let c = Client::new();
     let r = c.get(&h.url("/api/chats")).await;
     assert_eq!(r.status, 200);
@@ -39,12 +21,12 @@ async fn empty_then_listed_newest_first_with_exact_summary_fields() {
     let a = create(
         &c,
         &h,
-        json!({"chatName": "first", "messages": [{"role": "user", "content": "1"}]}),
+        &json!({"chatName": "first", "messages": [{"role": "user", "content": "1"}]}),
     )
     .await;
     // Timestamps have millisecond resolution; make "newer" unambiguous.
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    let b = create(&c, &h, json!({"chatName": "second"})).await;
+    let b = create(&c, &h, &json!({"chatName": "second"})).await;
     let list = c.get(&h.url("/api/chats")).await;
     let raw = list.value();
     for entry in raw.as_array().unwrap() {
@@ -95,12 +77,12 @@ async fn empty_then_listed_newest_first_with_exact_summary_fields() {
 #[tokio::test(flavor = "multi_thread")]
 async fn dialog_by_id_and_by_guid_and_spec_errors() {
     let dir = temp_dir();
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let c = Client::new();
     let d = create(
         &c,
         &h,
-        json!({"chatName": "lookup", "messages": [
+        &json!({"chatName": "lookup", "messages": [
             {"role": "system", "content": "be brief"},
             {"role": "user", "content": "hi", "name": "ann", "metadata": {"lang": "en"}},
             {"role": "assistant", "content": "hello", "model": "m1"}
@@ -161,14 +143,14 @@ async fn write_api_requires_the_configured_token() {
             .assert_error(403, "write_api_disabled");
         assert_eq!(c.get(&h.url("/api/chats")).await.status, 200);
     }
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let r = c.post_json(&h.url("/api/chats"), &body, None).await;
     r.assert_error(401, "unauthorized");
     assert_eq!(r.header("www-authenticate"), Some("Bearer"));
     c.post_json(&h.url("/api/chats"), &body, Some("wrong"))
         .await
         .assert_error(403, "forbidden");
-    let d = create(&c, &h, body.clone()).await;
+    let d = create(&c, &h, &body).await;
     let msg = json!({"role": "user", "content": "x"});
     let url = h.url(&format!("/api/dialog/messages?id={}", d.id));
     c.post_json(&url, &msg, None)
@@ -202,9 +184,9 @@ async fn write_api_requires_the_configured_token() {
 #[tokio::test(flavor = "multi_thread")]
 async fn append_and_delete_keep_records_consistent() {
     let dir = temp_dir();
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let c = Client::new();
-    let d = create(&c, &h, json!({"chatName": "grow"})).await;
+    let d = create(&c, &h, &json!({"chatName": "grow"})).await;
     let url = h.url(&format!("/api/dialog/messages?id={}", d.id));
     for i in 0..5 {
         let r = c
@@ -279,14 +261,14 @@ async fn append_and_delete_keep_records_consistent() {
 #[tokio::test(flavor = "multi_thread")]
 async fn client_chosen_identity_is_kept_and_conflicts_are_409() {
     let dir = temp_dir();
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let c = Client::new();
     let body = json!({
         "id": "imported-1", "GUID": "0b7e6a4c-2f1d-4b8e-9a55-3c2d1e0f9a8b", "chatName": "old",
         "created": "2025-03-01T10:00:00+01:00", "updated": "2025-03-01T09:30:00Z",
         "messages": [{"id": "m1", "role": "user", "content": "x", "created": "2025-03-01T09:00:00Z"}]
     });
-    let d = create(&c, &h, body.clone()).await;
+    let d = create(&c, &h, &body).await;
     assert_eq!(d.id, "imported-1");
     assert_eq!(d.guid, "0b7e6a4c-2f1d-4b8e-9a55-3c2d1e0f9a8b");
     assert_eq!(

@@ -1,15 +1,15 @@
 //! What the chat's write API refuses: malformed and hostile bodies (each a 400 naming its
 //! field), unknown routes and methods, and bodies over the host's or the component's cap.
 
-use super::{TOKEN, chat_host};
-use e2e_tests::{Client, HostBuilder, component, temp_dir};
+use e2e_tests::chat::{self, TOKEN};
+use e2e_tests::{Client, temp_dir};
 use hyper::Method;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_and_hostile_input_gets_clear_400s() {
     let dir = temp_dir();
-    let h = chat_host(dir.path());
+    let h = chat::host(dir.path());
     let c = Client::new();
     let url = h.url("/api/chats");
     let cases: Vec<(&[u8], &str, &str)> = vec![
@@ -97,7 +97,7 @@ async fn oversized_bodies_are_413_from_host_and_from_component() {
     let c = Client::new();
     let big = vec![b' '; 2 << 20];
     {
-        let h = chat_host(dir.path());
+        let h = chat::host(dir.path());
         c.post_raw(&h.url("/api/chats"), big.clone(), Some(TOKEN))
             .await
             .assert_error(413, "payload_too_large");
@@ -108,8 +108,7 @@ async fn oversized_bodies_are_413_from_host_and_from_component() {
         );
     }
     // With a larger host cap, the component's own 1 MiB cap answers the same way.
-    let h = HostBuilder::new(component("chat"), dir.path())
-        .variable("chat_admin_token", TOKEN)
+    let h = chat::builder(dir.path())
         .arg("--max-body")
         .arg((8 << 20).to_string())
         .start();

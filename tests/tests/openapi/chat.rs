@@ -1,18 +1,17 @@
 //! The chat service's answers against chat.json.
 
 use crate::recorder::Recorder;
-use e2e_tests::{HostBuilder, component, temp_dir};
+use e2e_tests::chat::{self, TOKEN};
+use e2e_tests::temp_dir;
 use hyper::Method;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn chat_answers_validate_against_chat_json() {
     let dir = temp_dir();
-    let host = HostBuilder::new(component("chat"), dir.path())
-        .variable("chat_admin_token", "secret")
-        .start();
+    let host = chat::host(dir.path());
     let mut r = Recorder::new("chat", host.base_url());
-    let t = Some("secret");
+    let t = Some(TOKEN);
     let dialog = json!({"id": "oa-1", "chatName": "OpenAPI", "messages": [
         {"role": "user", "content": "hello"},
         {"role": "assistant", "content": "hi", "model": "m", "metadata": {"k": 1}}]});

@@ -8,6 +8,7 @@
 mod exercise;
 mod generate;
 
+use e2e_tests::chat::{self, TOKEN};
 use e2e_tests::contract::Contract;
 use e2e_tests::{Client, Host, HostBuilder, component, temp_dir};
 use exercise::{Op, exercise, op};
@@ -15,15 +16,12 @@ use hyper::Method;
 
 /// Requests of each kind per operation.
 const CASES: usize = 100;
-const TOKEN: &str = "t0ken";
 const MAINTENANCE: &str = "m41nt";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn chat_answers_generated_requests_as_its_document_says() {
     let dir = temp_dir();
-    let host = HostBuilder::new(component("chat"), dir.path())
-        .variable("chat_admin_token", TOKEN)
-        .start();
+    let host = chat::host(dir.path());
     let contract = e2e_tests::contract::load("chat");
     let mut create = op(Method::POST, "/api/chats", Some(TOKEN));
     create.prose_rules = &["duplicate"];

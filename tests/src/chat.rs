@@ -1,0 +1,32 @@
+//! The chat component as the tests run it: with an admin token configured, so its write API
+//! is on, and the one way to create a dialog through it.
+
+use crate::{Client, Host, HostBuilder, component};
+use edge_api::chat::Dialog;
+use serde_json::Value;
+use std::path::Path;
+
+/// The admin token every chat test host is configured with.
+pub const TOKEN: &str = "t0ken";
+
+/// `runtime-host serve chat` with [`TOKEN`], ready for more options.
+pub fn builder(dir: &Path) -> HostBuilder {
+    HostBuilder::new(component("chat"), dir).variable("chat_admin_token", TOKEN)
+}
+
+/// `runtime-host serve chat` with [`TOKEN`], started.
+pub fn host(dir: &Path) -> Host {
+    builder(dir).start()
+}
+
+/// Creates a dialog through the write API: a 201 whose `Location` names the new dialog.
+pub async fn create(c: &Client, h: &Host, body: &Value) -> Dialog {
+    let r = c.post_json(&h.url("/api/chats"), body, Some(TOKEN)).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let d: Dialog = r.json();
+    assert_eq!(
+        r.header("location"),
+        Some(format!("/api/dialog?id={}", d.id).as_str())
+    );
+    d
+}
