@@ -1,7 +1,7 @@
 //! The chat component as the tests run it: with an admin token configured, so its write API
 //! is on, and the one way to create a dialog through it.
 
-use crate::{Client, Host, HostBuilder, component};
+use crate::{Client, Host, HostBuilder, Reply, component};
 use edge_api::chat::Dialog;
 use serde_json::Value;
 use std::path::Path;
@@ -29,4 +29,10 @@ pub async fn create(c: &Client, h: &Host, body: &Value) -> Dialog {
         Some(format!("/api/dialog?id={}", d.id).as_str())
     );
     d
+}
+
+/// Appends `message` to dialog `id` (its short id or GUID) through the write API.
+pub async fn append(c: &Client, h: &Host, id: &str, message: &Value) -> Reply {
+    let url = h.url(&format!("/api/dialog/messages?id={id}"));
+    c.post_json(&url, message, Some(TOKEN)).await
 }

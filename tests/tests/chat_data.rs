@@ -66,13 +66,7 @@ async fn data_survives_graceful_restart_and_kill_9() {
         .json();
     assert_eq!(got, a);
     // A write acknowledged just before a crash is still there afterwards.
-    let r = c
-        .post_json(
-            &h.url(&format!("/api/dialog/messages?id={}", a.id)),
-            &json!({"role": "assistant", "content": "2"}),
-            Some(TOKEN),
-        )
-        .await;
+    let r = chat::append(&c, &h, &a.id, &json!({"role": "assistant", "content": "2"})).await;
     assert_eq!(r.status, 201);
     h.kill9();
 

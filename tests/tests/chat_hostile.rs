@@ -97,13 +97,13 @@ async fn a_record_stored_too_deep_before_the_fix_still_reads_back() {
     let list = c.get(&h.url("/api/chats")).await;
     let list: Vec<ChatSummary> = list.json();
     assert_eq!(list.len(), 2);
-    let r = c
-        .post_json(
-            &h.url("/api/dialog/messages?id=legacy"),
-            &json!({"role": "assistant", "content": "still writable"}),
-            Some(TOKEN),
-        )
-        .await;
+    let r = chat::append(
+        &c,
+        &h,
+        "legacy",
+        &json!({"role": "assistant", "content": "still writable"}),
+    )
+    .await;
     assert_eq!(r.status, 201, "{}", r.text());
     let r = c.delete(&h.url("/api/dialog?id=legacy"), Some(TOKEN)).await;
     assert_eq!(r.status, 200, "{}", r.text());

@@ -60,13 +60,7 @@ async fn empty_then_listed_newest_first_with_exact_summary_fields() {
 
     // Appending to the older dialog moves it to the top.
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    let r = c
-        .post_json(
-            &h.url(&format!("/api/dialog/messages?id={}", a.id)),
-            &json!({"role": "assistant", "content": "2"}),
-            Some(TOKEN),
-        )
-        .await;
+    let r = chat::append(&c, &h, &a.id, &json!({"role": "assistant", "content": "2"})).await;
     assert_eq!(r.status, 201, "{}", r.text());
     let list: Vec<ChatSummary> = c.get(&h.url("/api/chats")).await.json();
     assert_eq!(list[0].id, a.id);
