@@ -1,5 +1,5 @@
 //! The chat component as the tests run it: with an admin token configured, so its write API
-//! is on, and the one way to create a dialog through it.
+//! is on; and how a test creates a dialog or appends to one through that API.
 
 use crate::{Client, Host, HostBuilder, Reply, component};
 use edge_api::chat::Dialog;
