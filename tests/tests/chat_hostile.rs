@@ -24,12 +24,10 @@ async fn deep_metadata_is_refused_by_every_write_path_alike() {
     let h = chat::host(dir.path());
     let c = Client::new();
     let d = create(&c, &h, &json!({"chatName": "deep"})).await;
-    let append = h.url(&format!("/api/dialog/messages?id={}", d.id));
     // The attack: 125 levels were accepted and made the dialog unreadable.
     for levels in [125, 33] {
         let message = json!({"role": "user", "content": "x", "metadata": nested(levels)});
-        let e = c
-            .post_json(&append, &message, Some(TOKEN))
+        let e = chat::append(&c, &h, &d.id, &message)
             .await
             .assert_error(400, "invalid_field");
         assert!(e.error.contains("message.metadata"), "{}", e.error);
@@ -47,7 +45,7 @@ async fn deep_metadata_is_refused_by_every_write_path_alike() {
     }
     // The limit itself is accepted, by both paths, and reads back.
     let edge = json!({"role": "user", "content": "edge", "metadata": nested(32)});
-    let r = c.post_json(&append, &edge, Some(TOKEN)).await;
+    let r = chat::append(&c, &h, &d.id, &edge).await;
     assert_eq!(r.status, 201, "{}", r.text());
     create(&c, &h, &json!({"chatName": "edge", "messages": [edge]})).await;
     let got: Dialog = c
@@ -258,11 +256,10 @@ async fn big_dialogs_neither_break_the_list_nor_the_export() {
     }
 
     // A dialog stops growing at 8 MiB: the append that would pass it is refused.
-    let url = h.url(&format!("/api/dialog/messages?id={}", all[0].id));
     let message = json!({"role": "user", "content": content});
     let mut refused = None;
     for _ in 0..9 {
-        let r = c.post_json(&url, &message, Some(TOKEN)).await;
+        let r = chat::append(&c, &h, &all[0].id, &message).await;
         if r.status != 201 {
             refused = Some(r);
             break;

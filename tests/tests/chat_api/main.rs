@@ -181,36 +181,25 @@ async fn append_and_delete_keep_records_consistent() {
     let h = chat::host(dir.path());
     let c = Client::new();
     let d = create(&c, &h, &json!({"chatName": "grow"})).await;
-    let url = h.url(&format!("/api/dialog/messages?id={}", d.id));
     for i in 0..5 {
-        let r = c
-            .post_json(
-                &url,
-                &json!({"role": "user", "content": format!("m{i}")}),
-                Some(TOKEN),
-            )
-            .await;
+        let r = chat::append(
+            &c,
+            &h,
+            &d.id,
+            &json!({"role": "user", "content": format!("m{i}")}),
+        )
+        .await;
         assert_eq!(r.status, 201);
         let m: Message = r.json();
         assert_eq!(m.content, format!("m{i}"));
     }
     // Appending by GUID works too; a duplicate message id is refused.
-    let by_guid = h.url(&format!("/api/dialog/messages?id={}", d.guid));
-    let r = c
-        .post_json(
-            &by_guid,
-            &json!({"role": "tool", "content": "t", "id": "fixed"}),
-            Some(TOKEN),
-        )
-        .await;
+    let fixed = json!({"role": "tool", "content": "t", "id": "fixed"});
+    let r = chat::append(&c, &h, &d.guid, &fixed).await;
     assert_eq!(r.status, 201, "{}", r.text());
-    c.post_json(
-        &by_guid,
-        &json!({"role": "tool", "content": "t", "id": "fixed"}),
-        Some(TOKEN),
-    )
-    .await
-    .assert_error(409, "already_exists");
+    chat::append(&c, &h, &d.guid, &fixed)
+        .await
+        .assert_error(409, "already_exists");
     let got: Dialog = c
         .get(&h.url(&format!("/api/dialog?id={}", d.id)))
         .await
@@ -220,13 +209,9 @@ async fn append_and_delete_keep_records_consistent() {
     assert_eq!(list[0].num_messages, 6);
     assert_eq!(list[0].updated, got.updated);
 
-    c.post_json(
-        &h.url("/api/dialog/messages?id=nope"),
-        &json!({"role": "user", "content": "x"}),
-        Some(TOKEN),
-    )
-    .await
-    .assert_error(404, "not_found");
+    chat::append(&c, &h, "nope", &json!({"role": "user", "content": "x"}))
+        .await
+        .assert_error(404, "not_found");
     c.post_json(
         &h.url("/api/dialog/messages"),
         &json!({"role": "user", "content": "x"}),
