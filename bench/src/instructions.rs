@@ -19,7 +19,6 @@ use super::load::{self, Call};
 use super::peers::{self, ModelUnderTest, Paths};
 use super::predict_calls;
 use super::procs::{self, Proc};
-use super::report::Report;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -46,13 +45,14 @@ pub async fn instructions(
     paths: &Paths,
     molecules: &[String],
     quick: bool,
-    report: &mut Report,
+    rows_out: &mut Vec<InstructionRow>,
+    notes: &mut Vec<String>,
 ) -> Result<()> {
     if !["valgrind", "callgrind_control"]
         .iter()
         .all(|p| local_redis::program_runs(p))
     {
-        report.notes.push(
+        notes.push(
             "section instructions skipped: valgrind is not installed (apt-get install valgrind)"
                 .into(),
         );
@@ -81,14 +81,14 @@ pub async fn instructions(
     .await?;
     let measured = count_per_request(&host, addr, &out, &loads, duration).await;
     host.stop().await;
-    report.instructions.extend(rows("host", measured?));
+    rows_out.extend(rows("host", measured?));
 
     eprintln!("instructions per request: the native peer under callgrind ...");
     let out = fresh_file(&paths.work, "callgrind-native.out")?;
     let (native, addr) = peers::native(&under_callgrind(paths, &out)).await?;
     let measured = count_per_request(&native, addr, &out, &loads, duration).await;
     native.stop().await;
-    report.instructions.extend(rows("native", measured?));
+    rows_out.extend(rows("native", measured?));
     reg.stop().await;
     Ok(())
 }

@@ -126,7 +126,8 @@ async fn run(args: BenchArgs) -> Result<()> {
         memory::memory_of_up(&paths, &args, &molecules, &mut report).await?;
     }
     if wanted("instructions") {
-        instructions::instructions(&paths, &molecules, args.quick, &mut report).await?;
+        let (rows, notes) = (&mut report.instructions, &mut report.notes);
+        instructions::instructions(&paths, &molecules, args.quick, rows, notes).await?;
     }
     targets::judge(&mut report);
 

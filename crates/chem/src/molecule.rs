@@ -1,7 +1,6 @@
 //! The molecular graph.
 
 use crate::element::Element;
-use crate::rings::Ring;
 use std::cell::OnceCell;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,16 +55,18 @@ pub struct Molecule {
     pub adjacency: Vec<BondList>,
     /// The symmetrized SSSR, computed on first use: aromaticity, ring counts, TPSA and
     /// rotatable bonds all need it, and it is the most expensive graph computation here.
-    rings: OnceCell<Vec<Ring>>,
+    /// Filled by [`Molecule::rings`] (in `rings.rs`, where rings are found).
+    pub(crate) rings: OnceCell<Vec<Ring>>,
+}
+
+/// A ring as the bonds and the atoms it consists of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ring {
+    pub bonds: Vec<usize>,
+    pub atoms: Vec<usize>,
 }
 
 impl Molecule {
-    /// The symmetrized SSSR (see [`crate::rings::symmetrized_sssr`]), computed once.
-    pub fn rings(&self) -> &[Ring] {
-        self.rings
-            .get_or_init(|| crate::rings::symmetrized_sssr(self))
-    }
-
     /// An empty molecule with room for `atoms` atoms and `bonds` bonds, so that building
     /// it does not regrow its lists.
     pub fn with_capacity(atoms: usize, bonds: usize) -> Self {

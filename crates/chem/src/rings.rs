@@ -5,6 +5,7 @@
 //! the symmetrized set adds the third.
 
 use crate::molecule::Molecule;
+pub use crate::molecule::Ring;
 
 /// Rings: bonds − atoms + connected parts.
 pub fn ring_count(mol: &Molecule) -> usize {
@@ -38,11 +39,11 @@ fn components(mol: &Molecule, keep: impl Fn(usize) -> bool) -> (Vec<usize>, usiz
     (part, count)
 }
 
-/// A ring as the bonds it consists of.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ring {
-    pub bonds: Vec<usize>,
-    pub atoms: Vec<usize>,
+impl Molecule {
+    /// The symmetrized SSSR ([`symmetrized_sssr`]), computed once.
+    pub fn rings(&self) -> &[Ring] {
+        self.rings.get_or_init(|| symmetrized_sssr(self))
+    }
 }
 
 /// Most shortest paths collected per bond; cages have a handful, and the cap bounds the work.
