@@ -1,0 +1,22 @@
+//! The embedding models this host runs, by the names components ask for (Spin's
+//! `ai_models = [...]`): one [`Engine`] each.
+
+use crate::capabilities::llm::engine::Engine;
+use crate::capabilities::llm::minilm;
+
+/// The models this host runs.
+pub const ENGINES: &[Engine] = &[minilm::ENGINE];
+
+/// The engine called `name`, if this host runs one.
+pub fn find(name: &str) -> Option<&'static Engine> {
+    ENGINES.iter().find(|e| e.name == name)
+}
+
+/// The names of every engine, for messages.
+pub fn names() -> String {
+    ENGINES
+        .iter()
+        .map(|e| format!("`{}`", e.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

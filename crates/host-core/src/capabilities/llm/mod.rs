@@ -1,0 +1,230 @@
+//! `fermyon:spin/llm@2.0.0` for components, as Spin serves it: `generate-embeddings` runs
+//! the models of [`catalogue::ENGINES`] natively (today `all-minilm-l6-v2`, [`minilm`]), each on
+//! its own thread ([`worker`]);
+//! `infer` has no model here and answers `model-not-supported`, as does any model a
+//! component was not granted (Spin's `ai_models = [...]` in the manifest; `--ai-model` here).
+//!
+//! A model is loaded on first use from `<ai-models dir>/<name>/` (Spin's
+//! `.spin/ai-models` layout), once per process: every instance of every component the
+//! process serves shares one copy of the weights.
+
+pub mod catalogue;
+pub mod engine;
+mod minilm;
+mod worker;
+
+use crate::capabilities::bindings::fermyon::spin::llm;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tokio::sync::OnceCell;
+use wasmtime::component::{HasData, Linker};
+use worker::{EmbedError, Worker};
+
+/// Texts one call may carry: bounds the work and the answer one request can ask for.
+const MAX_TEXTS_PER_CALL: usize = 1024;
+
+/// The AI models of one process: where their files are, and those loaded so far.
+#[derive(Clone)]
+pub struct AiModels {
+    dir: PathBuf,
+    loaded: Arc<Mutex<HashMap<String, Arc<OnceCell<Worker>>>>>,
+}
+
+impl AiModels {
+    pub fn new(dir: PathBuf) -> Self {
+        Self {
+            dir,
+            loaded: Arc::default(),
+        }
+    }
+
+    /// The directory `name`'s files are read from.
+    pub fn model_dir(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Whether `name`'s files are in place (checked by `up` before deploying a model that
+    /// needs it).
+    pub fn installed(&self, name: &str) -> bool {
+        let dir = self.model_dir(name);
+        catalogue::find(name).is_some_and(|e| e.files.iter().all(|f| dir.join(f).is_file()))
+    }
+
+    /// The running model, loaded on first use. A failed load is not remembered: the next
+    /// call tries again, so installing the files fixes a running host.
+    async fn worker(&self, name: &str) -> Result<Worker, String> {
+        let cell = self
+            .loaded
+            .lock()
+            .unwrap()
+            .entry(name.to_owned())
+            .or_default()
+            .clone();
+        let dir = self.model_dir(name);
+        let name = name.to_owned();
+        cell.get_or_try_init(|| async move {
+            if !self.installed(&name) {
+                return Err(not_installed(&name, &dir));
+            }
+            let started = std::time::Instant::now();
+            let engine = catalogue::find(&name).ok_or_else(|| not_installed(&name, &dir))?;
+            let (thread_name, load_dir) = (name.clone(), dir.clone());
+            let model = tokio::task::spawn_blocking(move || (engine.load)(&load_dir))
+                .await
+                .map_err(|e| format!("loading {name}: {e}"))?
+                .map_err(|e| format!("loading {name} from {}: {e:#}", dir.display()))?;
+            tracing::info!(model = %name, load_ms = started.elapsed().as_millis() as u64, "AI model loaded");
+            Worker::start(&thread_name, model).map_err(|e| format!("starting {name}: {e}"))
+        })
+        .await
+        .cloned()
+    }
+}
+
+/// What a missing model says: where its files belong and how to put them there.
+pub fn not_installed(name: &str, dir: &Path) -> String {
+    match catalogue::find(name) {
+        Some(e) => format!(
+            "the AI model `{name}` is not installed: {} are expected in {}. {}, or point \
+             --ai-models-dir at a directory holding {name}/",
+            e.files.join(" and "),
+            dir.display(),
+            capitalized(e.install),
+        ),
+        None => format!(
+            "this host runs no AI model `{name}` (it runs {})",
+            catalogue::names()
+        ),
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// What one component may use: the process's models, and the names it was granted.
+#[derive(Clone)]
+pub struct AiGrant {
+    pub models: AiModels,
+    pub granted: Arc<[String]>,
+}
+
+impl AiGrant {
+    /// A grant of `names` (checked: only models this host can run).
+    pub fn new(models: AiModels, names: &[String]) -> anyhow::Result<Self> {
+        if let Some(unknown) = names.iter().find(|n| catalogue::find(n).is_none()) {
+            anyhow::bail!(
+                "--ai-model {unknown}: this host runs only the embedding model(s) {}",
+                catalogue::names()
+            );
+        }
+        Ok(Self {
+            models,
+            granted: names.into(),
+        })
+    }
+
+    fn allows(&self, name: &str) -> bool {
+        self.granted.iter().any(|g| g == name)
+    }
+}
+
+pub struct LlmCtx<'a>(pub &'a AiGrant);
+
+struct LlmData;
+impl HasData for LlmData {
+    type Data<'a> = LlmCtx<'a>;
+}
+
+pub fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> LlmCtx<'_>,
+) -> wasmtime::Result<()> {
+    llm::add_to_linker::<T, LlmData>(linker, get)
+}
+
+impl llm::Host for LlmCtx<'_> {
+    async fn infer(
+        &mut self,
+        _model: String,
+        _prompt: String,
+        _params: Option<llm::InferencingParams>,
+    ) -> wasmtime::Result<Result<llm::InferencingResult, llm::Error>> {
+        Ok(Err(llm::Error::ModelNotSupported))
+    }
+
+    async fn generate_embeddings(
+        &mut self,
+        model: String,
+        texts: Vec<String>,
+    ) -> wasmtime::Result<Result<llm::EmbeddingsResult, llm::Error>> {
+        if !self.0.allows(&model) {
+            return Ok(Err(llm::Error::ModelNotSupported));
+        }
+        if texts.len() > MAX_TEXTS_PER_CALL {
+            return Ok(Err(llm::Error::InvalidInput(format!(
+                "{} texts in one call; at most {MAX_TEXTS_PER_CALL}",
+                texts.len()
+            ))));
+        }
+        let worker = match self.0.models.worker(&model).await {
+            Ok(w) => w,
+            Err(message) => return Ok(Err(llm::Error::RuntimeError(message))),
+        };
+        // Granted names were checked against the engines when the grant was made.
+        let max_tokens = catalogue::find(&model).map_or(0, |e| e.max_tokens);
+        Ok(match worker.embed(texts, max_tokens).await {
+            Ok(done) => Ok(llm::EmbeddingsResult {
+                embeddings: done.vectors,
+                usage: llm::EmbeddingsUsage {
+                    prompt_token_count: done.tokens as u32,
+                },
+            }),
+            Err(EmbedError::Invalid(m)) => Err(llm::Error::InvalidInput(m)),
+            Err(EmbedError::Runtime(m)) => Err(llm::Error::RuntimeError(m)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_and_messages_come_from_the_engines() {
+        let dir = std::env::temp_dir().join(format!("ai-{}", uuid::Uuid::new_v4().simple()));
+        let models = AiModels::new(dir.clone());
+        let minilm = edge_api::embedding::MODEL;
+        assert!(AiGrant::new(models.clone(), &[minilm.to_owned()]).is_ok());
+        let err = AiGrant::new(models.clone(), &["gpt-9".to_owned()])
+            .err()
+            .expect("an unknown model is refused");
+        assert!(format!("{err}").contains(minilm), "{err}");
+        // Installed means every file the engine names is there; unknown names never are.
+        assert!(!models.installed(minilm));
+        assert!(!models.installed("gpt-9"));
+        let why = not_installed(minilm, &models.model_dir(minilm));
+        for file in catalogue::find(minilm).unwrap().files {
+            assert!(why.contains(file), "{why}");
+        }
+        std::fs::create_dir_all(models.model_dir(minilm)).unwrap();
+        for file in catalogue::find(minilm).unwrap().files {
+            std::fs::write(models.model_dir(minilm).join(file), b"").unwrap();
+        }
+        assert!(models.installed(minilm));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn engine_names_are_unique() {
+        let mut names: Vec<_> = catalogue::ENGINES.iter().map(|e| e.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), catalogue::ENGINES.len());
+    }
+}

@@ -1,0 +1,85 @@
+//! Reading a request's body before a component sees it: whole, within the body cap and the
+//! request's deadline, so an oversized body is answered 413 by the host, whatever the guest
+//! would have done, and a client trickling its body in holds a connection, never one of the
+//! slots the other clients need.
+
+use crate::http::responses::{self, HostResponse};
+use bytes::Bytes;
+use edge_api::error::ErrorCode;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use std::time::Instant;
+
+/// How much of an oversized body is read and discarded so the client gets a clean 413.
+const MAX_DRAIN: u64 = 64 << 20;
+
+/// `req` with its body read (at most `cap` bytes, by `deadline`); `Err` is the answer to send
+/// instead.
+///
+/// An oversized body is still read and discarded (up to [`MAX_DRAIN`]) before answering:
+/// a client that is still uploading would otherwise see the connection reset instead of
+/// the 413.
+pub async fn read_whole(
+    req: hyper::Request<Incoming>,
+    cap: usize,
+    deadline: Instant,
+) -> Result<hyper::Request<Full<Bytes>>, Box<HostResponse>> {
+    let (parts, mut body) = req.into_parts();
+    let declared = parts
+        .headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let mut buf = bytes::BytesMut::new();
+    let mut over = declared.is_some_and(|n| n > cap as u64);
+    let mut seen: u64 = 0;
+    let read = tokio::time::timeout_at(deadline.into(), async {
+        while let Some(frame) = body.frame().await {
+            let frame = frame?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            seen += data.len() as u64;
+            if over || buf.len() + data.len() > cap {
+                over = true;
+                buf.clear();
+                if seen > MAX_DRAIN {
+                    return Ok(false);
+                }
+            } else {
+                buf.extend_from_slice(&data);
+            }
+        }
+        Ok::<_, hyper::Error>(true)
+    })
+    .await;
+    let refuse = |code, message: String, drained: bool| {
+        let mut resp = responses::error(code, message);
+        if !drained {
+            // Unread body bytes remain: the connection cannot carry another request.
+            resp.headers_mut().insert(
+                hyper::header::CONNECTION,
+                hyper::header::HeaderValue::from_static("close"),
+            );
+        }
+        Box::new(resp)
+    };
+    match read {
+        Err(_) => Err(refuse(
+            ErrorCode::Timeout,
+            "timed out while receiving the request body".into(),
+            false,
+        )),
+        Ok(Err(e)) => Err(refuse(
+            ErrorCode::InvalidJson,
+            format!("could not read the request body: {e}"),
+            false,
+        )),
+        Ok(Ok(drained)) if over => Err(refuse(
+            ErrorCode::PayloadTooLarge,
+            format!("request body exceeds the limit of {cap} bytes"),
+            drained,
+        )),
+        Ok(Ok(_)) => Ok(hyper::Request::from_parts(parts, Full::new(buf.freeze()))),
+    }
+}

@@ -1,0 +1,238 @@
+//! What every request passes before any service sees it, on every port (docs/DECISIONS.md
+//! "Requests from browsers and hosts"):
+//!
+//! - headers only the host may set (Spin's routing headers, the registry's caller header:
+//!   [`crate::http::headers::is_host_only`]) are removed, so no client can choose a route or
+//!   pose as another process;
+//! - `Host`: HTTP/1.0 may omit it (the listener's address stands in), HTTP/1.1 may not (400);
+//!   on a loopback listener it must name this machine, so a web page that rebinds its own
+//!   DNS name to 127.0.0.1 cannot read or drive the services (DNS rebinding);
+//! - a state-changing request from a browser page must come from the service's own origin:
+//!   a page elsewhere can send a "simple" cross-site `POST` (e.g. `text/plain`) without any
+//!   CORS preflight, and would otherwise register, unregister or shut down models.
+//!   Clients that send no `Origin` (curl, SDKs, the host itself) are not affected.
+
+use crate::http::headers;
+use crate::http::responses::{self, HostResponse};
+use crate::support::hostname::hostname;
+use edge_api::error::ErrorCode;
+use hyper::header::{HOST, HeaderValue, ORIGIN};
+use hyper::{Method, Request, Version};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::OnceLock;
+
+/// Extra names this machine answers to on loopback (`--allowed-host`), beside `localhost`,
+/// loopback addresses and the machine's hostname.
+static ALLOWED_HOSTS: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Sets the extra names for the rest of the process (first call wins).
+pub fn allow_hosts(names: &[String]) {
+    let _ = ALLOWED_HOSTS.set(names.iter().map(|n| n.to_ascii_lowercase()).collect());
+}
+
+/// Checks and cleans `req` in place; `Err` is the answer to send instead.
+pub fn admit<B>(req: &mut Request<B>, local: SocketAddr) -> Result<(), Box<HostResponse>> {
+    strip_host_only_headers(req);
+    let host = match req.headers().get(HOST).and_then(|h| h.to_str().ok()) {
+        Some(h) => h.to_owned(),
+        None if req.version() <= Version::HTTP_10 => {
+            let stand_in = local.to_string();
+            let value = HeaderValue::from_str(&stand_in).expect("an address is a valid header");
+            req.headers_mut().insert(HOST, value);
+            stand_in
+        }
+        None => {
+            return Err(Box::new(responses::error(
+                ErrorCode::MissingField,
+                "HTTP/1.1 requests must carry a Host header (RFC 9112, section 3.2)",
+            )));
+        }
+    };
+    if local.ip().is_loopback() && !is_this_machine(host_name(&host)) {
+        return Err(Box::new(responses::error(
+            ErrorCode::Forbidden,
+            format!(
+                "Host `{host}` is not a name of this machine; use localhost or 127.0.0.1 \
+                 (or start the host with --allowed-host {})",
+                host_name(&host)
+            ),
+        )));
+    }
+    if changes_state(req.method())
+        && let Some(origin) = req.headers().get(ORIGIN)
+    {
+        let origin = origin.to_str().unwrap_or("");
+        if !same_origin(origin, &host) {
+            return Err(Box::new(responses::error(
+                ErrorCode::Forbidden,
+                format!(
+                    "cross-origin request refused: a page from `{origin}` may not change \
+                     anything here (requests without an Origin header are not affected)"
+                ),
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn strip_host_only_headers<B>(req: &mut Request<B>) {
+    let headers = req.headers_mut();
+    let forged: Vec<_> = headers
+        .keys()
+        .filter(|k| headers::is_host_only(k.as_str()))
+        .cloned()
+        .collect();
+    for name in forged {
+        headers.remove(name);
+    }
+}
+
+fn changes_state(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// The name part of a `Host` value: `[::1]:80` → `::1`, `localhost:80` → `localhost`.
+fn host_name(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    host.rsplit_once(':').map_or(host, |(name, _)| name)
+}
+
+fn is_this_machine(name: &str) -> bool {
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    if name == "localhost" || name.ends_with(".localhost") {
+        return true;
+    }
+    if let Ok(ip) = name.parse::<IpAddr>() {
+        // Any address of this machine: a loopback listener answers on loopback only, but a
+        // client may name the machine by one of its addresses through a port forward.
+        return ip.to_canonical().is_loopback() || ip.is_unspecified();
+    }
+    if hostname().is_ok_and(|h| h.eq_ignore_ascii_case(&name)) {
+        return true;
+    }
+    ALLOWED_HOSTS
+        .get()
+        .is_some_and(|names| names.contains(&name))
+}
+
+/// Whether `origin` (`scheme://host[:port]`) is the origin of a request sent to `host`.
+fn same_origin(origin: &str, host: &str) -> bool {
+    let Some((scheme, authority)) = origin.split_once("://") else {
+        return false; // `null` (sandboxed pages, file://) and garbage
+    };
+    let default_port = match scheme.to_ascii_lowercase().as_str() {
+        "http" => "80",
+        "https" => "443",
+        _ => return false,
+    };
+    let with_port = |a: &str| -> String {
+        let a = a.to_ascii_lowercase();
+        let has_port = match a.rfind(']') {
+            Some(end) => a[end..].contains(':'),
+            None => a.contains(':'),
+        };
+        if has_port {
+            a
+        } else {
+            format!("{a}:{default_port}")
+        }
+    };
+    with_port(authority.trim_end_matches('/')) == with_port(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(method: Method, headers: &[(&str, &str)]) -> Request<()> {
+        let mut b = Request::builder().method(method).uri("/register");
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.body(()).unwrap()
+    }
+
+    const LOOPBACK: &str = "127.0.0.1:5000";
+
+    #[test]
+    fn cross_origin_writes_are_refused_and_same_origin_ones_pass() {
+        let local = LOOPBACK.parse().unwrap();
+        let mut evil = request(
+            Method::POST,
+            &[
+                ("host", "127.0.0.1:5000"),
+                ("origin", "http://evil.example"),
+            ],
+        );
+        assert!(admit(&mut evil, local).is_err());
+        let mut null = request(
+            Method::POST,
+            &[("host", "127.0.0.1:5000"), ("origin", "null")],
+        );
+        assert!(admit(&mut null, local).is_err());
+        let mut own = request(
+            Method::POST,
+            &[
+                ("host", "localhost:5000"),
+                ("origin", "http://localhost:5000"),
+            ],
+        );
+        assert!(admit(&mut own, local).is_ok());
+        let mut read = request(
+            Method::GET,
+            &[
+                ("host", "127.0.0.1:5000"),
+                ("origin", "http://evil.example"),
+            ],
+        );
+        assert!(
+            admit(&mut read, local).is_ok(),
+            "reads stay readable (CORS guards them)"
+        );
+        let mut tool = request(Method::POST, &[("host", "127.0.0.1:5000")]);
+        assert!(admit(&mut tool, local).is_ok());
+    }
+
+    #[test]
+    fn rebound_names_are_refused_on_loopback_only() {
+        let mut rebound = request(Method::GET, &[("host", "attacker.example:5000")]);
+        assert!(admit(&mut rebound, LOOPBACK.parse().unwrap()).is_err());
+        let mut remote = request(Method::GET, &[("host", "models.lab.example:5000")]);
+        assert!(admit(&mut remote, "10.1.2.3:5000".parse().unwrap()).is_ok());
+        for ok in [
+            "localhost",
+            "LOCALHOST:1",
+            "[::1]:5000",
+            "127.0.0.2",
+            "app.localhost",
+        ] {
+            let mut r = request(Method::GET, &[("host", ok)]);
+            assert!(admit(&mut r, LOOPBACK.parse().unwrap()).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn missing_host_and_forged_headers() {
+        let local = LOOPBACK.parse().unwrap();
+        let mut old = request(Method::GET, &[("spin-path-info", "/metrics")]);
+        *old.version_mut() = Version::HTTP_10;
+        assert!(admit(&mut old, local).is_ok());
+        assert_eq!(old.headers()[HOST], LOOPBACK);
+        assert!(old.headers().get("spin-path-info").is_none());
+        let mut new = request(Method::GET, &[("runtime-host-caller", "x; pids=1")]);
+        assert!(admit(&mut new, local).is_err(), "HTTP/1.1 needs Host");
+        assert!(new.headers().get("runtime-host-caller").is_none());
+    }
+
+    #[test]
+    fn origins() {
+        assert!(same_origin("http://localhost:8080", "localhost:8080"));
+        assert!(same_origin("http://LocalHost", "localhost:80"));
+        assert!(same_origin("http://[::1]:5000", "[::1]:5000"));
+        assert!(!same_origin("https://localhost:8080", "localhost:80"));
+        assert!(!same_origin("http://localhost:8081", "localhost:8080"));
+        assert!(!same_origin("null", "localhost"));
+    }
+}

@@ -1,0 +1,215 @@
+//! The flags every command that runs components shares (limits, stores, variables, mounts,
+//! AI models, the compilation cache), and what each becomes at start-up: the commands
+//! flatten [`RuntimeArgs`] into their own, as Spin's layers each own their flags.
+
+use crate::capabilities::files::Mounts;
+use crate::capabilities::keyvalue::KeyValue;
+use crate::capabilities::llm::{AiGrant, AiModels};
+use crate::capabilities::variables::Variables;
+use crate::runtime::limits::{self, Limits};
+use crate::runtime::state::Grants;
+use crate::support::duration::parse_duration;
+use anyhow::{Context, Result};
+use clap::Args;
+use keyvalue_stores::config::StoreConfig;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Options every command that runs components shares.
+#[derive(Args, Debug, Clone)]
+pub struct RuntimeArgs {
+    /// Directory for persistent state: `sqlite_key_value.db` (readable by
+    /// `spin up --state-dir` too) and, unless --cache-dir says otherwise, the compilation cache.
+    #[arg(long, default_value = ".data")]
+    pub data_dir: PathBuf,
+    /// Where compiled components are cached (default: `runtime-host/` in the user's cache
+    /// directory, `$XDG_CACHE_HOME` or `~/.cache`). Every host and data directory shares it:
+    /// a large component (an ONNX model) compiles once per user, not once per data directory.
+    #[arg(long, env = "RUNTIME_HOST_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Application variable given to the component, `name=value`; repeatable. Also read
+    /// from `SPIN_VARIABLE_<NAME>` in the environment (the flag wins).
+    #[arg(long = "variable", value_name = "NAME=VALUE")]
+    pub variables: Vec<String>,
+    /// A host directory the component may read at a guest path (read-only), as Spin's
+    /// `files = [{ source, destination }]`; repeatable. E.g. `models/solubility:/model`.
+    #[arg(long = "dir", value_name = "HOST_PATH:GUEST_PATH")]
+    pub dirs: Vec<String>,
+    /// An AI model the component may use through `fermyon:spin/llm`, as Spin's
+    /// `ai_models = [...]`; repeatable. This host runs `all-minilm-l6-v2` (embeddings).
+    #[arg(long = "ai-model", value_name = "NAME")]
+    pub ai_models: Vec<String>,
+    /// Where AI models' files are, one directory per model, as Spin's `.spin/ai-models`
+    /// (default: `ai-models/` in the data directory).
+    #[arg(long, env = "RUNTIME_HOST_AI_MODELS_DIR")]
+    pub ai_models_dir: Option<PathBuf>,
+    /// Spin's runtime-config TOML: `[key_value_store.<label>]` with `type = "redis"` and
+    /// `url`, or `type = "spin"` (SQLite) and `path`. The same file serves `spin up
+    /// --runtime-config-file`. Without it, `default` is SQLite in the data directory.
+    #[arg(long, value_name = "FILE", env = "RUNTIME_HOST_RUNTIME_CONFIG")]
+    pub runtime_config_file: Option<PathBuf>,
+    /// Make the store's compare-and-swap write and then report failure, as Spin 4.0.2's Redis
+    /// store does: for testing how components cope with such a store.
+    #[arg(long, hide = true)]
+    pub simulate_broken_swap: bool,
+    /// Longest a request may run, e.g. `30s`, `500ms`.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub deadline: Duration,
+    /// Also serve the host's Prometheus metrics at `/metrics` on this address (its own
+    /// listener, so no component route can collide; `up` serves them on its app port too).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Memory one request's component instance may use, in MiB.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_memory_mib: u32,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_body: usize,
+    /// Requests served at once; further ones get 503 `overloaded`.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub max_concurrency: u32,
+    /// Requests one component instance serves, one after another, before it is replaced;
+    /// 1 gives every request a fresh instance, as Spin does. An instance that traps, times
+    /// out, hits its memory cap or answers 5xx is never reused.
+    #[arg(long, default_value_t = limits::DEFAULT_INSTANCE_REUSE as u32,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub instance_reuse: u32,
+    /// How long an idle instance is kept for the next request, e.g. `5s`, `200ms`.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub instance_idle: Duration,
+    /// Instances of one component alive at once (serving or idle); further requests wait
+    /// for a free one within their deadline. Bounds memory for components that load a model
+    /// into every instance. Default: 4 per CPU core; 0: one per request in flight.
+    #[arg(long)]
+    pub max_instances: Option<u32>,
+}
+
+impl RuntimeArgs {
+    pub fn limits(&self) -> Limits {
+        Limits {
+            deadline: self.deadline,
+            max_memory_bytes: (self.max_memory_mib as usize) << 20,
+            max_body_bytes: self.max_body,
+            max_concurrency: self.max_concurrency as usize,
+            instance_reuse: self.instance_reuse as usize,
+            instance_idle: self.instance_idle,
+            max_instances: self
+                .max_instances
+                .map_or_else(limits::default_max_instances, |n| n as usize),
+        }
+    }
+
+    /// The compilation cache: --cache-dir (or `RUNTIME_HOST_CACHE_DIR`), else one per user
+    /// in the platform's cache directory (`$XDG_CACHE_HOME/runtime-host`, by default
+    /// `~/.cache/runtime-host`, as wasmtime's own CLI keeps its cache), so every data directory
+    /// and every test shares compiled components; `cache/` in the data directory only where
+    /// there is no home.
+    pub fn cache_dir(&self) -> PathBuf {
+        if let Some(dir) = &self.cache_dir {
+            return dir.clone();
+        }
+        let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        non_empty("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| non_empty("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .map(|base| base.join("runtime-host"))
+            .unwrap_or_else(|| self.data_dir.join("cache"))
+    }
+
+    /// The process's AI models: --ai-models-dir, else `ai-models/` in the data directory.
+    pub fn ai_models(&self) -> AiModels {
+        AiModels::new(
+            self.ai_models_dir
+                .clone()
+                .unwrap_or_else(|| self.data_dir.join("ai-models")),
+        )
+    }
+
+    /// The key-value stores: the runtime config's labels over the embedded default.
+    pub async fn key_value(&self) -> Result<KeyValue> {
+        let config = StoreConfig::load(self.runtime_config_file.as_deref(), &self.data_dir)?;
+        let kv = KeyValue::open(&config).await?;
+        Ok(if self.simulate_broken_swap {
+            tracing::warn!("--simulate-broken-swap: every compare-and-swap reports failure");
+            kv.with_broken_swap()
+        } else {
+            kv
+        })
+    }
+
+    /// Variables from the environment and `--variable`, then `extra` (set by the command
+    /// itself, so they win).
+    pub fn variables(&self, extra: &[(&str, String)]) -> Result<Variables> {
+        let mut assignments = self.variables.clone();
+        assignments.extend(extra.iter().map(|(k, v)| format!("{k}={v}")));
+        Variables::from_sources(std::env::vars(), &assignments)
+    }
+
+    /// What one component is granted, the one place grants are made: the stores `kv`; the
+    /// variables of the environment and `--variable`, then `vars`; and the files and AI
+    /// models `access` names (with the command line's `--dir` mounts and `--ai-model`s
+    /// beside its own, unless it leaves them out), its AI models run by `ai`.
+    pub fn grants(
+        &self,
+        kv: KeyValue,
+        ai: &AiModels,
+        vars: &[(&str, String)],
+        access: &Access,
+    ) -> Result<Grants> {
+        let (mut mounts, mut ai_models) = (access.mounts.clone(), access.ai_models.clone());
+        if access.with_flags {
+            mounts.extend(self.dirs.iter().cloned());
+            ai_models.extend(self.ai_models.iter().cloned());
+        }
+        let grant = || -> Result<Grants> {
+            Ok(Grants {
+                kv,
+                vars: self.variables(vars)?,
+                files: Mounts::parse(&mounts)?,
+                ai: AiGrant::new(ai.clone(), &ai_models)?,
+            })
+        };
+        grant().with_context(|| access.to_whom.clone())
+    }
+}
+
+/// The files and AI models one component is to get beside its store and variables.
+#[derive(Debug, Clone)]
+pub struct Access {
+    /// Its own mounts (`HOST_PATH:GUEST_PATH`), e.g. a model directory at `/model`.
+    pub mounts: Vec<String>,
+    /// Its own AI models, e.g. the embedding model minilm needs.
+    pub ai_models: Vec<String>,
+    /// Whether the command line's `--dir` and `--ai-model` are granted too.
+    pub with_flags: bool,
+    /// Who it is, the context of an error (e.g. `model solubility`).
+    pub to_whom: String,
+}
+
+impl Access {
+    /// What the command line grants: its `--dir` mounts and `--ai-model`s.
+    pub fn flags(to_whom: impl Into<String>) -> Self {
+        Self::own(to_whom, Vec::new(), Vec::new())
+    }
+
+    /// `mounts` and `ai_models` of the component's own, beside the command line's.
+    pub fn own(to_whom: impl Into<String>, mounts: Vec<String>, ai_models: Vec<String>) -> Self {
+        Self {
+            mounts,
+            ai_models,
+            with_flags: true,
+            to_whom: to_whom.into(),
+        }
+    }
+
+    /// No files and no AI models, whatever the command line says: the stack's own services
+    /// (registry, chat, console) read neither.
+    pub fn nothing(to_whom: impl Into<String>) -> Self {
+        Self {
+            mounts: Vec::new(),
+            ai_models: Vec::new(),
+            with_flags: false,
+            to_whom: to_whom.into(),
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! What one instance's `Store` holds: WASI, wasi-http, key-value and variables state, the
+//! memory limiter, and the deadline of the request it is serving. An instance serves one
+//! request at a time, possibly several in a row (see `http::instances`).
+
+use crate::capabilities::files::Mounts;
+use crate::capabilities::keyvalue::{KeyValue, KvCtx};
+use crate::capabilities::llm::{AiGrant, LlmCtx};
+use crate::capabilities::variables::{ConfigCtx, Variables};
+use crate::runtime::limits::{DeadlineExceeded, MemoryLimiter};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, Store, UpdateDeadline};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+/// What the host grants one component, as a Spin manifest would: its key-value store, its
+/// variables, its read-only file mounts and its AI models. Every instance of the component
+/// gets the same. Made in one place, `RuntimeArgs::grants` ([`crate::runtime::flags`]).
+#[derive(Clone)]
+pub struct Grants {
+    pub kv: KeyValue,
+    pub vars: Variables,
+    pub files: Mounts,
+    pub ai: AiGrant,
+}
+
+impl Grants {
+    /// What a component's pre-initialization gets: the same variables, mounts and AI models,
+    /// and a key-value store of its own, empty and thrown away afterwards, so that nothing it
+    /// writes reaches a real store (or, through the snapshot, every deployment of its files).
+    pub fn for_initialization(&self) -> Self {
+        Self {
+            kv: KeyValue::in_memory(),
+            ..self.clone()
+        }
+    }
+}
+
+pub struct InstanceState {
+    table: ResourceTable,
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    kv: KeyValue,
+    vars: Variables,
+    ai: AiGrant,
+    pub limiter: MemoryLimiter,
+    /// When the request being served must be done, and the budget it was given.
+    deadline: Instant,
+    budget: Duration,
+}
+
+impl InstanceState {
+    pub fn new(grants: &Grants, limiter: MemoryLimiter) -> anyhow::Result<Self> {
+        // Guests get no environment, arguments or sockets, and no files beyond their
+        // read-only mounts; their stdout and stderr go to the host's, so a component's logs
+        // appear beside the request log.
+        let mut wasi = WasiCtx::builder();
+        wasi.inherit_stdout().inherit_stderr();
+        grants.files.grant(&mut wasi)?;
+        Ok(Self {
+            table: ResourceTable::new(),
+            wasi: wasi.build(),
+            http: WasiHttpCtx::new(),
+            kv: grants.kv.clone(),
+            vars: grants.vars.clone(),
+            ai: grants.ai.clone(),
+            limiter,
+            deadline: Instant::now(),
+            budget: Duration::ZERO,
+        })
+    }
+
+    /// A store for one instance of a component with `grants`: its linear memory capped at
+    /// `max_memory_bytes`, the deadline checked at each epoch tick (yielding to other tasks),
+    /// and a first deadline `budget` from now for what runs before a request (instantiation,
+    /// a pre-initialization). The flag turns true when the memory cap refused a growth.
+    pub fn store(
+        engine: &Engine,
+        grants: &Grants,
+        max_memory_bytes: usize,
+        budget: Duration,
+    ) -> anyhow::Result<(Store<Self>, Arc<AtomicBool>)> {
+        let (limiter, memory_exceeded) = MemoryLimiter::new(max_memory_bytes);
+        let mut store = Store::new(engine, Self::new(grants, limiter)?);
+        store.limiter(|s| &mut s.limiter);
+        store.epoch_deadline_callback(|ctx| {
+            ctx.data().check_deadline()?;
+            Ok(UpdateDeadline::Yield(1))
+        });
+        store
+            .data_mut()
+            .start_request(Instant::now() + budget, budget);
+        store.set_epoch_deadline(1);
+        Ok((store, memory_exceeded))
+    }
+
+    /// Starts the clock of the next request this instance serves.
+    pub fn start_request(&mut self, deadline: Instant, budget: Duration) {
+        self.deadline = deadline;
+        self.budget = budget;
+    }
+
+    /// Whether the current request may keep running: the epoch callback asks at each tick.
+    pub fn check_deadline(&self) -> Result<(), DeadlineExceeded> {
+        if Instant::now() >= self.deadline {
+            Err(DeadlineExceeded(self.budget))
+        } else {
+            Ok(())
+        }
+    }
+
+    pub fn keyvalue(&mut self) -> KvCtx<'_> {
+        KvCtx {
+            table: &mut self.table,
+            kv: &self.kv,
+        }
+    }
+
+    pub fn config(&mut self) -> ConfigCtx<'_> {
+        ConfigCtx(&self.vars)
+    }
+
+    pub fn llm(&mut self) -> LlmCtx<'_> {
+        LlmCtx(&self.ai)
+    }
+}
+
+impl WasiView for InstanceState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for InstanceState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: Default::default(),
+        }
+    }
+}

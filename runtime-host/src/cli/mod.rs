@@ -1,0 +1,91 @@
+//! Layer 8, the command line: the commands and the flags every command shares. Each
+//! command's own flags are in its module ([`crate::commands`]), the flags of running
+//! components in `host_core::runtime::flags`; this module puts them together.
+
+use crate::commands::{
+    chats, check, compile, model, predict, prepare, registry, serve, snapshot, up,
+};
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "runtime-host",
+    version,
+    about = "Native wasmtime host for the chat (A), model runtime (B) and port registry (C) components",
+    long_about = "Serves WebAssembly components that export wasi:http/incoming-handler@0.2.x \
+                  (built with spin-sdk 5.x), giving them WASI 0.2, wasi-http, wasi:keyvalue \
+                  persisted in SQLite and application variables, with warm instances reused serially."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// A further name this machine answers to on loopback listeners (beside localhost,
+    /// loopback addresses and its hostname); repeatable. Requests naming any other `Host`
+    /// are refused there, so a web page cannot reach the services by rebinding its DNS.
+    #[arg(long = "allowed-host", global = true, value_name = "NAME")]
+    pub allowed_hosts: Vec<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve one component over HTTP.
+    Serve(serve::ServeArgs),
+    /// Run the port registry (interface C) with process health monitoring.
+    Registry(registry::RegistryArgs),
+    /// Run one model deployment (interface B) by the v1.2 startup sequence: self-test,
+    /// register, then serve on the assigned port.
+    Model(model::ModelArgs),
+    /// Run the whole local stack in one process: registry, chat (with sample dialogs) and
+    /// every model, each registered on its own port.
+    Up(up::UpArgs),
+    /// Check running deployments (a model; optionally a registry and a chat service) against
+    /// the v1.2 specification; exit status 0 only when every MUST rule passes.
+    Check(check::CheckArgs),
+    /// Score a library (SMILES, CSV, TSV, SD or JSON lines file) through a model: in
+    /// batches, in input order, with progress; Ctrl-C leaves a valid partial output that
+    /// `--resume` continues.
+    Predict(predict::PredictCommand),
+    /// Import or export chat dialogs through a running chat service.
+    #[command(subcommand)]
+    Chats(chats::ChatsCommand),
+    /// Write a model component pre-initialized with its files (`--dir`): a `.wasm` that
+    /// starts with its model loaded, for Spin hosts (no files mount needed) or any host.
+    Snapshot(snapshot::SnapshotArgs),
+    /// Compile components into the cache ahead of their deployment, printing each one's
+    /// size and compile time.
+    Compile(compile::CompileArgs),
+    /// Snapshot and compile one component into the cache, as `up` has it done in a child
+    /// process (see `host_core::runtime::preinit::child`).
+    #[command(hide = true)]
+    Prepare(prepare::PrepareArgs),
+}
+
+impl Command {
+    /// Runs the command; `Err` says why it failed (a `Stopped` one was stopped in order).
+    pub async fn run(self) -> Result<()> {
+        match self {
+            Command::Serve(args) => serve::run(args).await,
+            Command::Registry(args) => registry::run(args).await,
+            Command::Model(args) => model::run(args).await,
+            Command::Up(args) => up::run(args).await,
+            Command::Check(args) => check::run(args).await,
+            Command::Predict(args) => predict::run(args).await,
+            Command::Chats(command) => chats::run(command).await,
+            Command::Snapshot(args) => snapshot::run(args).await,
+            Command::Compile(args) => compile::run(&args),
+            Command::Prepare(args) => prepare::run(args).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,83 @@
+//! `runtime-host model`: one model deployment (interface B) by the v1.2 lifecycle
+//! (`services::model::lifecycle`): self-test, register, then serve on the assigned port until
+//! a stop signal or an allowed `POST /shutdown`.
+
+use crate::services::announce::announce;
+use crate::services::launch::Launcher;
+use crate::services::model::hooks::{self, ShutdownRoute};
+use crate::services::model::lifecycle::deploy;
+use crate::services::model::registration::DeployOptions;
+use crate::services::model::versions::version_of;
+use anyhow::Result;
+use clap::Args;
+use host_core::runtime::flags::{Access, RuntimeArgs};
+use host_core::support::duration::parse_duration;
+use host_core::support::signals;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct ModelArgs {
+    /// The model component (e.g. target/wasm32-wasip2/release/molprop.wasm).
+    pub component: PathBuf,
+    /// Base URL of the port registry.
+    #[arg(long, default_value = "http://127.0.0.1:5000")]
+    pub registry: String,
+    /// Port to ask the registry for (and to serve on if the registry is unreachable).
+    #[arg(long)]
+    pub preferred_port: Option<u16>,
+    /// Serve `POST /shutdown` (from this machine only); otherwise it answers 403.
+    #[arg(long)]
+    pub allow_shutdown: bool,
+    /// Address to bind the assigned port on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// Time between heartbeats (keep it well inside the registry's TTL).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub heartbeat_interval: Duration,
+    /// How long to keep trying the registry at start-up.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub registry_wait: Duration,
+    /// Longest one try of the model's self-test may run (its own deadline, apart from
+    /// --deadline: it runs every test example, while other start-ups may share the cores).
+    #[arg(long, default_value = "120s", value_parser = parse_duration)]
+    pub self_test_deadline: Duration,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+pub async fn run(args: ModelArgs) -> Result<()> {
+    announce(args.runtime.metrics_listen).await?;
+    let launcher = Launcher::new(&args.runtime)?;
+    let kv = args.runtime.key_value().await?;
+    // Its version: a digest of the component (an ONNX manifest may name its own in /info).
+    let version = version_of(&args.component)?;
+    let vars = [("model_version", version.clone())];
+    let whom = format!("model {}", args.component.display());
+    let grants = launcher.grants(kv, &vars, &Access::flags(whom))?;
+    let trigger = Arc::new(tokio::sync::Notify::new());
+    let shutdown = ShutdownRoute {
+        allowed: args.allow_shutdown,
+        trigger: trigger.clone(),
+    };
+    let hooks = hooks::for_model(&version, Some(shutdown));
+    let loaded = launcher.launch(&args.component, grants, hooks).await?;
+    let stop = async move {
+        tokio::select! {
+            _ = signals::wait() => {},
+            _ = trigger.notified() => tracing::info!("shutdown requested over HTTP"),
+        }
+    };
+    let opts = DeployOptions {
+        app_name: "runtime-host".into(),
+        registry: args.registry.clone(),
+        preferred_port: args.preferred_port,
+        host: args.host,
+        heartbeat_interval: args.heartbeat_interval,
+        registry_wait: args.registry_wait,
+        self_test_deadline: args.self_test_deadline,
+        model_version: Some(version),
+    };
+    deploy(loaded, &args.component, opts, stop, |_| {}).await
+}

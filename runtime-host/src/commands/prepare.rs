@@ -1,0 +1,27 @@
+//! `runtime-host prepare` (hidden): one component snapshotted (where it can be) and compiled
+//! into the cache, as a deployment with the same mounts would have it, then exit: the child
+//! process that does a component's cold work for `up`, `serve`, `model` and `registry`
+//! (`host_core::runtime::preinit::child`), so its working memory leaves with it.
+
+use crate::services::launch::Launcher;
+use anyhow::Result;
+use clap::Args;
+use host_core::capabilities::keyvalue::KeyValue;
+use host_core::runtime::flags::{Access, RuntimeArgs};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct PrepareArgs {
+    /// The component to snapshot (where it can be) and compile.
+    pub component: PathBuf,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+pub async fn run(args: PrepareArgs) -> Result<()> {
+    let launcher = Launcher::new(&args.runtime)?.doing_cold_work_here();
+    let whom = format!("component {}", args.component.display());
+    let grants = launcher.grants(KeyValue::in_memory(), &[], &Access::flags(whom))?;
+    launcher.prepare(&args.component, &grants).await?;
+    Ok(())
+}

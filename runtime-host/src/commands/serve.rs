@@ -1,0 +1,31 @@
+//! `runtime-host serve`: one component over HTTP, on embedded or configured stores.
+
+use crate::services::announce::announce;
+use crate::services::launch::Launcher;
+use anyhow::Result;
+use clap::Args;
+use host_core::runtime::flags::{Access, RuntimeArgs};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The component to serve (e.g. target/wasm32-wasip2/release/chat.wasm).
+    pub component: PathBuf,
+    /// Address to listen on. Port 0 picks a free port (printed on startup).
+    #[arg(long, default_value = "127.0.0.1:8050")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+pub async fn run(args: ServeArgs) -> Result<()> {
+    announce(args.runtime.metrics_listen).await?;
+    let launcher = Launcher::new(&args.runtime)?;
+    let kv = args.runtime.key_value().await?;
+    let whom = format!("component {}", args.component.display());
+    let grants = launcher.grants(kv, &[], &Access::flags(whom))?;
+    let loaded = launcher.launch(&args.component, grants, Vec::new()).await?;
+    let service = loaded.bind(args.listen, "--listen").await?;
+    service.run_until_signal().await
+}

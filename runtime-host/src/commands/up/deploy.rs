@@ -1,0 +1,284 @@
+//! Deploying `up`'s models: every component compiled first (once, however many deployments
+//! use it), then each deployment started by the v1.2 lifecycle
+//! (`services::model::lifecycle`), and their outcomes collected for the table `up` prints.
+//! A [`Deployer`] holds what starting one needs, so deployments can also start later (a
+//! watched `--models`, the admin API: [`super::live`]).
+
+use crate::commands::up::started::{Started, either};
+use crate::services::launch::{Launcher, Loaded};
+use crate::services::model::hooks;
+use crate::services::model::lifecycle::deploy;
+use crate::services::model::registration::DeployOptions;
+use crate::services::model::spec::ModelSpec;
+use crate::services::model::versions;
+use crate::services::registry::host_prefix;
+use anyhow::{Context, Result};
+use host_core::capabilities::keyvalue::KeyValue;
+use host_core::capabilities::llm;
+use host_core::http::slot::ServerSlot;
+use host_core::runtime::flags::Access;
+use host_core::runtime::preinit::Source;
+use host_core::runtime::state::InstanceState;
+use keyvalue_stores::sqlite::KvDatabase;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+
+/// A deployment started; `outcome` says where it serves once registered, or why it failed.
+pub struct Starting {
+    pub name: String,
+    pub slot: Arc<ServerSlot>,
+    pub outcome: oneshot::Receiver<Result<SocketAddr, String>>,
+    /// What a watched `--models` directory needs to manage it later.
+    pub adopt: Option<Adopted>,
+}
+
+/// A deployment `up` started at start-up, for [`super::live::Live::adopt`].
+pub struct Adopted {
+    pub name: String,
+    pub slot: Arc<ServerSlot>,
+    pub kv: KeyValue,
+    pub version: String,
+    pub source: PathBuf,
+    pub stop: oneshot::Sender<()>,
+}
+
+/// What deploying the models came to.
+pub struct Deployments {
+    pub starting: Vec<Starting>,
+    /// Models left out, and why (an AI model they need is not installed).
+    pub skipped: Vec<(String, String)>,
+}
+
+/// A model ready to deploy: compiled.
+pub struct Ready {
+    pub spec: ModelSpec,
+    pre: ProxyPre<InstanceState>,
+}
+
+/// What starting a model deployment needs, owned, so that deployments can start at any
+/// time: at start-up, and later when `--models` changes.
+#[derive(Clone)]
+pub struct Deployer {
+    pub launcher: Launcher,
+    /// The stores the runtime config names (a model's own are under them, or beside them).
+    pub kv: KeyValue,
+    pub host: IpAddr,
+    pub heartbeat_interval: Duration,
+    pub self_test_deadline: Duration,
+    pub registry_scope: Option<String>,
+    pub registry_url: String,
+}
+
+/// Compiles every model of `specs`, then starts each deployment (and `copies` of it), each
+/// stopped with `started`'s models or on its own. A stop signal while compiling ends it with
+/// `Stopped`. `watched`: the models' directory is watched, so each version's files are
+/// snapshotted first (see `versions::snapshot`).
+pub async fn at_start(
+    deployer: &Deployer,
+    specs: Vec<ModelSpec>,
+    copies: u32,
+    watched: bool,
+    started: &mut Started,
+) -> Result<Deployments> {
+    // Every component is compiled before any model starts its self-test: a self-test that
+    // shared the cores with a compilation took 15-18 s instead of 61 ms (issue 23).
+    let mut compiled = HashMap::new();
+    let mut ready = Vec::new();
+    let mut skipped = Vec::new();
+    for spec in specs {
+        let version = versions::version_of(&spec.source)?;
+        let spec = if watched {
+            versions::snapshot(spec, &deployer.launcher.runtime().data_dir, &version)?
+        } else {
+            spec
+        };
+        match deployer.prepare(spec, &mut compiled).await? {
+            Ok(model) => ready.push((model, version)),
+            Err((name, why)) => skipped.push((name, why)),
+        }
+    }
+    let mut starting = Vec::new();
+    for (model, version) in ready {
+        for copy in 0..copies {
+            let name = if copies > 1 {
+                format!("{}-{copy}", model.spec.name)
+            } else {
+                model.spec.name.clone()
+            };
+            // Each its own stop beside `up`'s, so a watched directory can remove it.
+            let (own, stopped) = oneshot::channel();
+            let stop = either(started.model_stop_signal(), stopped);
+            let kv = deployer.model_store(&name)?;
+            let (mut begun, task) = deployer.start(&model, name, kv.clone(), &version, stop)?;
+            started.model(task);
+            begun.adopt = Some(Adopted {
+                name: begun.name.clone(),
+                slot: begun.slot.clone(),
+                kv,
+                version: version.clone(),
+                source: model.spec.source.clone(),
+                stop: own,
+            });
+            starting.push(begun);
+        }
+    }
+    Ok(Deployments { starting, skipped })
+}
+
+impl Deployer {
+    /// What model `spec` is granted beside its store: its own mounts and AI models, and the
+    /// command line's `--dir` mounts and `--ai-model`s (the stack's services get none).
+    fn access(spec: &ModelSpec) -> Access {
+        let whom = format!("model {}", spec.name);
+        Access::own(whom, spec.mounts.clone(), spec.ai_models.clone())
+    }
+
+    /// A model ready to start: its component compiled (once per component: `compiled`
+    /// remembers) and pre-initialized with its mounts and AI models where it can be;
+    /// `Ok(Err((name, why)))` when an AI model it needs is not installed (everything else
+    /// still starts).
+    pub async fn prepare(
+        &self,
+        spec: ModelSpec,
+        compiled: &mut HashMap<String, ProxyPre<InstanceState>>,
+    ) -> Result<Result<Ready, (String, String)>> {
+        let ai = self.launcher.ai_models();
+        let wanted = spec
+            .ai_models
+            .iter()
+            .chain(&self.launcher.runtime().ai_models);
+        if let Some(missing) = wanted.into_iter().find(|m| !ai.installed(m)) {
+            let why = llm::not_installed(missing, &ai.model_dir(missing));
+            tracing::warn!(model = %missing, "{why}");
+            let short =
+                format!("AI model `{missing}` not installed (run `cargo xtask install-models`)");
+            return Ok(Err((spec.name.clone(), short)));
+        }
+        // The grants of its pre-initialization: a store of its own (see `Grants`).
+        let grants = self
+            .launcher
+            .grants(KeyValue::in_memory(), &[], &Self::access(&spec))?;
+        let source = Source::read(&spec.component, &grants.files)?;
+        let identity = source.identity();
+        let pre = match compiled.get(&identity) {
+            Some(pre) => Clone::clone(pre),
+            None => {
+                let preparing = self.launcher.prepare_source(source, &grants);
+                let pre = preparing
+                    .await
+                    .with_context(|| format!("loading model {}", spec.name))?;
+                compiled.insert(identity, pre.clone());
+                pre
+            }
+        };
+        Ok(Ok(Ready { spec, pre }))
+    }
+
+    /// `model` loaded as deployment `name` of `version`, with stores `kv` and a fresh start
+    /// time, not started. The version reaches the component as variable `model_version` and
+    /// every answer as header `x-model-version`.
+    pub fn load(&self, model: &Ready, name: &str, kv: KeyValue, version: &str) -> Result<Loaded> {
+        let vars = [("model_version", version.to_owned())];
+        let grants = self
+            .launcher
+            .grants(kv, &vars, &Self::access(&model.spec))?;
+        let hooks = hooks::for_model(version, None);
+        Ok(self.launcher.serve(name, model.pre.clone(), grants, hooks))
+    }
+
+    /// Starts deployment `name` of `model` by the v1.2 lifecycle until `stop`; the task and
+    /// what `up`'s table waits on.
+    pub fn start(
+        &self,
+        model: &Ready,
+        name: String,
+        kv: KeyValue,
+        version: &str,
+        stop: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(Starting, tokio::task::JoinHandle<Result<()>>)> {
+        let loaded = self.load(model, &name, kv, version)?;
+        let slot = loaded.slot.clone();
+        let opts = self.options(&name, version);
+        let source = model.spec.source.clone();
+        let (task, outcome) = spawn_deployment(name.clone(), loaded, source, opts, stop);
+        let starting = Starting {
+            name,
+            slot,
+            outcome,
+            adopt: None,
+        };
+        Ok((starting, task))
+    }
+
+    /// How deployment `name` of `version` registers.
+    pub fn options(&self, name: &str, version: &str) -> DeployOptions {
+        DeployOptions {
+            app_name: format!("runtime-host/{name}"),
+            registry: self.registry_url.clone(),
+            preferred_port: None,
+            host: self.host,
+            heartbeat_interval: self.heartbeat_interval,
+            registry_wait: Duration::from_secs(10),
+            self_test_deadline: self.self_test_deadline,
+            model_version: Some(version.to_owned()),
+        }
+    }
+
+    /// A model's stores. Each deployment keeps its metrics apart from the others': by default
+    /// in its own SQLite file under `models/<name>/`; with a runtime config, under the key
+    /// prefix `models/<name>/` of the configured stores (and, on a shared store, this
+    /// machine's `hosts/<scope>/`, as two machines may both deploy `molprop`).
+    pub fn model_store(&self, name: &str) -> Result<KeyValue> {
+        let runtime = self.launcher.runtime();
+        if runtime.runtime_config_file.is_none() {
+            let dir = runtime.data_dir.join("models").join(name);
+            return Ok(KeyValue::sqlite(Arc::new(KvDatabase::open_in(&dir)?)));
+        }
+        let host = if self.kv.is_shared() {
+            host_prefix(self.registry_scope.as_deref())?
+        } else {
+            String::new()
+        };
+        Ok(self.kv.scoped(&format!("{host}models/{name}/")))
+    }
+}
+
+/// Starts one model's deployment; the receiver gets its address once it serves, or why it
+/// failed (the first line of the error, for `up`'s table; the log has it whole).
+fn spawn_deployment(
+    name: String,
+    loaded: Loaded,
+    source: PathBuf,
+    opts: DeployOptions,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> (
+    tokio::task::JoinHandle<Result<()>>,
+    oneshot::Receiver<Result<SocketAddr, String>>,
+) {
+    let (tx, rx) = oneshot::channel();
+    let tx = Arc::new(std::sync::Mutex::new(Some(tx)));
+    let send = move |outcome| {
+        if let Some(tx) = tx.lock().expect("not poisoned").take() {
+            let _ = tx.send(outcome);
+        }
+    };
+    let task = tokio::spawn(async move {
+        let outcome = deploy(loaded, &source, opts, stop, |addr| send.clone()(Ok(addr))).await;
+        if let Err(e) = &outcome {
+            tracing::error!(model = %name, error = %format!("{e:#}"), "model deployment failed");
+            let first = format!("{e:#}")
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            send(Err(first));
+        }
+        outcome
+    });
+    (task, rx)
+}

@@ -1,0 +1,64 @@
+//! `runtime-host`: serves the project's WebAssembly components natively on wasmtime and does
+//! the OS-facing work a sandboxed component cannot. The layers, lowest first: support,
+//! metrics, capabilities, runtime and http (the `host-core` crate), then [`services`],
+//! [`commands`] and [`cli`] here; docs/ARCHITECTURE.md draws them.
+
+mod cli;
+mod commands;
+mod services;
+
+use clap::Parser;
+use host_core::http::guard;
+use host_core::support::{heap, log_writer, signals, stop};
+
+fn main() {
+    // Before the runtime starts its threads (see heap.rs).
+    heap::limit_arenas();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::exit(1)
+        });
+    runtime.block_on(run())
+}
+
+async fn run() {
+    // Log lines are queued and written in batches by a thread of their own (log_writer.rs):
+    // a request never waits on stderr. `_flush` writes what is left when main returns.
+    let (writer, _flush) = log_writer::start();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("RUNTIME_HOST_LOG")
+                .unwrap_or_else(|_| "info,wasmtime_cranelift=warn,cranelift=warn".into()),
+        )
+        .with_writer(writer)
+        .with_ansi(log_writer::colours())
+        .init();
+    let cli = cli::Cli::parse();
+    guard::allow_hosts(&cli.allowed_hosts);
+    // Before anything else, so no Ctrl-C during start-up is lost (see signals.rs).
+    if let Err(e) = signals::install() {
+        eprintln!("error: cannot install the SIGINT/SIGTERM handlers: {e}");
+        std::process::exit(1);
+    }
+    let code = match cli.command.run().await {
+        Ok(()) => 0,
+        // A stop signal during start-up: what had started was stopped in order.
+        Err(e) if stop::is_stopped(&e) => {
+            tracing::info!("{e:#}");
+            0
+        }
+        Err(e) => {
+            log_writer::flush(); // the lines that led here come first
+            eprintln!("error: {e:#}");
+            1
+        }
+    };
+    // Exit here rather than by returning: dropping the runtime would wait for blocking work
+    // still running (a compilation a Ctrl-C interrupted), which nothing needs any more. The
+    // log is flushed first.
+    drop(_flush);
+    std::process::exit(code)
+}

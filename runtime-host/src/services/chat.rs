@@ -1,0 +1,66 @@
+//! The chat service's start-up (interface A) as `up` runs it: its admin token, its variables,
+//! and the sample dialogs a fresh store starts with. (`runtime-host serve chat.wasm` serves
+//! the component with whatever `--variable`s it is given; `runtime-host chats` is the import
+//! and export client.)
+
+use crate::services::launch::{Launcher, Loaded};
+use anyhow::Result;
+use host_core::capabilities::keyvalue::KeyValue;
+use host_core::http::server::ComponentServer;
+use host_core::runtime::flags::Access;
+use host_core::support::token::Token;
+use std::path::Path;
+
+/// Sample dialogs loaded into a fresh chat store.
+const SAMPLE_DIALOGS: &str = include_str!("../../../components/chat/samples/dialogs.json");
+
+pub struct Recipe {
+    token: Token,
+}
+
+impl Recipe {
+    /// The admin token: `$CHAT_ADMIN_TOKEN`, else the one kept in `data_dir` (made on first
+    /// run, so it survives restarts and scripts can read it).
+    pub fn new(data_dir: &Path) -> Result<Self> {
+        let token = Token::load("CHAT_ADMIN_TOKEN", data_dir, "chat_admin_token")?;
+        Ok(Self { token })
+    }
+
+    /// The chat component at `component` launched on the stores `kv`, with its admin token
+    /// and no files or AI models.
+    pub async fn launch(
+        &self,
+        launcher: &Launcher,
+        component: &Path,
+        kv: KeyValue,
+    ) -> Result<Loaded> {
+        let vars = [("chat_admin_token", self.token.value.clone())];
+        let grants = launcher.grants(kv, &vars, &Access::nothing("chat"))?;
+        launcher.launch(component, grants, Vec::new()).await
+    }
+
+    /// Where a user finds the admin token.
+    pub fn token_note(&self) -> String {
+        format!("admin {}", self.token.note)
+    }
+
+    /// Loads the sample dialogs through the service itself (so they are validated like any
+    /// import); dialogs already there are left as they are.
+    pub async fn seed(&self, chat: &ComponentServer) -> Result<()> {
+        let dialogs: Vec<serde_json::Value> = serde_json::from_str(SAMPLE_DIALOGS)?;
+        let auth = format!("Bearer {}", self.token.value);
+        let headers = [
+            ("authorization", auth.as_str()),
+            ("content-type", "application/json"),
+        ];
+        for d in dialogs {
+            let body = serde_json::to_vec(&d)?;
+            let (status, body) = chat.call_with("POST", "/api/chats", body, &headers).await?;
+            if status != 201 && status != 409 {
+                let body = String::from_utf8_lossy(&body);
+                tracing::warn!(status, %body, "sample dialog not loaded");
+            }
+        }
+        Ok(())
+    }
+}

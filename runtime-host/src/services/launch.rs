@@ -1,0 +1,270 @@
+//! Launching a component as a service: the one path every command takes, from a component
+//! file to a server answering on a port.
+//!
+//! A [`Launcher`] holds what a process's components share (one engine with its instance
+//! pool, the compilation cache, the limits, the AI models' weights, the command line's
+//! flags): `serve`, `registry`, `model` and `predict --model` make one for their component,
+//! `up` one for everything it runs. It makes each component's grants ([`Launcher::grants`]),
+//! compiles and pre-initializes it, racing the stop signal ([`Launcher::prepare`]), and
+//! puts a server of it in a slot ([`Launcher::serve`]): a [`Loaded`] component, which
+//! [`Loaded::bind`] turns into a [`Service`] on its port.
+
+use crate::services::metrics_endpoint;
+use anyhow::{Context, Result};
+use host_core::capabilities::keyvalue::KeyValue;
+use host_core::capabilities::llm::AiModels;
+use host_core::http::hooks::Hook;
+use host_core::http::listener::Listening;
+use host_core::http::server::ComponentServer;
+use host_core::http::slot::ServerSlot;
+use host_core::runtime::engine;
+use host_core::runtime::flags::{Access, RuntimeArgs};
+use host_core::runtime::limits::Limits;
+use host_core::runtime::preinit::{self, ColdWork, Source};
+use host_core::runtime::state::{Grants, InstanceState};
+use host_core::support::{signals, stop};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+
+/// Extra time in-flight requests get to finish after a shutdown signal, beyond the deadline.
+pub const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// What the components of one process share, and how each is launched.
+#[derive(Clone)]
+pub struct Launcher {
+    engine: wasmtime::Engine,
+    runtime: RuntimeArgs,
+    limits: Limits,
+    cache_dir: PathBuf,
+    /// One copy of each AI model's weights, whichever component uses it.
+    ai: AiModels,
+    /// Where the work the cache lacks is done.
+    cold: ColdWork,
+}
+
+impl Launcher {
+    /// For one service: an engine whose instance pool holds `--max-concurrency` instances.
+    pub fn new(runtime: &RuntimeArgs) -> Result<Self> {
+        let limits = runtime.limits();
+        let engine = engine::build_engine(&limits)?;
+        Ok(Self::with(engine, runtime, limits))
+    }
+
+    /// For every service of the process (`up`): one engine whose pool of `slots` instances
+    /// they share, as they share its compiled code.
+    pub fn shared(runtime: &RuntimeArgs, slots: u32) -> Result<Self> {
+        let limits = runtime.limits();
+        let engine = engine::build_shared_engine(&limits, slots)?;
+        Ok(Self::with(engine, runtime, limits))
+    }
+
+    fn with(engine: wasmtime::Engine, runtime: &RuntimeArgs, limits: Limits) -> Self {
+        Self {
+            engine,
+            cache_dir: runtime.cache_dir(),
+            ai: runtime.ai_models(),
+            runtime: runtime.clone(),
+            limits,
+            cold: ColdWork::InChild,
+        }
+    }
+
+    /// The same, doing what the cache lacks in this process: `runtime-host prepare`, the
+    /// child every other launcher leaves that work to.
+    pub fn doing_cold_work_here(self) -> Self {
+        Self {
+            cold: ColdWork::Here,
+            ..self
+        }
+    }
+
+    /// The command line's flags.
+    pub fn runtime(&self) -> &RuntimeArgs {
+        &self.runtime
+    }
+
+    /// The limits every component gets.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The process's AI models.
+    pub fn ai_models(&self) -> &AiModels {
+        &self.ai
+    }
+
+    /// One component's grants: its stores `kv`; the command line's variables, then `vars`,
+    /// then `deployment_started_at_ms` (now: models key their metrics by it); the files and
+    /// AI models `access` names.
+    pub fn grants(&self, kv: KeyValue, vars: &[(&str, String)], access: &Access) -> Result<Grants> {
+        self.runtime
+            .grants(kv, &self.ai, &with_start_time(vars), access)
+    }
+
+    /// The component at `path`, compiled and pre-initialized with `grants` where it can be
+    /// (see `host_core::runtime::preinit`), what the cache lacks done in a child process
+    /// (unless [`Launcher::doing_cold_work_here`]); [`stop::Stopped`] if a stop signal comes
+    /// first.
+    pub async fn prepare(&self, path: &Path, grants: &Grants) -> Result<ProxyPre<InstanceState>> {
+        let source = Source::read(path, &grants.files)?;
+        self.prepare_source(source, grants).await
+    }
+
+    /// [`Launcher::prepare`] of a component already read.
+    pub async fn prepare_source(
+        &self,
+        source: Source,
+        grants: &Grants,
+    ) -> Result<ProxyPre<InstanceState>> {
+        let (engine, limits, cache_dir) = (&self.engine, &self.limits, &self.cache_dir);
+        let path = source.path().to_owned();
+        let started = Instant::now();
+        let preparing = preinit::prepare(engine, source, grants, limits, cache_dir, self.cold);
+        let prepared = stop::unless(signals::wait(), preparing).await??;
+        tracing::info!(
+            component = %path.display(),
+            load_ms = started.elapsed().as_millis() as u64,
+            snapshot = prepared.snapshot.as_deref().unwrap_or("none"),
+            "component compiled"
+        );
+        Ok(prepared.pre)
+    }
+
+    /// A server of `pre` as deployment `name` (the label of its metrics), with `grants`
+    /// and the service's `hooks`, in a slot of its own.
+    pub fn serve(
+        &self,
+        name: &str,
+        pre: ProxyPre<InstanceState>,
+        grants: Grants,
+        hooks: Vec<Arc<dyn Hook>>,
+    ) -> Loaded {
+        tracing::info!(
+            variables = ?grants.vars.names(),
+            mounts = ?grants.files.guest_paths(),
+            "component ready"
+        );
+        let server = ComponentServer::new(name, pre, grants, self.limits.clone(), hooks);
+        let server = Arc::new(server);
+        metrics_endpoint::watch(&server);
+        Loaded {
+            slot: ServerSlot::new(server.clone()),
+            server,
+            limits: self.limits.clone(),
+        }
+    }
+
+    /// [`Launcher::prepare`], then [`Launcher::serve`] as the deployment named after the
+    /// component's file.
+    pub async fn launch(
+        &self,
+        component: &Path,
+        grants: Grants,
+        hooks: Vec<Arc<dyn Hook>>,
+    ) -> Result<Loaded> {
+        let pre = self.prepare(component, &grants).await?;
+        Ok(self.serve(&metrics_name(component), pre, grants, hooks))
+    }
+}
+
+/// `extra` plus `deployment_started_at_ms` (now), by which models key their metrics.
+fn with_start_time<'a>(extra: &[(&'a str, String)]) -> Vec<(&'a str, String)> {
+    let started_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let mut vars = extra.to_vec();
+    vars.push(("deployment_started_at_ms", started_ms.to_string()));
+    vars
+}
+
+/// The name a component's metrics carry until told otherwise: its file's (`molprop` of
+/// molprop.wasm).
+pub fn metrics_name(component: &Path) -> String {
+    component
+        .file_stem()
+        .map_or("component".into(), |s| s.to_string_lossy().into_owned())
+}
+
+/// A component compiled, linked and ready to answer, not yet bound to an address.
+pub struct Loaded {
+    pub server: Arc<ComponentServer>,
+    /// Where its listener will find it (an upgrade replaces the server there).
+    pub slot: Arc<ServerSlot>,
+    pub limits: Limits,
+}
+
+impl Loaded {
+    /// Binds `listen`; `choose` says how a user picks another address when it is taken.
+    pub async fn bind(&self, listen: SocketAddr, choose: &str) -> Result<Service> {
+        Ok(Service {
+            listening: Listening::bind(listen, choose).await?,
+            server: self.server.clone(),
+            slot: self.slot.clone(),
+            limits: self.limits.clone(),
+        })
+    }
+}
+
+/// A component bound to its address, ready to serve.
+pub struct Service {
+    listening: Listening,
+    /// The server it started with (for the host's own in-process calls).
+    pub server: Arc<ComponentServer>,
+    /// What the listener serves: that server, or a later version of it.
+    pub slot: Arc<ServerSlot>,
+    pub limits: Limits,
+}
+
+impl Service {
+    /// The address it serves on.
+    pub fn addr(&self) -> SocketAddr {
+        self.listening.addr()
+    }
+
+    /// The URL a local client reaches it at.
+    pub fn local_url(&self) -> String {
+        self.listening.url()
+    }
+
+    /// Serves until `stop` resolves, then drains requests in flight. Prints where it
+    /// listens first: tests and scripts read the line to learn a port chosen for them.
+    pub async fn run_until(self, stop: impl Future<Output = ()>) -> Result<()> {
+        println!("listening on http://{}", self.addr());
+        self.serve_until(stop).await
+    }
+
+    /// [`Service::run_until`] without the line (a command whose standard output is its own).
+    pub async fn serve_until(self, stop: impl Future<Output = ()>) -> Result<()> {
+        let drain = self.limits.deadline + DRAIN_GRACE;
+        self.listening.serve(self.slot, stop, drain).await
+    }
+
+    /// Serves until SIGINT/SIGTERM, then drains requests in flight.
+    pub async fn run_until_signal(self) -> Result<()> {
+        self.run_until(signals::wait()).await?;
+        tracing::info!("stopped");
+        Ok(())
+    }
+}
+
+/// Finds a built component: beside this executable's target directory
+/// (`target/release/runtime-host` → `target/wasm32-wasip2/release/NAME.wasm`), else under
+/// `./target`.
+pub fn default_component(name: &str) -> Result<PathBuf> {
+    let file = format!("{name}.wasm");
+    let mut candidates = Vec::new();
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(target) = exe.parent().and_then(Path::parent)
+    {
+        candidates.push(target.join("wasm32-wasip2/release").join(&file));
+    }
+    candidates.push(PathBuf::from("target/wasm32-wasip2/release").join(&file));
+    candidates.iter().find(|p| p.exists()).cloned().with_context(|| {
+        format!("could not find {file} (looked in {candidates:?}); build it with `cargo xtask build` or pass --component")
+    })
+}

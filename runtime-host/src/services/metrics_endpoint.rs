@@ -1,0 +1,152 @@
+//! Serving the host's metrics (`host_core::metrics`) to Prometheus: `GET /metrics` on the
+//! app port of `up` ([`MetricsRoute`]), and on the listener of `--metrics-listen` for
+//! `serve`, `model` and `registry` ([`listen`]).
+//!
+//! A scrape first reads what is not kept current on the request path: each deployment's
+//! instance pool, and the predictions each model counts in its own `/metrics` (one
+//! in-process call per deployment, within [`READ_BUDGET`]).
+
+use edge_api::error::ErrorCode;
+use host_core::http::listener::{Handler, Listening};
+use host_core::http::responses::{self, HostResponse};
+use host_core::http::router::HostRoute;
+use host_core::http::server::ComponentServer;
+use host_core::metrics::{self, Deployment};
+use host_core::support::signals;
+use hyper::body::Incoming;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+/// The path Prometheus scrapes.
+pub const PATH: &str = "/metrics";
+
+/// The content type of the OpenMetrics text format, which Prometheus asks for first.
+const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// How long a scrape waits for one model's own `/metrics`.
+const READ_BUDGET: Duration = Duration::from_secs(2);
+
+/// The deployments of this process, as long as they exist.
+static WATCHED: Mutex<Vec<(Deployment, Weak<ComponentServer>)>> = Mutex::new(Vec::new());
+
+/// Reports `server`'s pool and predictions in every scrape while it exists.
+pub fn watch(server: &Arc<ComponentServer>) {
+    let mut watched = WATCHED.lock().unwrap_or_else(|p| p.into_inner());
+    watched.push((server.metrics().clone(), Arc::downgrade(server)));
+}
+
+/// The servers still alive; the series of those gone are dropped.
+fn alive() -> Vec<Arc<ComponentServer>> {
+    let mut watched = WATCHED.lock().unwrap_or_else(|p| p.into_inner());
+    let mut servers = Vec::new();
+    watched.retain(|(deployment, weak)| match weak.upgrade() {
+        Some(server) => {
+            servers.push(server);
+            true
+        }
+        None => {
+            deployment.forget();
+            false
+        }
+    });
+    servers
+}
+
+/// Reads the figures kept elsewhere, then writes every metric.
+pub async fn scrape() -> String {
+    let mut reads = tokio::task::JoinSet::new();
+    for server in alive() {
+        reads.spawn(async move {
+            let m = server.metrics();
+            let p = server.pool_stats();
+            m.pool(p.live, p.idle, p.waiting, p.created, p.reused);
+            if let Some(served) = predictions_of(&server).await {
+                m.predictions(served);
+            }
+        });
+    }
+    reads.join_all().await;
+    metrics::global().encode()
+}
+
+/// `requests_served` of the deployment's own `/metrics`, when it is a v1.2 model.
+async fn predictions_of(server: &ComponentServer) -> Option<u64> {
+    let (status, body) = server
+        .call_within("GET", "/metrics", READ_BUDGET)
+        .await
+        .ok()?;
+    if status != 200 {
+        return None;
+    }
+    let metrics: serde_json::Value = serde_json::from_slice(&body).ok()?;
+    metrics.get("requests_served")?.as_u64()
+}
+
+/// The answer to a request for the metrics.
+pub async fn answer(method: &hyper::Method) -> HostResponse {
+    if method != hyper::Method::GET && method != hyper::Method::HEAD {
+        let mut resp = responses::error(
+            ErrorCode::MethodNotAllowed,
+            format!("{method} is not allowed on {PATH}; allowed: GET"),
+        );
+        resp.headers_mut().insert(
+            hyper::header::ALLOW,
+            hyper::header::HeaderValue::from_static("GET"),
+        );
+        return resp;
+    }
+    hyper::Response::builder()
+        .status(200)
+        .header(hyper::header::CONTENT_TYPE, CONTENT_TYPE)
+        .header(hyper::header::CACHE_CONTROL, "no-store")
+        .body(responses::body_from(scrape().await))
+        .expect("static response parts are valid")
+}
+
+/// The metrics on an app's port, at [`PATH`].
+pub struct MetricsRoute;
+
+impl HostRoute for MetricsRoute {
+    fn answer(
+        &self,
+        req: hyper::Request<Incoming>,
+    ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
+        Box::pin(async move { answer(req.method()).await })
+    }
+}
+
+/// The listener of `--metrics-listen`: the metrics at [`PATH`], nothing else.
+pub struct MetricsOnly;
+
+impl Handler for MetricsOnly {
+    async fn handle(self: Arc<Self>, req: hyper::Request<Incoming>, _: SocketAddr) -> HostResponse {
+        if req.uri().path() == PATH {
+            answer(req.method()).await
+        } else {
+            responses::error(
+                ErrorCode::NotFound,
+                format!(
+                    "no route for {}: this listener serves {PATH} only",
+                    req.uri().path()
+                ),
+            )
+        }
+    }
+}
+
+/// Serves [`MetricsOnly`] on `addr` (`--metrics-listen`, when given) until the process is
+/// told to stop.
+pub async fn listen(addr: Option<SocketAddr>) -> anyhow::Result<()> {
+    let Some(addr) = addr else { return Ok(()) };
+    let listening = Listening::bind(addr, "--metrics-listen").await?;
+    println!("metrics on http://{}{PATH}", listening.addr());
+    tokio::spawn(listening.serve(
+        Arc::new(MetricsOnly),
+        signals::wait(),
+        Duration::from_secs(1),
+    ));
+    Ok(())
+}

@@ -1,0 +1,20 @@
+//! Layer 6, the services: what a deployment is, shared by the commands, built on the host's
+//! lower layers (the `host-core` crate).
+//!
+//! - [`launch`]: a component launched as a service, the one path every command takes;
+//! - [`announce`]: what a service command prints and opens first;
+//! - [`model`]: a model deployment (interface B) and its v1.2 lifecycle;
+//! - [`registry`]: the port registry (interface C) with caller identification
+//!   ([`caller`]) and process monitoring;
+//! - [`chat`]: the chat service (interface A) as `up` starts it;
+//! - [`app`]: the services on one port, routed as `spin.toml` routes them;
+//! - [`metrics_endpoint`]: the host's metrics served to Prometheus.
+
+pub mod announce;
+pub mod app;
+pub mod caller;
+pub mod chat;
+pub mod launch;
+pub mod metrics_endpoint;
+pub mod model;
+pub mod registry;

@@ -1,0 +1,76 @@
+//! What a model deployment adds to its component's requests ([`Hook`]s): `POST /shutdown`
+//! served by the host (only it can stop the process), and the version that answered.
+
+use edge_api::error::ErrorCode;
+use host_core::http::headers;
+use host_core::http::hooks::Hook;
+use host_core::http::responses::{self, HostResponse};
+use hyper::body::Incoming;
+use hyper::header::HeaderValue;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// `POST /shutdown`, answered by the host: 403 `shutdown_disabled` unless allowed
+/// (`--allow-shutdown`), and then only from this machine.
+pub struct ShutdownRoute {
+    pub allowed: bool,
+    /// Notified when an allowed shutdown request arrives.
+    pub trigger: Arc<tokio::sync::Notify>,
+}
+
+impl Hook for ShutdownRoute {
+    fn answer_instead(
+        &self,
+        req: &hyper::Request<Incoming>,
+        peer: SocketAddr,
+    ) -> Option<HostResponse> {
+        if req.uri().path() != "/shutdown" || req.method() != hyper::Method::POST {
+            return None;
+        }
+        if !self.allowed {
+            return Some(responses::error(
+                ErrorCode::ShutdownDisabled,
+                "shutdown is disabled for this deployment",
+            ));
+        }
+        if !peer.ip().is_loopback() {
+            return Some(responses::error(
+                ErrorCode::Forbidden,
+                "shutdown is accepted from this machine only",
+            ));
+        }
+        self.trigger.notify_one();
+        let body = serde_json::json!({"success": true, "message": "shutting down gracefully"});
+        Some(responses::json(200, body.to_string()))
+    }
+}
+
+/// Names the version a deployment serves on every answer, in `x-model-version`.
+pub struct VersionHeader(HeaderValue);
+
+impl VersionHeader {
+    /// `None` for a version that cannot be a header value (never one of ours).
+    pub fn new(version: &str) -> Option<Self> {
+        HeaderValue::from_str(version).ok().map(Self)
+    }
+}
+
+impl Hook for VersionHeader {
+    fn on_answer(&self, resp: &mut HostResponse) {
+        resp.headers_mut()
+            .insert(headers::MODEL_VERSION, self.0.clone());
+    }
+}
+
+/// A model deployment's hooks: `shutdown` (when the deployment serves it), then its version
+/// on every answer.
+pub fn for_model(version: &str, shutdown: Option<ShutdownRoute>) -> Vec<Arc<dyn Hook>> {
+    let mut hooks: Vec<Arc<dyn Hook>> = Vec::new();
+    if let Some(route) = shutdown {
+        hooks.push(Arc::new(route));
+    }
+    if let Some(header) = VersionHeader::new(version) {
+        hooks.push(Arc::new(header));
+    }
+    hooks
+}

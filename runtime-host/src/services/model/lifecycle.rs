@@ -1,0 +1,260 @@
+//! One model deployment by the v1.2 startup sequence (spec 9), as `runtime-host model` and
+//! `up` run it:
+//!
+//! 1. print the attribution and registration notice;
+//! 2. load the component and pass its self-test (its `/health` runs the test examples);
+//! 3. register with the registry, with this process's id, *before* binding any port;
+//! 4. bind the assigned port and serve;
+//! 5. heartbeat, registering again when the registry forgot us, tracking its availability;
+//! 6. on SIGINT/SIGTERM or an allowed `POST /shutdown`: stop accepting, finish requests,
+//!    cancel the heartbeat task if there is one, unregister (skipped, not failed, when the
+//!    registry does not answer), exit 0.
+
+use crate::services::launch::{Loaded, Service};
+use crate::services::model::port_guard::PortGuard;
+use crate::services::model::registration::{self, DeployOptions, Registry, State};
+use crate::services::model::self_test::Tested;
+use anyhow::{Context, Result, bail};
+use edge_api::model::SPEC_VERSION;
+use edge_api::registry::RegistrationRequest;
+use host_core::http::slot::ServerSlot;
+use host_core::support::stop::{self, Stopped};
+use serde_json::json;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// Runs one loaded model through the lifecycle until `stop`: self-test, register, bind,
+/// serve (calling `ready` with the address), heartbeat, then stop and unregister. `source`
+/// (the component, or an ONNX model's directory) is named in the registration's reason.
+/// A `stop` before it serves ends it in order too: `Ok`, with nothing left registered.
+pub async fn deploy(
+    loaded: Loaded,
+    source: &Path,
+    opts: DeployOptions,
+    stop: impl Future<Output = ()>,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<()> {
+    tokio::pin!(stop);
+    let tested = match stop::unless(&mut stop, Tested::of(loaded, opts.self_test_deadline)).await {
+        Ok(tested) => tested?,
+        Err(Stopped) => return stopped(),
+    };
+    let name = tested.info.name.clone();
+    let registry = Arc::new(Registry::new(
+        &opts.registry,
+        tested.registration(&opts, source),
+    ));
+    let registering = registry.register_within(opts.preferred_port, opts.registry_wait);
+    tokio::pin!(registering);
+    let registered = match stop::unless(&mut stop, &mut registering).await {
+        Ok(done) => done,
+        Err(Stopped) => {
+            // The request under way may already have reached the registry: let it finish
+            // (the client's timeout bounds it) and give back whatever it obtained, so no
+            // registration outlives a Ctrl-C.
+            let wait = registration::CALL_TIMEOUT + std::time::Duration::from_millis(500);
+            if let Ok(Ok(r)) = tokio::time::timeout(wait, registering).await {
+                tracing::info!(model = %name, port = r.assigned_port, message = %r.message, "registered");
+                match registry
+                    .unregister(r.assigned_port, &r.registration_id)
+                    .await
+                {
+                    Ok(()) => tracing::info!(port = r.assigned_port, "unregistered"),
+                    Err(e) => {
+                        tracing::warn!(error = %format!("{e:#}"), "registry unreachable; unregistration skipped")
+                    }
+                }
+            }
+            return stopped();
+        }
+    };
+    let state = match registered {
+        Ok(r) => {
+            tracing::info!(model = %name, port = r.assigned_port, message = %r.message, "registered");
+            State {
+                port: r.assigned_port,
+                lease: registration::lease_left(&r.expires_at),
+                registration_id: Some(r.registration_id),
+                registry_available: true,
+            }
+        }
+        Err(e) => match opts.preferred_port {
+            Some(port) => {
+                tracing::warn!(error = %format!("{e:#}"), port, "registry unavailable; serving on the preferred port and registering when it returns");
+                State {
+                    port,
+                    registration_id: None,
+                    registry_available: false,
+                    lease: None,
+                }
+            }
+            None => bail!(
+                "could not register with the registry at {} within {:?}: {e:#}\n\
+                 start it (`runtime-host registry`) or pass --preferred-port to serve without it",
+                registry.url(),
+                opts.registry_wait
+            ),
+        },
+    };
+    let state = Arc::new(Mutex::new(state));
+
+    let binding = bind_or_move(&tested.loaded, &opts, &registry, &state);
+    let (service, guards) = match stop::unless(&mut stop, binding).await {
+        Ok(bound) => bound?,
+        Err(Stopped) => {
+            registration::release(&registry, &state).await;
+            return stopped();
+        }
+    };
+    ready(service.addr());
+    let heartbeat = tokio::spawn(
+        registry
+            .clone()
+            .keep_alive(state.clone(), opts.heartbeat_interval),
+    );
+    service.run_until(&mut stop).await?;
+    heartbeat.abort();
+    registration::release(&registry, &state).await;
+    PortGuard::release_all(guards).await;
+    tracing::info!(model = %name, "stopped");
+    Ok(())
+}
+
+/// A start-up that a stop ended: nothing to undo any more, nothing failed.
+fn stopped() -> Result<()> {
+    tracing::info!("{Stopped}");
+    Ok(())
+}
+
+impl Tested {
+    /// What this deployment registers: its name, process and capabilities, and (under
+    /// `up`) its version. Registering it again from the same process renews the registration
+    /// on the same port with this metadata (how an upgraded model reports its new version).
+    pub fn registration(&self, opts: &DeployOptions, source: &Path) -> RegistrationRequest {
+        let names: Vec<String> = self
+            .caps
+            .capabilities
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        let mut metadata = serde_json::Map::from_iter([
+            (
+                "model_type".to_owned(),
+                json!(names.first().cloned().unwrap_or_default()),
+            ),
+            ("capabilities".to_owned(), json!(names)),
+        ]);
+        if let Some(v) = &opts.model_version {
+            metadata.insert("model_version".to_owned(), json!(v));
+        }
+        RegistrationRequest {
+            app_name: opts.app_name.clone(),
+            app_version: SPEC_VERSION.into(),
+            model_name: self.info.name.clone(),
+            process_id: std::process::id(),
+            preferred_port: opts.preferred_port,
+            reason: format!("serving model {} from {}", self.info.name, source.display()),
+            metadata,
+        }
+    }
+
+    /// Takes the place of the version serving in `slot`, whose deployment registers with
+    /// `opts` (an upgrade): same port, same registration, renewed with this version's
+    /// metadata; requests in flight finish on the old version. It must be the same model.
+    pub async fn take_over(
+        self,
+        slot: &ServerSlot,
+        opts: &DeployOptions,
+        source: &Path,
+    ) -> Result<()> {
+        // The registration is of a model name: a version must keep it.
+        let serving = model_name(slot).await?;
+        anyhow::ensure!(
+            self.info.name == serving,
+            "the new version is model `{}`, the deployment serves `{serving}`; a version must keep \
+             its model's name (deploy another model under another file name instead)",
+            self.info.name
+        );
+        slot.replace(self.loaded.server.clone());
+        let request = self.registration(opts, source);
+        if let Err(e) = Registry::new(&opts.registry, request).register(None).await {
+            tracing::warn!(model = %self.info.name, error = %format!("{e:#}"), "upgraded, but the registry could not be told the new version");
+        }
+        Ok(())
+    }
+}
+
+/// The model name the deployment in `slot` serves (its `/info`).
+async fn model_name(slot: &ServerSlot) -> Result<String> {
+    let (status, body) = slot.current().call("GET", "/info").await?;
+    anyhow::ensure!(
+        status == 200,
+        "/info of the serving version answered {status}"
+    );
+    let info: edge_api::model::ModelInfo = serde_json::from_slice(&body)?;
+    Ok(info.name)
+}
+
+/// Binds the registered port. If a process outside the registry holds it, the port is
+/// reserved under a guard registration (so the registry does not hand it out again while
+/// busy), and the deployment registers again for another port. Every busy port stays
+/// guarded, so the moves end at a free port or when the registry has none left.
+async fn bind_or_move(
+    loaded: &Loaded,
+    opts: &DeployOptions,
+    registry: &Arc<Registry>,
+    state: &Arc<Mutex<State>>,
+) -> Result<(Service, Vec<PortGuard>)> {
+    let mut guards: Vec<PortGuard> = Vec::new();
+    loop {
+        let (port, registered) = {
+            let s = state.lock().unwrap();
+            (s.port, s.registration_id.is_some())
+        };
+        let busy = match loaded
+            .bind(SocketAddr::new(opts.host, port), "--preferred-port")
+            .await
+        {
+            Ok(service) => return Ok((service, guards)),
+            Err(e) if registered => e,
+            Err(e) => return Err(e).context(format!("the preferred port {port} is busy")),
+        };
+        tracing::warn!(port, error = %format!("{busy:#}"), "assigned port is held by another process; moving");
+        registration::release(registry, state).await;
+        let Some(guard) = PortGuard::reserve(registry, opts, port).await else {
+            // Unguarded, the registry could hand the same port out again and again.
+            PortGuard::release_all(guards).await;
+            bail!("port {port} is busy and could not be reserved in the registry; not moving on");
+        };
+        guards.push(guard);
+        let r = match registry.register(None).await {
+            Ok(r) => r,
+            Err(e) => {
+                let busy: Vec<u16> = guards.iter().map(|g| g.port).collect();
+                PortGuard::release_all(guards).await;
+                return Err(e).context(format!(
+                    "registering again for another port (busy: {busy:?})"
+                ));
+            }
+        };
+        if guards.iter().any(|g| g.port == r.assigned_port) {
+            // A registry that ignores the reservation would send us round for ever.
+            let _ = registry
+                .unregister(r.assigned_port, &r.registration_id)
+                .await;
+            PortGuard::release_all(guards).await;
+            bail!(
+                "the registry assigned port {} again, though it is busy and reserved there; \
+                 not moving on",
+                r.assigned_port
+            );
+        }
+        tracing::info!(port = r.assigned_port, "registered on another port");
+        let mut s = state.lock().unwrap();
+        s.port = r.assigned_port;
+        s.lease = registration::lease_left(&r.expires_at);
+        s.registration_id = Some(r.registration_id);
+    }
+}

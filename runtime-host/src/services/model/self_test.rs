@@ -1,0 +1,88 @@
+//! A model's self-test, as every deployment runs it before it takes traffic (at start-up,
+//! and for each new version `up` deploys): a loaded model becomes a [`Tested`] one.
+
+use crate::services::launch::Loaded;
+use anyhow::{Context, Result, bail};
+use edge_api::model::{Capabilities, ModelInfo};
+
+/// Self-test runs before a model is declared failed, when it ran out of time or found the
+/// host busy.
+const SELF_TEST_ATTEMPTS: u32 = 3;
+
+/// A loaded model that passed its self-test, with what it says it is.
+pub struct Tested {
+    pub loaded: Loaded,
+    pub info: ModelInfo,
+    pub caps: Capabilities,
+}
+
+impl Tested {
+    /// [`self_test`] of `loaded`.
+    pub async fn of(loaded: Loaded, deadline: std::time::Duration) -> Result<Self> {
+        let (info, caps) = self_test(&loaded, deadline).await?;
+        tracing::info!(model = %info.name, "self-test passed");
+        Ok(Self { loaded, info, caps })
+    }
+}
+
+/// The self-test of a loaded model: the model SDK's `/health` runs every test example
+/// through `/predict`. A try that ran out of time or found the host busy (cores shared with
+/// other start-ups) is repeated, twice, after 2 and 4 s; any other failure is final. Gives
+/// the model's `/info` and `/capabilities` once it passed.
+async fn self_test(
+    loaded: &Loaded,
+    deadline: std::time::Duration,
+) -> Result<(ModelInfo, Capabilities)> {
+    let mut attempt = 1;
+    let (status, body, answer) = loop {
+        let health = loaded.server.call_within("GET", "/health", deadline);
+        let (status, body) = health.await?;
+        let answer = serde_json::from_slice::<serde_json::Value>(&body).ok();
+        let code = answer
+            .as_ref()
+            .and_then(|v| v["error_code"].as_str().map(str::to_owned));
+        let transient = matches!(code.as_deref(), Some("timeout" | "overloaded"));
+        if !transient || attempt == SELF_TEST_ATTEMPTS {
+            break (status, body, answer);
+        }
+        tracing::warn!(
+            status,
+            attempt,
+            code,
+            "the self-test did not finish; trying again"
+        );
+        tokio::time::sleep(std::time::Duration::from_secs(1 << attempt)).await;
+        attempt += 1;
+    };
+    if status != 200 {
+        // The error body's message (a bad model directory names the file and field there).
+        let field = |k: &str| {
+            answer
+                .as_ref()
+                .and_then(|v| v[k].as_str().map(str::to_owned))
+        };
+        let why = field("error").unwrap_or_else(|| String::from_utf8_lossy(&body).into_owned());
+        let hint = match field("error_code").as_deref() {
+            // A model that loads weights into every instance may need more than the default.
+            Some("memory_limit_exceeded") => {
+                "\nthe model needs more memory per instance: raise --max-memory-mib"
+            }
+            _ => "",
+        };
+        bail!("the model failed its self-test (/health answered {status}):\n{why}{hint}");
+    }
+    let info: ModelInfo = json_of(loaded, "/info").await?;
+    let caps: Capabilities = json_of(loaded, "/capabilities").await?;
+    Ok((info, caps))
+}
+
+async fn json_of<T: serde::de::DeserializeOwned>(loaded: &Loaded, path: &str) -> Result<T> {
+    let (status, body) = loaded.server.call("GET", path).await?;
+    if status != 200 {
+        bail!(
+            "{path} answered {status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    serde_json::from_slice(&body).with_context(|| format!("{path} is not a v1.2 record"))
+}
