@@ -160,7 +160,7 @@ fn changed_files_make_a_new_snapshot_and_the_same_files_reuse_it() {
 }
 
 /// A first deployment has a child process snapshot and compile the model (so that the
-/// compiler's memory leaves with it: runtime-host/src/prepare_child.rs) and then serves from
+/// compiler's memory leaves with it: host-core's runtime/preinit/child.rs) and then serves from
 /// the cache it wrote; the next deployment finds everything there and starts no child.
 /// Both answer alike.
 #[tokio::test]
@@ -205,7 +205,7 @@ async fn a_first_deployment_prepares_in_a_child_process_and_the_next_from_the_ca
     assert_eq!(cold[1]["success"], true, "{}", cold[1]);
 }
 
-/// The compiled components cached under `cache` (`runtime-host/src/compiled.rs`).
+/// The compiled components cached under `cache` (`crates/host-core/src/runtime/compiled.rs`).
 fn compiled_artifacts(cache: &Path) -> Vec<PathBuf> {
     let dirs = std::fs::read_dir(cache).unwrap().flatten();
     dirs.filter(|d| d.file_name().to_string_lossy().starts_with("compiled-"))

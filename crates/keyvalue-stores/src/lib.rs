@@ -1,6 +1,6 @@
 //! The key-value stores behind `runtime-host`'s `wasi:keyvalue`, apart from the WebAssembly
-//! binding (which stays in the host, `runtime-host/src/keyvalue/`), as Spin keeps its
-//! `key-value-sqlite` and `key-value-redis` apart from `factor-key-value`.
+//! binding (which stays in the host, `crates/host-core/src/capabilities/keyvalue.rs`), as
+//! Spin keeps its `key-value-sqlite` and `key-value-redis` apart from `factor-key-value`.
 //!
 //! The seam is the [`store::Store`] trait: [`sqlite`] (the embedded default: Spin's table
 //! layout, group commit) and [`redis`] (shared by several hosts) implement it; [`wrap`] and

@@ -469,6 +469,23 @@ struct Reference {
     in_tests: bool,
 }
 
+impl Reference {
+    /// `path` written in module `here` (inside the inline modules `inline`); `None` for a
+    /// path into another crate.
+    fn to(
+        path: &[String],
+        inline: &[(String, usize)],
+        here: &[String],
+        known: &BTreeSet<Vec<String>>,
+    ) -> Option<Self> {
+        Some(Self {
+            path: resolve(path, here, known)?,
+            written: path.join("::"),
+            in_tests: inline.iter().any(|(name, _)| name == "tests"),
+        })
+    }
+}
+
 /// What the code of module `module` refers to. `known` are the crate's modules: a path may
 /// start with a child module's name (`use worker::Worker`, `engine::find(..)`).
 fn references(code: &str, module: &[String], known: &BTreeSet<Vec<String>>) -> Vec<Reference> {
@@ -507,13 +524,7 @@ fn references(code: &str, module: &[String], known: &BTreeSet<Vec<String>>) -> V
                 let mut trees = Vec::new();
                 use_tree(&toks[i + 1..end], &[], &mut trees);
                 for path in trees {
-                    if let Some(resolved) = resolve(&path, &here(&inline), known) {
-                        found.push(Reference {
-                            path: resolved,
-                            written: path.join("::"),
-                            in_tests: inline.iter().any(|(name, _)| name == "tests"),
-                        });
-                    }
+                    found.extend(Reference::to(&path, &inline, &here(&inline), known));
                 }
                 i = end;
                 continue;
@@ -538,13 +549,7 @@ fn references(code: &str, module: &[String], known: &BTreeSet<Vec<String>>) -> V
                         _ => break,
                     }
                 }
-                if let Some(resolved) = resolve(&path, &here(&inline), known) {
-                    found.push(Reference {
-                        path: resolved,
-                        written: path.join("::"),
-                        in_tests: inline.iter().any(|(name, _)| name == "tests"),
-                    });
-                }
+                found.extend(Reference::to(&path, &inline, &here(&inline), known));
                 i = j;
                 continue;
             }

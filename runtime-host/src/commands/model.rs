@@ -10,7 +10,7 @@ use crate::services::model::registration::DeployOptions;
 use crate::services::model::versions::version_of;
 use anyhow::Result;
 use clap::Args;
-use host_core::runtime::flags::{Access, RuntimeArgs};
+use host_core::runtime::flags::RuntimeArgs;
 use host_core::support::duration::parse_duration;
 use host_core::support::signals;
 use std::path::PathBuf;
@@ -50,19 +50,18 @@ pub struct ModelArgs {
 pub async fn run(args: ModelArgs) -> Result<()> {
     announce(args.runtime.metrics_listen).await?;
     let launcher = Launcher::new(&args.runtime)?;
-    let kv = args.runtime.key_value().await?;
     // Its version: a digest of the component (an ONNX manifest may name its own in /info).
     let version = version_of(&args.component)?;
     let vars = [("model_version", version.clone())];
-    let whom = format!("model {}", args.component.display());
-    let grants = launcher.grants(kv, &vars, &Access::flags(whom))?;
     let trigger = Arc::new(tokio::sync::Notify::new());
     let shutdown = ShutdownRoute {
         allowed: args.allow_shutdown,
         trigger: trigger.clone(),
     };
     let hooks = hooks::for_model(&version, Some(shutdown));
-    let loaded = launcher.launch(&args.component, grants, hooks).await?;
+    let loaded = launcher
+        .launch_flagged(&args.component, &vars, hooks)
+        .await?;
     let stop = async move {
         tokio::select! {
             _ = signals::wait() => {},

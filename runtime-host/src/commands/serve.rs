@@ -4,7 +4,7 @@ use crate::services::announce::announce;
 use crate::services::launch::Launcher;
 use anyhow::Result;
 use clap::Args;
-use host_core::runtime::flags::{Access, RuntimeArgs};
+use host_core::runtime::flags::RuntimeArgs;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -22,10 +22,9 @@ pub struct ServeArgs {
 pub async fn run(args: ServeArgs) -> Result<()> {
     announce(args.runtime.metrics_listen).await?;
     let launcher = Launcher::new(&args.runtime)?;
-    let kv = args.runtime.key_value().await?;
-    let whom = format!("component {}", args.component.display());
-    let grants = launcher.grants(kv, &[], &Access::flags(whom))?;
-    let loaded = launcher.launch(&args.component, grants, Vec::new()).await?;
+    let loaded = launcher
+        .launch_flagged(&args.component, &[], Vec::new())
+        .await?;
     let service = loaded.bind(args.listen, "--listen").await?;
     service.run_until_signal().await
 }

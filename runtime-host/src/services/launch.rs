@@ -158,6 +158,21 @@ impl Launcher {
         }
     }
 
+    /// The command line's own component (`serve`, `model`): on the stores the runtime
+    /// config names, granted the command line's mounts and AI models and `vars`, served with
+    /// `hooks`.
+    pub async fn launch_flagged(
+        &self,
+        component: &Path,
+        vars: &[(&str, String)],
+        hooks: Vec<Arc<dyn Hook>>,
+    ) -> Result<Loaded> {
+        let kv = self.runtime.key_value().await?;
+        let access = Access::flags(format!("component {}", component.display()));
+        let grants = self.grants(kv, vars, &access)?;
+        self.launch(component, grants, hooks).await
+    }
+
     /// [`Launcher::prepare`], then [`Launcher::serve`] as the deployment named after the
     /// component's file.
     pub async fn launch(

@@ -282,6 +282,17 @@ async fn snapshot_made(
     cache_dir: &Path,
 ) -> Result<Vec<u8>> {
     let path = cached_path(cache_dir, key);
+    // Another process may be making the same snapshot (hosts starting on a cold cache):
+    // wait for it and take what it wrote.
+    let lock_path = path.clone();
+    let _making = tokio::task::spawn_blocking(move || compiled::CacheLock::acquire(&lock_path))
+        .await
+        .ok()
+        .flatten();
+    if let Ok(bytes) = std::fs::read(&path) {
+        compiled::mark_used(&path);
+        return Ok(bytes);
+    }
     let started = Instant::now();
     let engine = engine::build_one_off_engine()?;
     let grants = grants.for_initialization();
