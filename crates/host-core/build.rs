@@ -71,8 +71,8 @@ fn main() {
         default: trappable,
     }},
     with: {{
-        "wasi:keyvalue/store.bucket": crate::capabilities::keyvalue::BucketHandle,
-        "wasi:keyvalue/atomics.cas": crate::capabilities::keyvalue::CasHandle,
+        "wasi:keyvalue/store.bucket": crate::capabilities::keyvalue::handles::BucketHandle,
+        "wasi:keyvalue/atomics.cas": crate::capabilities::keyvalue::handles::CasHandle,
     }},
 }});
 "#,

@@ -118,13 +118,23 @@ impl Crate {
             }
         }
         let known: BTreeSet<Vec<String>> = modules.keys().cloned().collect();
+        let generated = generated_references(src, &known);
         let mut imports = BTreeMap::new();
         let mut lines = BTreeMap::new();
         for (module, file) in &modules {
             let text =
                 std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
             let code = blank_comments_and_literals(&text);
-            imports.insert(module.clone(), references(&code, module, &known));
+            let mut refs = references(&code, module, &known);
+            if text.contains("include!(concat!(env!(\"OUT_DIR\")") {
+                // What the build script writes for this file to include refers on its behalf.
+                refs.extend(generated.iter().map(|r| Reference {
+                    path: r.path.clone(),
+                    written: r.written.clone(),
+                    in_tests: false,
+                }));
+            }
+            imports.insert(module.clone(), refs);
             lines.insert(
                 module.clone(),
                 (text.lines().count(), opening_comment(&text)),
@@ -268,6 +278,33 @@ impl Crate {
     }
 }
 
+/// The crate's paths that its build script (`src/../build.rs`) writes into generated code,
+/// in any string: `crate::a::b` found anywhere in the script's text.
+fn generated_references(src: &Path, known: &BTreeSet<Vec<String>>) -> Vec<Reference> {
+    let Some(script) = src.parent().map(|d| d.join("build.rs")) else {
+        return Vec::new();
+    };
+    let Ok(text) = std::fs::read_to_string(&script) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("crate::") {
+        let path: Vec<String> = text[at..]
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .next()
+            .unwrap_or_default()
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect();
+        found.extend(Reference::to(&path, &[], &[], known).map(|mut r| {
+            r.written = format!("{} (in code build.rs generates)", r.written);
+            r
+        }));
+    }
+    found
+}
+
 /// Every `.rs` file under `dir`.
 fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
@@ -343,10 +380,7 @@ fn blank_comments_and_literals(code: &str) -> String {
                     i += 1;
                 }
             }
-        } else if c == 'r'
-            && matches!(next, Some('"' | '#'))
-            && !is_ident(chars.get(i.wrapping_sub(1)))
-        {
+        } else if c == 'r' && matches!(next, Some('"' | '#')) && starts_raw_string(&chars, i) {
             // A raw string: r"...", r#"..."#, with as many #s at the end as at the start.
             let mut j = i + 1;
             let mut hashes = 0;
@@ -414,6 +448,15 @@ fn blank_comments_and_literals(code: &str) -> String {
 
 fn is_ident(c: Option<&char>) -> bool {
     c.is_some_and(|c| c.is_alphanumeric() || *c == '_')
+}
+
+/// Whether the `r` at `i` begins a raw string (`r"`, `r#"`, `br"`): not the end of a name.
+fn starts_raw_string(chars: &[char], i: usize) -> bool {
+    let before = i.checked_sub(1).map(|p| &chars[p]);
+    match before {
+        Some('b') => !is_ident(i.checked_sub(2).and_then(|p| chars.get(p))),
+        other => !is_ident(other),
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -491,6 +534,8 @@ impl Reference {
 fn references(code: &str, module: &[String], known: &BTreeSet<Vec<String>>) -> Vec<Reference> {
     let toks = tokens(code);
     let mut found = Vec::new();
+    // Names `use` brought in from this crate, and the module path each stands for.
+    let mut used: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Inline modules open here (`mod tests {`), with the brace depth each opened at.
     let mut inline: Vec<(String, usize)> = Vec::new();
     let mut depth = 0usize;
@@ -523,22 +568,33 @@ fn references(code: &str, module: &[String], known: &BTreeSet<Vec<String>>) -> V
                     .map_or(toks.len(), |p| i + p);
                 let mut trees = Vec::new();
                 use_tree(&toks[i + 1..end], &[], &mut trees);
-                for path in trees {
-                    found.extend(Reference::to(&path, &inline, &here(&inline), known));
+                for (path, name) in trees {
+                    let reference = Reference::to(&path, &inline, &here(&inline), known);
+                    if let Some(r) = &reference {
+                        used.insert(name, r.path.clone());
+                    }
+                    found.extend(reference);
                 }
                 i = end;
                 continue;
             }
+            // `$crate::` in a macro is `crate::`.
             Token::Ident(first)
                 if toks.get(i + 1) == Some(&Token::Path)
-                    && !matches!(
-                        i.checked_sub(1).map(|p| &toks[p]),
-                        Some(Token::Path | Token::Other('$'))
-                    )
+                    && !matches!(i.checked_sub(1).map(|p| &toks[p]), Some(Token::Path))
                     && (matches!(first.as_str(), "crate" | "super" | "self")
-                        || known.contains(&child(&here(&inline), first))) =>
+                        || known.contains(&child(&here(&inline), first))
+                        || used.contains_key(first)) =>
             {
-                let mut path = vec![first.clone()];
+                // A name a `use` brought in stands for the path it was brought from.
+                let mut path = match used.get(first) {
+                    Some(from) if !known.contains(&child(&here(&inline), first)) => {
+                        std::iter::once("crate".to_owned())
+                            .chain(from.iter().cloned())
+                            .collect()
+                    }
+                    _ => vec![first.clone()],
+                };
                 let mut j = i + 1;
                 while toks.get(j) == Some(&Token::Path) {
                     match toks.get(j + 1) {
@@ -560,14 +616,19 @@ fn references(code: &str, module: &[String], known: &BTreeSet<Vec<String>>) -> V
     found
 }
 
-/// Expands a `use` tree (`crate::a::{b, c::{d, e}}`) into its paths.
-fn use_tree(toks: &[Token], prefix: &[String], out: &mut Vec<Vec<String>>) {
+/// Expands a `use` tree (`crate::a::{b, c::{d as e}}`) into its paths, each with the name it
+/// is known by here (`b`, `e`; `self` stands for the module before it).
+fn use_tree(toks: &[Token], prefix: &[String], out: &mut Vec<(Vec<String>, String)>) {
     let mut path = prefix.to_vec();
+    let mut alias = None;
     let mut i = 0;
     while i < toks.len() {
         match &toks[i] {
             Token::Ident(id) if id == "as" => {
-                // `as name`: the path is complete.
+                // `as name`: the path is complete, and known by that name.
+                if let Some(Token::Ident(name)) = toks.get(i + 1) {
+                    alias = Some(name.clone());
+                }
                 i += 2;
                 continue;
             }
@@ -600,7 +661,14 @@ fn use_tree(toks: &[Token], prefix: &[String], out: &mut Vec<Vec<String>>) {
         i += 1;
     }
     if path.len() > prefix.len() {
-        out.push(path);
+        let name = alias.unwrap_or_else(|| {
+            path.iter()
+                .rev()
+                .find(|s| *s != "self")
+                .cloned()
+                .unwrap_or_default()
+        });
+        out.push((path, name));
     }
 }
 
@@ -852,6 +920,62 @@ mod tests {
         ]);
         assert!(krate.circles(false).is_empty());
         assert_eq!(krate.circles(true).len(), 1);
+    }
+
+    #[test]
+    fn names_brought_in_by_use_macros_and_generated_code_count() {
+        // `use crate::low::b;` then `b::c::f()`: the arrow goes to b/c.rs.
+        let (_dir, krate) = crate_of(&[
+            ("lib.rs", "mod low;"),
+            ("low/mod.rs", "mod a; mod b;"),
+            (
+                "low/a.rs",
+                "use crate::low::b;\nfn f() { b::c::g(); }\npub struct A;",
+            ),
+            ("low/b/mod.rs", "pub mod c;"),
+            ("low/b/c.rs", "use crate::low::a::A;\npub fn g() {}"),
+        ]);
+        let circles = krate.circles(true);
+        assert_eq!(circles.len(), 1, "{circles:?}");
+        assert!(circles[0].contains("low/b/c.rs"), "{}", circles[0]);
+        // `$crate::` in a macro, and a path in code the build script generates.
+        let (dir, krate) = crate_of(&[
+            ("lib.rs", "pub mod low; pub mod high;"),
+            ("low/mod.rs", "pub mod m; pub mod g;"),
+            ("low/m.rs", "macro_rules! m { () => { $crate::high::x() } }"),
+            (
+                "low/g.rs",
+                "include!(concat!(env!(\"OUT_DIR\"), \"/g.rs\"));",
+            ),
+            ("high/mod.rs", "pub fn x() {} pub struct Y;"),
+        ]);
+        assert_eq!(
+            krate.layering(LAYERS, 0).len(),
+            1,
+            "{:?}",
+            krate.layering(LAYERS, 0)
+        );
+        std::fs::write(
+            dir.0.join("build.rs"),
+            "fn main() { let _ = \"with: crate::high::Y\"; }",
+        )
+        .unwrap();
+        let krate = Crate::read(&dir.0.join("src")).unwrap();
+        let problems = krate.layering(LAYERS, 0);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("low/g.rs") && p.contains("build.rs"))
+        );
+    }
+
+    #[test]
+    fn raw_byte_strings_are_not_code() {
+        let code =
+            blank_comments_and_literals("let a = br#\"crate::x\"#; let b = r\"\\\"; crate::y");
+        assert!(!code.contains("crate::x"), "{code}");
+        assert!(code.contains("crate::y"), "{code}");
     }
 
     #[test]

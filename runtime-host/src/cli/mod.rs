@@ -88,4 +88,29 @@ mod tests {
         use clap::CommandFactory;
         Cli::command().debug_assert();
     }
+
+    /// The child other commands leave cold work to is started with a command line that
+    /// `runtime-host prepare` reads as meant.
+    #[test]
+    fn the_prepare_child_is_started_with_arguments_prepare_reads() {
+        use host_core::capabilities::files::Mounts;
+        use host_core::runtime::preinit::child::ChildJob;
+        let dir = std::env::temp_dir();
+        let mounts = Mounts::parse(&[format!("{}:/model", dir.display())]).unwrap();
+        let job = ChildJob {
+            component: std::path::Path::new("/c/onnx_model.wasm"),
+            mounts: &mounts,
+            max_memory_mib: 256,
+            cache_dir: std::path::Path::new("/cache"),
+        };
+        let args = crate::services::launch::prepare_args(&job);
+        let cli = Cli::try_parse_from(std::iter::once("runtime-host".into()).chain(args)).unwrap();
+        let Command::Prepare(prepare) = cli.command else {
+            panic!("not the prepare command: {:?}", cli.command)
+        };
+        assert_eq!(prepare.component, job.component);
+        assert_eq!(prepare.runtime.cache_dir.as_deref(), Some(job.cache_dir));
+        assert_eq!(prepare.runtime.max_memory_mib, 256);
+        assert_eq!(prepare.runtime.dirs, [format!("{}:/model", dir.display())]);
+    }
 }

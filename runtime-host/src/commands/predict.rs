@@ -77,7 +77,9 @@ async fn serve_in_process(
         Err(e) if stop::is_stopped(&e) => bail!("stopped while loading {}", spec.name),
         loaded => loaded?,
     };
-    let service = loaded.bind("127.0.0.1:0".parse()?, "--url").await?;
+    let service = loaded
+        .bind("127.0.0.1:0".parse()?, "(none: a free port is chosen)")
+        .await?;
     let url = service.local_url();
     tracing::info!(model = %spec.name, %url, "model served in this process");
     let task = tokio::spawn(async move {

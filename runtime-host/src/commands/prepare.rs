@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use host_core::capabilities::keyvalue::KeyValue;
 use host_core::runtime::flags::{Access, RuntimeArgs};
+use host_core::support::stop;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -22,6 +23,12 @@ pub async fn run(args: PrepareArgs) -> Result<()> {
     let launcher = Launcher::new(&args.runtime)?.doing_cold_work_here();
     let whom = format!("component {}", args.component.display());
     let grants = launcher.grants(KeyValue::in_memory(), &[], &Access::flags(whom))?;
-    launcher.prepare(&args.component, &grants).await?;
-    Ok(())
+    match launcher.prepare(&args.component, &grants).await {
+        Ok(_) => Ok(()),
+        // Nothing was prepared: the parent must not take the cache for filled.
+        Err(e) if stop::is_stopped(&e) => {
+            anyhow::bail!("stopped before the component was prepared")
+        }
+        Err(e) => Err(e),
+    }
 }

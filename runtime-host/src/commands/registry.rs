@@ -37,6 +37,6 @@ pub async fn run(args: RegistryArgs) -> Result<()> {
     let launcher = Launcher::new(&args.runtime)?;
     let recipe = Recipe::new(&args.registry, args.runtime.key_value().await?)?;
     let loaded = recipe.launch(&launcher, &component).await?;
-    let service = recipe.serve(loaded, args.listen, "--listen").await?;
+    let service = recipe.bind(loaded, args.listen, "--listen").await?;
     service.run_until_signal().await
 }

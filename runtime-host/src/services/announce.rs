@@ -4,6 +4,7 @@
 
 use crate::services::metrics_endpoint;
 use edge_api::model::{ATTRIBUTION, REGISTRATION_NOTICE};
+use host_core::support::signals;
 use std::net::SocketAddr;
 
 /// Prints the attribution and the registration notice.
@@ -12,8 +13,9 @@ pub fn print_attribution() {
     println!("{REGISTRATION_NOTICE}");
 }
 
-/// [`print_attribution`], then the metrics on `metrics_listen` (`--metrics-listen`) if given.
+/// [`print_attribution`], then the metrics on `metrics_listen` (`--metrics-listen`) if given,
+/// until the process is told to stop.
 pub async fn announce(metrics_listen: Option<SocketAddr>) -> anyhow::Result<()> {
     print_attribution();
-    metrics_endpoint::listen(metrics_listen).await
+    metrics_endpoint::listen(metrics_listen, signals::wait()).await
 }

@@ -6,7 +6,7 @@
 //! flags): `serve`, `registry`, `model` and `predict --model` make one for their component,
 //! `up` one for everything it runs. It makes each component's grants ([`Launcher::grants`]),
 //! compiles and pre-initializes it, racing the stop signal ([`Launcher::prepare`]), and
-//! puts a server of it in a slot ([`Launcher::serve`]): a [`Loaded`] component, which
+//! puts a server of it in a slot ([`Launcher::server`]): a [`Loaded`] component, which
 //! [`Loaded::bind`] turns into a [`Service`] on its port.
 
 use crate::services::metrics_endpoint;
@@ -20,6 +20,7 @@ use host_core::http::slot::ServerSlot;
 use host_core::runtime::engine;
 use host_core::runtime::flags::{Access, RuntimeArgs};
 use host_core::runtime::limits::Limits;
+use host_core::runtime::preinit::child::ChildJob;
 use host_core::runtime::preinit::{self, ColdWork, Source};
 use host_core::runtime::state::{Grants, InstanceState};
 use host_core::support::{signals, stop};
@@ -69,12 +70,12 @@ impl Launcher {
             ai: runtime.ai_models(),
             runtime: runtime.clone(),
             limits,
-            cold: ColdWork::InChild,
+            cold: ColdWork::InChild(prepare_in_child),
         }
     }
 
     /// The same, doing what the cache lacks in this process: `runtime-host prepare`, the
-    /// child every other launcher leaves that work to.
+    /// child every other launcher leaves that work to ([`prepare_in_child`]).
     pub fn doing_cold_work_here(self) -> Self {
         Self {
             cold: ColdWork::Here,
@@ -135,8 +136,8 @@ impl Launcher {
     }
 
     /// A server of `pre` as deployment `name` (the label of its metrics), with `grants`
-    /// and the service's `hooks`, in a slot of its own.
-    pub fn serve(
+    /// and the service's `hooks`, in a slot of its own (not yet on a port).
+    pub fn server(
         &self,
         name: &str,
         pre: ProxyPre<InstanceState>,
@@ -173,7 +174,7 @@ impl Launcher {
         self.launch(component, grants, hooks).await
     }
 
-    /// [`Launcher::prepare`], then [`Launcher::serve`] as the deployment named after the
+    /// [`Launcher::prepare`], then [`Launcher::server`] as the deployment named after the
     /// component's file.
     pub async fn launch(
         &self,
@@ -182,7 +183,7 @@ impl Launcher {
         hooks: Vec<Arc<dyn Hook>>,
     ) -> Result<Loaded> {
         let pre = self.prepare(component, &grants).await?;
-        Ok(self.serve(&metrics_name(component), pre, grants, hooks))
+        Ok(self.server(&metrics_name(component), pre, grants, hooks))
     }
 }
 
@@ -265,6 +266,33 @@ impl Service {
         tracing::info!("stopped");
         Ok(())
     }
+}
+
+/// The child that does a component's cold work (`host_core::runtime::preinit::child`):
+/// this program's hidden `runtime-host prepare` (`commands::prepare`), given what decides
+/// the cache's entries. A test in `cli` parses what this builds.
+pub fn prepare_in_child(job: &ChildJob<'_>) -> Result<tokio::process::Command> {
+    let exe = std::env::current_exe().context("finding this program to run it again")?;
+    let mut command = tokio::process::Command::new(exe);
+    command.args(prepare_args(job));
+    Ok(command)
+}
+
+/// The arguments of [`prepare_in_child`]'s command.
+pub fn prepare_args(job: &ChildJob<'_>) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "prepare".into(),
+        job.component.into(),
+        "--cache-dir".into(),
+        job.cache_dir.into(),
+        "--max-memory-mib".into(),
+        job.max_memory_mib.to_string().into(),
+    ];
+    for mount in job.mounts.dir_args() {
+        args.push("--dir".into());
+        args.push(mount);
+    }
+    args
 }
 
 /// Finds a built component: beside this executable's target directory

@@ -12,7 +12,6 @@ use host_core::http::responses::{self, HostResponse};
 use host_core::http::router::HostRoute;
 use host_core::http::server::ComponentServer;
 use host_core::metrics::{self, Deployment};
-use host_core::support::signals;
 use hyper::body::Incoming;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -137,16 +136,15 @@ impl Handler for MetricsOnly {
     }
 }
 
-/// Serves [`MetricsOnly`] on `addr` (`--metrics-listen`, when given) until the process is
-/// told to stop.
-pub async fn listen(addr: Option<SocketAddr>) -> anyhow::Result<()> {
+/// Serves [`MetricsOnly`] on `addr` (`--metrics-listen`, when given) until `stop`.
+pub async fn listen(
+    addr: Option<SocketAddr>,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let Some(addr) = addr else { return Ok(()) };
     let listening = Listening::bind(addr, "--metrics-listen").await?;
     println!("metrics on http://{}{PATH}", listening.addr());
-    tokio::spawn(listening.serve(
-        Arc::new(MetricsOnly),
-        signals::wait(),
-        Duration::from_secs(1),
-    ));
+    let metrics = Arc::new(MetricsOnly);
+    tokio::spawn(listening.serve(metrics, stop, Duration::from_secs(1)));
     Ok(())
 }

@@ -107,37 +107,61 @@ fn mapped_if_cached(engine: &Engine, path: &Path) -> Option<Component> {
 }
 
 /// An exclusive lock held while a cache file is being made: another process (or thread)
-/// about to make the same file waits, then finds it made. Released when dropped. The lock
-/// of `<cache>/<dir>/<name>` is `<cache>/locks/<name>.lock`, apart from the files that
-/// [`prune`] counts.
+/// about to make the same file waits, then finds it made. Released when dropped.
+///
+/// The locks are a fixed set of files, `<cache>/locks/<nn>.lock` (64 of them, chosen by the
+/// file's name), apart from the files [`prune`] counts: one lock file per cache file ever
+/// made would pile up. Two files sharing a lock are made one after the other.
 pub struct CacheLock(#[allow(dead_code)] std::fs::File);
 
+/// How many lock files a cache has.
+const LOCKS: u64 = 64;
+
 impl CacheLock {
-    /// Waits for the lock on `file` (blocking). `None` where no lock file can be made (a
-    /// read-only cache, say): then each maker makes its own, as without a lock.
+    /// Waits for the lock on `file` (blocking; says so in the log when another holds it).
+    /// `None` where no lock file can be opened (a read-only cache, say): then each maker
+    /// makes its own, as without a lock.
     pub fn acquire(file: &Path) -> Option<Self> {
         use std::os::fd::AsRawFd;
         let cache = file.parent()?.parent()?;
-        let mut name = file.file_name()?.to_owned();
-        name.push(".lock");
         let locks = cache.join("locks");
-        std::fs::create_dir_all(&locks).ok()?;
-        let lock_path = locks.join(name);
-        let lock = std::fs::File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .ok()?;
-        loop {
+        let _ = std::fs::create_dir_all(&locks);
+        let name = file.file_name()?.to_string_lossy();
+        // FNV-1a: the same bucket for the same name in every process.
+        let bucket = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        }) % LOCKS;
+        let lock_path = locks.join(format!("{bucket:02}.lock"));
+        let open = |write: bool| {
+            std::fs::File::options()
+                .create(write)
+                .truncate(false)
+                .write(write)
+                .read(true)
+                .open(&lock_path)
+        };
+        // A lock file another user made can still be locked through a read-only handle.
+        let lock = open(true).or_else(|_| open(false)).ok()?;
+        let flock = |how| loop {
             // SAFETY: flock on a descriptor this function owns, for as long as it is open.
-            if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } == 0 {
-                return Some(Self(lock));
+            if unsafe { libc::flock(lock.as_raw_fd(), how) } == 0 {
+                return Ok(());
             }
-            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                return None;
+            let error = std::io::Error::last_os_error();
+            if error.kind() != std::io::ErrorKind::Interrupted {
+                return Err(error);
             }
+        };
+        match flock(libc::LOCK_EX | libc::LOCK_NB) {
+            Ok(()) => return Some(Self(lock)),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => tracing::info!(
+                file = %file.display(),
+                "another process is making this file; waiting for it instead of making it again"
+            ),
+            Err(_) => return None,
         }
+        flock(libc::LOCK_EX).ok()?;
+        Some(Self(lock))
     }
 }
 

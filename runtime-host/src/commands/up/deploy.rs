@@ -188,7 +188,7 @@ impl Deployer {
             .launcher
             .grants(kv, &vars, &Self::access(&model.spec))?;
         let hooks = hooks::for_model(version, None);
-        Ok(self.launcher.serve(name, model.pre.clone(), grants, hooks))
+        Ok(self.launcher.server(name, model.pre.clone(), grants, hooks))
     }
 
     /// Starts deployment `name` of `model` by the v1.2 lifecycle until `stop`; the task and

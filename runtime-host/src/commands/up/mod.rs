@@ -234,7 +234,7 @@ impl<'a> Stack<'a> {
             .launch(&self.launcher, &default_component("registry")?)
             .await?;
         let listen = SocketAddr::new(self.args.host, self.args.registry_port);
-        let service = recipe.serve(loaded, listen, "--registry-port").await?;
+        let service = recipe.bind(loaded, listen, "--registry-port").await?;
         let serving = Serving {
             url: service.local_url(),
             slot: service.slot.clone(),

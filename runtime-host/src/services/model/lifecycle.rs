@@ -15,11 +15,7 @@ use crate::services::model::port_guard::PortGuard;
 use crate::services::model::registration::{self, DeployOptions, Registry, State};
 use crate::services::model::self_test::Tested;
 use anyhow::{Context, Result, bail};
-use edge_api::model::SPEC_VERSION;
-use edge_api::registry::RegistrationRequest;
-use host_core::http::slot::ServerSlot;
 use host_core::support::stop::{self, Stopped};
-use serde_json::json;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -126,75 +122,6 @@ pub async fn deploy(
 fn stopped() -> Result<()> {
     tracing::info!("{Stopped}");
     Ok(())
-}
-
-impl Tested {
-    /// What this deployment registers: its name, process and capabilities, and (under
-    /// `up`) its version. Registering it again from the same process renews the registration
-    /// on the same port with this metadata (how an upgraded model reports its new version).
-    pub fn registration(&self, opts: &DeployOptions, source: &Path) -> RegistrationRequest {
-        let names: Vec<String> = self
-            .caps
-            .capabilities
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
-        let mut metadata = serde_json::Map::from_iter([
-            (
-                "model_type".to_owned(),
-                json!(names.first().cloned().unwrap_or_default()),
-            ),
-            ("capabilities".to_owned(), json!(names)),
-        ]);
-        if let Some(v) = &opts.model_version {
-            metadata.insert("model_version".to_owned(), json!(v));
-        }
-        RegistrationRequest {
-            app_name: opts.app_name.clone(),
-            app_version: SPEC_VERSION.into(),
-            model_name: self.info.name.clone(),
-            process_id: std::process::id(),
-            preferred_port: opts.preferred_port,
-            reason: format!("serving model {} from {}", self.info.name, source.display()),
-            metadata,
-        }
-    }
-
-    /// Takes the place of the version serving in `slot`, whose deployment registers with
-    /// `opts` (an upgrade): same port, same registration, renewed with this version's
-    /// metadata; requests in flight finish on the old version. It must be the same model.
-    pub async fn take_over(
-        self,
-        slot: &ServerSlot,
-        opts: &DeployOptions,
-        source: &Path,
-    ) -> Result<()> {
-        // The registration is of a model name: a version must keep it.
-        let serving = model_name(slot).await?;
-        anyhow::ensure!(
-            self.info.name == serving,
-            "the new version is model `{}`, the deployment serves `{serving}`; a version must keep \
-             its model's name (deploy another model under another file name instead)",
-            self.info.name
-        );
-        slot.replace(self.loaded.server.clone());
-        let request = self.registration(opts, source);
-        if let Err(e) = Registry::new(&opts.registry, request).register(None).await {
-            tracing::warn!(model = %self.info.name, error = %format!("{e:#}"), "upgraded, but the registry could not be told the new version");
-        }
-        Ok(())
-    }
-}
-
-/// The model name the deployment in `slot` serves (its `/info`).
-async fn model_name(slot: &ServerSlot) -> Result<String> {
-    let (status, body) = slot.current().call("GET", "/info").await?;
-    anyhow::ensure!(
-        status == 200,
-        "/info of the serving version answered {status}"
-    );
-    let info: edge_api::model::ModelInfo = serde_json::from_slice(&body)?;
-    Ok(info.name)
 }
 
 /// Binds the registered port. If a process outside the registry holds it, the port is

@@ -1,9 +1,15 @@
 //! A model's self-test, as every deployment runs it before it takes traffic (at start-up,
-//! and for each new version `up` deploys): a loaded model becomes a [`Tested`] one.
+//! and for each new version `up` deploys): a loaded model becomes a [`Tested`] one, which
+//! knows what it registers as and can take an older version's place.
 
 use crate::services::launch::Loaded;
+use crate::services::model::registration::{DeployOptions, Registry};
 use anyhow::{Context, Result, bail};
-use edge_api::model::{Capabilities, ModelInfo};
+use edge_api::model::{Capabilities, ModelInfo, SPEC_VERSION};
+use edge_api::registry::RegistrationRequest;
+use host_core::http::slot::ServerSlot;
+use serde_json::json;
+use std::path::Path;
 
 /// Self-test runs before a model is declared failed, when it ran out of time or found the
 /// host busy.
@@ -23,6 +29,75 @@ impl Tested {
         tracing::info!(model = %info.name, "self-test passed");
         Ok(Self { loaded, info, caps })
     }
+}
+
+impl Tested {
+    /// What this deployment registers: its name, process and capabilities, and (under
+    /// `up`) its version. Registering it again from the same process renews the registration
+    /// on the same port with this metadata (how an upgraded model reports its new version).
+    pub fn registration(&self, opts: &DeployOptions, source: &Path) -> RegistrationRequest {
+        let names: Vec<String> = self
+            .caps
+            .capabilities
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        let mut metadata = serde_json::Map::from_iter([
+            (
+                "model_type".to_owned(),
+                json!(names.first().cloned().unwrap_or_default()),
+            ),
+            ("capabilities".to_owned(), json!(names)),
+        ]);
+        if let Some(v) = &opts.model_version {
+            metadata.insert("model_version".to_owned(), json!(v));
+        }
+        RegistrationRequest {
+            app_name: opts.app_name.clone(),
+            app_version: SPEC_VERSION.into(),
+            model_name: self.info.name.clone(),
+            process_id: std::process::id(),
+            preferred_port: opts.preferred_port,
+            reason: format!("serving model {} from {}", self.info.name, source.display()),
+            metadata,
+        }
+    }
+
+    /// Takes the place of the version serving in `slot`, whose deployment registers with
+    /// `opts` (an upgrade): same port, same registration, renewed with this version's
+    /// metadata; requests in flight finish on the old version. It must be the same model.
+    pub async fn take_over(
+        self,
+        slot: &ServerSlot,
+        opts: &DeployOptions,
+        source: &Path,
+    ) -> Result<()> {
+        // The registration is of a model name: a version must keep it.
+        let serving = model_name(slot).await?;
+        anyhow::ensure!(
+            self.info.name == serving,
+            "the new version is model `{}`, the deployment serves `{serving}`; a version must keep \
+             its model's name (deploy another model under another file name instead)",
+            self.info.name
+        );
+        slot.replace(self.loaded.server.clone());
+        let request = self.registration(opts, source);
+        if let Err(e) = Registry::new(&opts.registry, request).register(None).await {
+            tracing::warn!(model = %self.info.name, error = %format!("{e:#}"), "upgraded, but the registry could not be told the new version");
+        }
+        Ok(())
+    }
+}
+
+/// The model name the deployment in `slot` serves (its `/info`).
+async fn model_name(slot: &ServerSlot) -> Result<String> {
+    let (status, body) = slot.current().call("GET", "/info").await?;
+    anyhow::ensure!(
+        status == 200,
+        "/info of the serving version answered {status}"
+    );
+    let info: edge_api::model::ModelInfo = serde_json::from_slice(&body)?;
+    Ok(info.name)
 }
 
 /// The self-test of a loaded model: the model SDK's `/health` runs every test example

@@ -90,7 +90,7 @@ impl Recipe {
 
     /// Binds the launched registry to `listen` and starts the process monitor; the service
     /// is ready to run. `choose` says how a user picks another port when `listen` is taken.
-    pub async fn serve(self, loaded: Loaded, listen: SocketAddr, choose: &str) -> Result<Service> {
+    pub async fn bind(self, loaded: Loaded, listen: SocketAddr, choose: &str) -> Result<Service> {
         let service = loaded.bind(listen, choose).await?;
         let interval = self.options.monitor_interval;
         tokio::spawn(monitor::run(service.local_url(), self.secret, interval));

@@ -8,10 +8,11 @@
 //! solubility models: 148-171 MiB VmRSS against 116-122; docs/BENCHMARKS.md, issue 27).
 //! So when a component's snapshot or compiled code is not in the cache yet,
 //! [`crate::runtime::preinit::prepare`] (asked for `ColdWork::InChild`: by `up` for its
-//! models and its own services, by `runtime-host model`, `serve` and `registry`) runs
-//! `runtime-host prepare` on it (that command is [`crate::runtime::preinit::prepare`] with
-//! `ColdWork::Here`), which writes both into the cache and exits, memory and all; the
-//! process then maps them from the cache as it would after a restart.
+//! models and its own services, by `runtime-host model`, `serve` and `registry`) runs a
+//! child process on it that does the same with `ColdWork::Here`, writes both into the cache
+//! and exits, memory and all; the process then maps them from the cache as it would after
+//! a restart. Which program and command line that is, is the program's business: it says
+//! so with a [`ChildCommand`] (runtime-host's is its hidden `prepare` command).
 //!
 //! The child gets what decides the cache's entries: the component, its mounts, the memory
 //! cap and the cache directory. Whatever goes wrong there (it cannot start, the
@@ -24,18 +25,41 @@ use anyhow::{Context, Result};
 use std::path::Path;
 use std::process::Stdio;
 
-/// Has a child process put what `component` (served with `mounts` and `limits`) needs into
-/// the cache; [`crate::runtime::preinit::prepare`] asks for it when the cache lacks
-/// something. Failing that, the caller does the work itself: the failure is logged, not
-/// returned. Dropping the future kills the child.
-pub async fn fill_cache(component: &Path, mounts: &Mounts, limits: &Limits, cache_dir: &Path) {
+/// What a child process is asked to put into the cache: `component`, as a deployment with
+/// `mounts` and a memory cap of `max_memory_mib` would have it, in `cache_dir`.
+pub struct ChildJob<'a> {
+    pub component: &'a Path,
+    pub mounts: &'a Mounts,
+    pub max_memory_mib: usize,
+    pub cache_dir: &'a Path,
+}
+
+/// The command that runs a child doing `job` (it must exit 0 once the cache holds it).
+pub type ChildCommand = fn(&ChildJob<'_>) -> Result<tokio::process::Command>;
+
+/// Has a child process (started by `command`) put what `component` (served with `mounts` and
+/// `limits`) needs into the cache; [`crate::runtime::preinit::prepare`] asks for it when the
+/// cache lacks something. Failing that, the caller does the work itself: the failure is
+/// logged, not returned. Dropping the future kills the child.
+pub async fn fill_cache(
+    command: ChildCommand,
+    component: &Path,
+    mounts: &Mounts,
+    limits: &Limits,
+    cache_dir: &Path,
+) {
     tracing::info!(
         component = %component.display(),
         "the cache lacks its compiled code or snapshot: preparing it in a child process"
     );
     let started = std::time::Instant::now();
-    let max_memory_mib = limits.max_memory_bytes >> 20;
-    match prepare(component, mounts, max_memory_mib, cache_dir).await {
+    let job = ChildJob {
+        component,
+        mounts,
+        max_memory_mib: limits.max_memory_bytes >> 20,
+        cache_dir,
+    };
+    match run(command, &job).await {
         Ok(()) => tracing::info!(
             component = %component.display(),
             took_ms = started.elapsed().as_millis() as u64,
@@ -48,28 +72,13 @@ pub async fn fill_cache(component: &Path, mounts: &Mounts, limits: &Limits, cach
     }
 }
 
-/// Runs `runtime-host prepare` for `component` with `mounts` and waits for it.
-async fn prepare(
-    component: &Path,
-    mounts: &Mounts,
-    max_memory_mib: usize,
-    cache_dir: &Path,
-) -> Result<()> {
-    let exe = std::env::current_exe().context("finding this program to run it again")?;
-    let mut command = tokio::process::Command::new(exe);
-    command
-        .arg("prepare")
-        .arg(component)
-        .arg("--cache-dir")
-        .arg(cache_dir)
-        .arg("--max-memory-mib")
-        .arg(max_memory_mib.to_string());
-    for mount in mounts.dir_args() {
-        command.arg("--dir").arg(mount);
-    }
-    let output = command
-        // Its warnings (an initialization that failed) are written again by `up` itself if
-        // it has to do the work; its progress is not news.
+/// Runs the child for `job` and waits for it.
+async fn run(command: ChildCommand, job: &ChildJob<'_>) -> Result<()> {
+    let mut child = command(job)?;
+    let shown = format!("{:?}", child.as_std());
+    let output = child
+        // Its warnings (an initialization that failed) are written again by the parent if it
+        // has to do the work; its progress is not news.
         .env("RUNTIME_HOST_LOG", "error")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -77,15 +86,10 @@ async fn prepare(
         .kill_on_drop(true)
         .output()
         .await
-        .context("starting `runtime-host prepare`")?;
+        .with_context(|| format!("starting {shown}"))?;
     if !output.status.success() {
         let said = String::from_utf8_lossy(&output.stderr);
-        anyhow::bail!(
-            "`runtime-host prepare {}` ended with {}: {}",
-            component.display(),
-            output.status,
-            said.trim()
-        );
+        anyhow::bail!("{shown} ended with {}: {}", output.status, said.trim());
     }
     Ok(())
 }

@@ -150,14 +150,14 @@ pub struct Prepared {
 }
 
 /// Where [`prepare`] does the cold work (a snapshot, compiling) that the cache lacks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub enum ColdWork {
-    /// In this process: `runtime-host prepare` itself.
+    /// In this process (in the child itself).
     Here,
-    /// In a child `runtime-host prepare`, which leaves no working memory behind in this
+    /// In a child process the command starts, which leaves no working memory behind in this
     /// process ([`child`]); here only if the child fails, or if the component has AI models
     /// (the child is not given them).
-    InChild,
+    InChild(child::ChildCommand),
 }
 
 /// Snapshots `source` where it can (for instances with `grants`, whose mounts `source` was
@@ -176,7 +176,7 @@ pub async fn prepare(
     // The compiled code's cache file of the snapshot or of the component, when named here
     // already: naming one hashes all of its bytes.
     let (mut snapshot_artifact, mut component_artifact) = (None, None);
-    if cold == ColdWork::InChild && grants.ai.granted.is_empty() {
+    if let (ColdWork::InChild(command), true) = (cold, grants.ai.granted.is_empty()) {
         let artifact = match (&source.snapshot_key, &cached) {
             (Some(_), Some(snapshot)) => {
                 Some(&*snapshot_artifact.insert(Artifact::of(engine, snapshot, cache_dir)))
@@ -187,7 +187,7 @@ pub async fn prepare(
             }
         };
         if !artifact.is_some_and(Artifact::is_cached) {
-            child::fill_cache(&source.path, &grants.files, limits, cache_dir).await;
+            child::fill_cache(command, &source.path, &grants.files, limits, cache_dir).await;
             if cached.is_none() {
                 cached = source.cached_snapshot(cache_dir);
             }

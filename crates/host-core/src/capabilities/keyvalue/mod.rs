@@ -8,10 +8,13 @@
 //! Only the labels the host was configured with can be opened (`default` and `deployment`
 //! always), as under Spin, where a component sees only the stores its manifest grants.
 
+pub mod handles;
+
 use crate::capabilities::bindings::wasi::keyvalue::{atomics, batch, store as wit_store};
+use crate::capabilities::keyvalue::handles::{BucketHandle, CasHandle};
 use keyvalue_stores::memory::MemoryStore;
 use keyvalue_stores::sqlite::{KvDatabase, SqliteStore};
-use keyvalue_stores::store::{Cas, Store};
+use keyvalue_stores::store::Store;
 use keyvalue_stores::wrap::{BrokenSwap, Wrapped};
 use keyvalue_stores::{DEFAULT_LABEL, DEPLOYMENT_LABEL, config, open};
 use std::borrow::Cow;
@@ -96,18 +99,6 @@ impl KeyValue {
     pub fn is_shared(&self) -> bool {
         self.stores.values().any(|s| s.is_shared())
     }
-}
-
-/// An open bucket: the label it stands for.
-pub struct BucketHandle {
-    label: String,
-}
-
-/// A compare-and-swap handle: the store's [`Cas`] (the value seen when it was made, which
-/// `swap` requires, and what a wrapper holds until then) and the label it is in.
-pub struct CasHandle {
-    label: String,
-    cas: Cas,
 }
 
 /// The view of a request's state these interfaces work on.
