@@ -14,7 +14,9 @@ pub struct Stack {
     pub app_port: u16,
     /// The admin token the chat service was given.
     pub admin_token: String,
-    data: tempfile::TempDir,
+    /// `up`'s data directory, and the temporary directory holding it where the stack made it.
+    data_dir: std::path::PathBuf,
+    _data: Option<tempfile::TempDir>,
 }
 
 impl Stack {
@@ -22,6 +24,13 @@ impl Stack {
     /// of `ports` free ports.
     pub fn up(extra: &[&str], ports: u16) -> Self {
         let data = crate::temp_dir();
+        let mut stack = Self::up_at(data.path(), extra, ports);
+        stack._data = Some(data);
+        stack
+    }
+
+    /// [`Stack::up`] on the data directory `data_dir`, which the caller keeps (and removes).
+    pub fn up_at(data_dir: &std::path::Path, extra: &[&str], ports: u16) -> Self {
         let (registry_port, chat_port, app_port) =
             (crate::free_port(), crate::free_port(), crate::free_port());
         let first = crate::port_block(ports);
@@ -34,7 +43,7 @@ impl Stack {
             .args(["--chat-port", &chat_port.to_string()])
             .args(["--app-port", &app_port.to_string()])
             .arg("--data-dir")
-            .arg(data.path())
+            .arg(data_dir)
             .arg("--ai-models-dir")
             .arg(crate::ai_models_dir())
             .env("RUNTIME_HOST_CACHE_DIR", crate::shared_cache_dir())
@@ -69,7 +78,8 @@ impl Stack {
             chat_port,
             app_port,
             admin_token,
-            data,
+            data_dir: data_dir.to_owned(),
+            _data: None,
         }
     }
 
@@ -112,7 +122,7 @@ impl Stack {
 
     /// The data directory `up` was given.
     pub fn data_dir(&self) -> &std::path::Path {
-        self.data.path()
+        &self.data_dir
     }
 
     /// Ctrl-C, then the exit status (killed after `timeout`). The data directory stays until

@@ -170,10 +170,23 @@ pub struct ExamplesText {
     pub notes: Vec<String>,
 }
 
+/// A TOML error as `line L, column C: why`, without the line itself that the error's own
+/// text quotes: the file is untrusted (a `model.toml` linked to `/etc/shadow` once put that
+/// file's first line in the host's log).
+fn where_and_why(text: &str, e: &toml::de::Error) -> String {
+    let Some(span) = e.span() else {
+        return e.message().to_owned();
+    };
+    let before = text.get(..span.start).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    format!("line {line}, column {column}: {}", e.message())
+}
+
 impl Manifest {
     /// Parses `text`, then checks what types alone cannot say; errors name the field.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let m: Manifest = toml::from_str(text).map_err(|e| e.to_string())?;
+        let m: Manifest = toml::from_str(text).map_err(|e| where_and_why(text, &e))?;
         m.check()?;
         Ok(m)
     }

@@ -7,6 +7,7 @@ use crate::commands::{
 };
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use host_core::support::private;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -64,6 +65,9 @@ pub enum Command {
 impl Command {
     /// Runs the command; `Err` says why it failed (a `Stopped` one was stopped in order).
     pub async fn run(self) -> Result<()> {
+        if self.serves() {
+            private::keep_new_files_private();
+        }
         match self {
             Command::Serve(args) => serve::run(args).await,
             Command::Registry(args) => registry::run(args).await,
@@ -75,6 +79,18 @@ impl Command {
             Command::Snapshot(args) => snapshot::run(args).await,
             Command::Compile(args) => compile::run(&args),
             Command::Prepare(args) => prepare::run(args).await,
+        }
+    }
+
+    /// Whether the command runs services, whose data (the store, tokens, snapshots, the
+    /// compiled cache) is its user's alone; the client commands write files a user asked for,
+    /// with the user's own umask.
+    fn serves(&self) -> bool {
+        match self {
+            Command::Serve(_) | Command::Registry(_) | Command::Model(_) | Command::Up(_) => true,
+            Command::Compile(_) | Command::Prepare(_) => true,
+            Command::Check(_) | Command::Predict(_) | Command::Chats(_) => false,
+            Command::Snapshot(_) => false,
         }
     }
 }

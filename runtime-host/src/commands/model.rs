@@ -7,7 +7,7 @@ use crate::services::launch::Launcher;
 use crate::services::model::hooks::{self, ShutdownRoute};
 use crate::services::model::lifecycle::deploy;
 use crate::services::model::registration::DeployOptions;
-use crate::services::model::versions::version_of;
+use crate::services::model::versions::version_blocking;
 use anyhow::Result;
 use clap::Args;
 use host_core::runtime::flags::RuntimeArgs;
@@ -51,7 +51,7 @@ pub async fn run(args: ModelArgs) -> Result<()> {
     announce(args.runtime.metrics_listen).await?;
     let launcher = Launcher::new(&args.runtime)?;
     // Its version: a digest of the component (an ONNX manifest may name its own in /info).
-    let version = version_of(&args.component)?;
+    let version = version_blocking(&args.component).await?;
     let vars = [("model_version", version.clone())];
     let trigger = Arc::new(tokio::sync::Notify::new());
     let shutdown = ShutdownRoute {

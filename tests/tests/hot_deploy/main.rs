@@ -5,6 +5,7 @@
 //! and reports the version; a version that cannot deploy never takes traffic.
 
 mod admin_api;
+mod untrusted_files;
 
 use e2e_tests::{Client, Stack, component, temp_dir};
 use edge_api::registry::RegistryListing;
@@ -13,6 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use untrusted_files::copy_model;
 
 const VERSION: &str = "x-model-version";
 
@@ -252,14 +254,6 @@ async fn models_upgrade_and_come_and_go_under_load_without_a_failed_request() {
         );
     }
     assert!(total > 200, "the clients kept sending ({total} requests)");
-}
-
-/// Copies the files of `from` into `to` (a model directory).
-fn copy_model(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

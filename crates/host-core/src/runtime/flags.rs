@@ -127,6 +127,7 @@ impl RuntimeArgs {
 
     /// The key-value stores: the runtime config's labels over the embedded default.
     pub async fn key_value(&self) -> Result<KeyValue> {
+        crate::support::private::private_dir(&self.data_dir)?;
         let config = StoreConfig::load(self.runtime_config_file.as_deref(), &self.data_dir)?;
         let kv = KeyValue::open(&config).await?;
         Ok(if self.simulate_broken_swap {

@@ -5,6 +5,7 @@ pub mod duration;
 pub mod heap;
 pub mod hostname;
 pub mod log_writer;
+pub mod private;
 pub mod request_log;
 pub mod signals;
 pub mod stop;

@@ -22,7 +22,10 @@ impl Token {
         }
         let path: PathBuf = data_dir.join(file);
         let value = match std::fs::read_to_string(&path) {
-            Ok(t) => t.trim().to_owned(),
+            Ok(t) => {
+                super::private::private_file(&path)?;
+                t.trim().to_owned()
+            }
             Err(_) => {
                 let token = uuid::Uuid::new_v4().simple().to_string();
                 write_private(&path, &token)
@@ -36,7 +39,12 @@ impl Token {
 
     /// Whether `Authorization` header `given` carries this token (compared in constant time).
     pub fn admits(&self, given: Option<&str>) -> Admission {
-        let Some(presented) = given.and_then(|h| h.strip_prefix("Bearer ")) else {
+        // The scheme is case-insensitive (RFC 9110, section 11.1): `bearer` is `Bearer`.
+        let presented = given
+            .and_then(|h| h.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim_matches(' '));
+        let Some(presented) = presented else {
             return Admission::Missing;
         };
         let (a, b) = (presented.as_bytes(), self.value.as_bytes());
@@ -88,6 +96,9 @@ mod tests {
         assert_eq!(t.admits(Some("Bearer abc124")), Admission::Wrong);
         assert_eq!(t.admits(Some("Bearer abc1234")), Admission::Wrong);
         assert_eq!(t.admits(Some("Bearer ")), Admission::Wrong);
+        assert_eq!(t.admits(Some("bearer abc123")), Admission::Admitted);
+        assert_eq!(t.admits(Some("BEARER  abc123")), Admission::Admitted);
+        assert_eq!(t.admits(Some("Basic abc123")), Admission::Missing);
         assert_eq!(t.admits(Some("abc123")), Admission::Missing);
         assert_eq!(t.admits(None), Admission::Missing);
     }

@@ -46,6 +46,25 @@ fn connect(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// Makes the database file and its -wal and -shm files (those that exist) 0600.
+fn private_files(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    for suffix in ["", "-wal", "-shm"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let file = Path::new(&name);
+        match std::fs::metadata(file) {
+            Ok(m) if m.permissions().mode() & 0o077 != 0 => {
+                std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600))
+                    .with_context(|| format!("making {} private", file.display()))?
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 impl KvDatabase {
     /// Opens (creating if needed) `<dir>/sqlite_key_value.db`.
     pub fn open_in(dir: &Path) -> Result<Self> {
@@ -56,6 +75,10 @@ impl KvDatabase {
 
     pub fn open(path: &Path) -> Result<Self> {
         let conn = connect(path)?;
+        // Registration ids and chat text are in here: the file is its user's alone. SQLite
+        // gives the -wal and -shm files it creates the database file's mode, so this comes
+        // before WAL is switched on; files an earlier run left open are tightened too.
+        private_files(path)?;
         // WAL: a commit is in the log before it returns, so kill -9 cannot lose it, and
         // readers never wait for the writer. NORMAL sync is durable against process death;
         // only power loss may drop the last commits.

@@ -12,7 +12,7 @@
 //! | `POST /admin/deployments/{name}/reload` | 200 and the deployment, on its new version |
 
 use crate::commands::up::live::{Listed, Live, Refused};
-use crate::services::model::spec::model_spec;
+use crate::services::model::spec::{model_spec, valid_name};
 use edge_api::error::ErrorCode;
 use host_core::http::responses::{self, HostResponse};
 use host_core::http::router::HostRoute;
@@ -166,23 +166,6 @@ impl HostRoute for Admin {
         req: hyper::Request<Incoming>,
     ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
         Box::pin(self.respond(req))
-    }
-}
-
-/// A deployment name: it becomes a path segment and a metric label.
-fn valid_name(name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
-        && !name.starts_with('.');
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{name}` is not a deployment name: 1-64 letters, digits, `-`, `_` or `.`, not starting with `.`"
-        ))
     }
 }
 

@@ -90,18 +90,38 @@ pub async fn at_start(
     let mut compiled = HashMap::new();
     let mut ready = Vec::new();
     let mut skipped = Vec::new();
+    let data_dir = &deployer.launcher.runtime().data_dir;
+    let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
     for spec in specs {
-        let version = versions::version_of(&spec.source)?;
-        let spec = if watched {
-            versions::snapshot(spec, &deployer.launcher.runtime().data_dir, &version)?
+        let name = spec.name.clone();
+        // A model whose files cannot be deployed (a link leading out, too large) is left
+        // out with why; the others start.
+        let versioned = if watched {
+            versions::snapshot_blocking(spec, data_dir).await
         } else {
-            spec
+            let version = versions::version_blocking(&spec.source).await;
+            version.map(|version| (spec, version))
         };
+        let (spec, version) = match versioned {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!(model = %name, error = %format!("{e:#}"), "model left out");
+                skipped.push((name, format!("{e:#}")));
+                continue;
+            }
+        };
+        if watched {
+            // Nothing serves yet: earlier runs' versions of it go.
+            versions::prune(data_dir, Some(&name), &[&version]);
+        }
         match deployer.prepare(spec, &mut compiled).await? {
             Ok(model) => ready.push((model, version)),
             Err((name, why)) => skipped.push((name, why)),
         }
     }
+    // The snapshots of models no longer deployed go too.
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    versions::prune(data_dir, None, &names);
     let mut starting = Vec::new();
     for (model, version) in ready {
         for copy in 0..copies {

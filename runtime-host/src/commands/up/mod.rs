@@ -34,6 +34,7 @@ use host_core::http::listener::Listening;
 use host_core::http::slot::ServerSlot;
 use host_core::runtime::flags::{Access, RuntimeArgs};
 use host_core::support::duration::parse_duration;
+use host_core::support::private;
 use host_core::support::signals;
 use host_core::support::stop;
 use host_core::support::token::Token;
@@ -131,7 +132,7 @@ struct Serving {
 
 impl<'a> Stack<'a> {
     async fn new(args: &'a UpArgs) -> Result<Self> {
-        std::fs::create_dir_all(&args.runtime.data_dir)?;
+        private::private_dir(&args.runtime.data_dir)?;
         Ok(Self {
             launcher: Launcher::shared(&args.runtime, SHARED_SLOTS)?,
             kv: args.runtime.key_value().await?,

@@ -7,11 +7,11 @@
 //! and container mounts included) and costs a directory listing and a few `stat`s a scan.
 
 use crate::commands::up::live::Live;
-use crate::services::model::spec::models_in;
+use crate::services::model::spec::{ModelSpec, models_in};
 use crate::services::model::versions::Fingerprint;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,22 +19,28 @@ pub async fn watch(dir: PathBuf, live: Arc<Live>, every: Duration, stop: impl Fu
     tokio::pin!(stop);
     let mut last: BTreeMap<String, Fingerprint> = BTreeMap::new();
     let mut first = true;
+    let mut told = HashSet::new();
     loop {
         tokio::select! {
             _ = &mut stop => return,
             _ = tokio::time::sleep(every) => {}
         }
-        let specs = match models_in(&dir) {
-            Ok(specs) => specs,
+        let (specs, refused) = match scan(&dir).await {
+            Ok(scanned) => scanned,
             Err(e) => {
-                tracing::warn!(dir = %dir.display(), error = %format!("{e:#}"), "cannot read the models directory; will look again");
+                tracing::warn!(dir = ?dir, error = %format!("{e:#}"), "cannot read the models directory; will look again");
                 continue;
             }
         };
+        // Each refused name said once, not every scan.
+        for why in refused {
+            if told.insert(why.clone()) {
+                tracing::warn!(dir = ?dir, "model left out: {why}");
+            }
+        }
         let mut now = BTreeMap::new();
         let mut stable = Vec::new();
-        for spec in specs {
-            let fingerprint = Fingerprint::of(&spec.source);
+        for (spec, fingerprint) in specs {
             now.insert(spec.name.clone(), fingerprint.clone());
             if last.get(&spec.name) == Some(&fingerprint) {
                 stable.push((spec, fingerprint));
@@ -56,4 +62,24 @@ pub async fn watch(dir: PathBuf, live: Arc<Live>, every: Duration, stop: impl Fu
         last = now;
         first = false;
     }
+}
+
+/// The models in `dir` with their fingerprints, and the refused names: on a blocking thread,
+/// as every file is `stat`ed (a slow or hostile file system never holds up the workers that
+/// serve requests).
+async fn scan(dir: &Path) -> anyhow::Result<(Vec<(ModelSpec, Fingerprint)>, Vec<String>)> {
+    let dir = dir.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let found = models_in(&dir)?;
+        let specs = found
+            .specs
+            .into_iter()
+            .map(|spec| {
+                let fingerprint = Fingerprint::of(&spec.source);
+                (spec, fingerprint)
+            })
+            .collect();
+        Ok((specs, found.refused))
+    })
+    .await?
 }

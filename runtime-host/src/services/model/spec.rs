@@ -30,19 +30,65 @@ fn default_models_dir() -> Option<PathBuf> {
     candidates.into_iter().find(|p| p.is_dir())
 }
 
+/// What a models directory holds.
+#[derive(Default)]
+pub struct Found {
+    pub specs: Vec<ModelSpec>,
+    /// The models left out because of their names, each with why (the name escaped, as a
+    /// file name may hold a newline or worse).
+    pub refused: Vec<String>,
+}
+
 /// The models in `dir`: each `.wasm` as a component of its own, each subdirectory with a
-/// `model.toml` as the ONNX model component with that directory mounted at /model.
-pub fn models_in(dir: &Path) -> Result<Vec<ModelSpec>> {
+/// `model.toml` as the ONNX model component with that directory mounted at /model. A hidden
+/// entry (a name starting with `.`, where a model is staged before it is moved in) is
+/// passed over; a model whose name is not a [`valid_name`] is refused.
+pub fn models_in(dir: &Path) -> Result<Found> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading --models {}", dir.display()))?
         .flatten()
         .map(|e| e.path())
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.as_encoded_bytes().starts_with(b"."))
+        })
         .collect();
     entries.sort();
-    entries
-        .iter()
-        .filter_map(|p| spec_of(p).transpose())
-        .collect()
+    let mut found = Found::default();
+    for path in &entries {
+        let Some(spec) = spec_of(path)? else {
+            continue;
+        };
+        let raw = path.file_stem().unwrap_or_default();
+        match raw.to_str().map(valid_name) {
+            Some(Ok(())) => found.specs.push(spec),
+            Some(Err(why)) => found.refused.push(why),
+            None => found
+                .refused
+                .push(format!("{raw:?} is not a deployment name: not UTF-8")),
+        }
+    }
+    Ok(found)
+}
+
+/// The one rule for a deployment's name, wherever it comes from (a file in `--models`, the
+/// admin API): it becomes a path segment, a metric label and a log field. 1-64 ASCII
+/// letters, digits, `-`, `_` or `.`, not starting with `.`.
+pub fn valid_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+        && !name.starts_with('.');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} is not a deployment name: 1-64 letters, digits, `-`, `_` or `.`, not \
+             starting with `.`"
+        ))
+    }
 }
 
 /// The model at `path`: a component (`.wasm`), or a directory with a `model.toml` served by
@@ -72,6 +118,15 @@ fn spec_of(path: &Path) -> Result<Option<ModelSpec>> {
     } else {
         None
     })
+}
+
+/// The models in `dir`, the refused ones logged.
+fn found_in(dir: &Path) -> Result<Vec<ModelSpec>> {
+    let found = models_in(dir)?;
+    for why in &found.refused {
+        tracing::warn!(dir = ?dir, "model left out: {why}");
+    }
+    Ok(found.specs)
 }
 
 /// The embedding model for minilm (by its component's name), none for the others.
@@ -106,7 +161,7 @@ pub fn model_spec(given: &Path) -> Result<ModelSpec> {
 /// repository's model directories.
 pub fn model_specs(dir: Option<&Path>) -> Result<Vec<ModelSpec>> {
     let specs = match dir {
-        Some(dir) => models_in(dir)?,
+        Some(dir) => found_in(dir)?,
         None => {
             let molprop = default_component("molprop")?;
             let minilm = default_component("minilm")?;
@@ -127,7 +182,7 @@ pub fn model_specs(dir: Option<&Path>) -> Result<Vec<ModelSpec>> {
                 },
             ];
             if let Some(dir) = default_models_dir() {
-                specs.extend(models_in(&dir)?);
+                specs.extend(found_in(&dir)?);
             }
             specs
         }

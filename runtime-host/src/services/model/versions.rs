@@ -1,9 +1,16 @@
 //! A model's files as versions: a cheap fingerprint to notice a change, a digest to name
-//! a version, and a snapshot so a version's files stay as they were while it serves.
+//! a version, and a snapshot so a version's files stay as they were while it serves. The
+//! files are read as untrusted input ([`Tree`]): regular files only, no link leading out,
+//! at most 1 GiB, streamed; these functions block, so async callers run them on a blocking
+//! thread ([`snapshot`] and [`version_of`] are given as such).
+//!
+//! Snapshots are pruned as versions come and go: a model keeps the version serving and the
+//! one before it (whose requests may still be finishing); failed versions, `.partial` copies
+//! and the snapshots of models `up` no longer deploys are removed ([`prune`]).
 
 use crate::services::model::spec::ModelSpec;
-use anyhow::{Context, Result};
-use host_core::capabilities::files::{hash_tree, walk};
+use anyhow::Result;
+use host_core::capabilities::files::Tree;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -14,13 +21,18 @@ use std::time::SystemTime;
 pub struct Fingerprint(Vec<(PathBuf, u64, Option<SystemTime>)>);
 
 impl Fingerprint {
+    /// Only metadata is read. A tree that cannot be deployed (a link leading out, too
+    /// large) has a fingerprint too, so it is tried again once it changes.
     pub fn of(source: &Path) -> Self {
-        let mut files = Vec::new();
-        walk(source, &mut |p, meta| {
-            files.push((p.to_owned(), meta.len(), meta.modified().ok()))
-        });
-        files.sort();
-        Self(files)
+        match Tree::list(source) {
+            Ok(tree) => Self(
+                tree.files
+                    .into_iter()
+                    .map(|f| (f.relative, f.len, f.modified))
+                    .collect(),
+            ),
+            Err(e) => Self(vec![(PathBuf::from(format!("{e:#}")), 0, None)]),
+        }
     }
 }
 
@@ -28,46 +40,100 @@ impl Fingerprint {
 /// (relative paths and contents, in order), so the same files are the same version on
 /// every machine.
 pub fn version_of(source: &Path) -> Result<String> {
+    let tree = Tree::list(source)?;
     let mut hash = Sha256::new();
-    hash_tree(source, &mut hash)?;
+    tree.hash(&mut hash)?;
+    Ok(name(hash))
+}
+
+fn name(hash: Sha256) -> String {
     let digest = hash.finalize();
     let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    Ok(format!("sha256:{hex}"))
+    format!("sha256:{hex}")
 }
 
-/// A model directory's files copied to `snapshots/<name>/<version>/` of the data directory
+/// A model's version, and, for a model directory, its files copied to
+/// `snapshots/<name>/<version>/` of the data directory (in the same pass that hashes them)
 /// and mounted from there, so a version's files stay as they were while it serves; a
 /// component is read once, when compiled, and needs none.
-pub fn snapshot(mut spec: ModelSpec, data_dir: &Path, version: &str) -> Result<ModelSpec> {
+pub fn snapshot(mut spec: ModelSpec, data_dir: &Path) -> Result<(ModelSpec, String)> {
     if !spec.source.is_dir() {
-        return Ok(spec);
+        let version = version_of(&spec.source)?;
+        return Ok((spec, version));
     }
-    let dir = data_dir
-        .join("snapshots")
-        .join(&spec.name)
-        .join(version.replace(':', "-"));
-    if !dir.is_dir() {
-        let partial = dir.with_extension("partial");
+    let tree = Tree::list(&spec.source)?;
+    for skipped in &tree.skipped {
+        tracing::warn!(model = %spec.name, file = ?skipped, "not a regular file (or a link to a directory): left out of the model's files");
+    }
+    let dir = snapshots(data_dir).join(&spec.name);
+    let partial = dir.join(format!(".partial-{}", uuid::Uuid::new_v4().simple()));
+    let mut hash = Sha256::new();
+    let copied = tree.copy_to(&partial, &mut hash);
+    let version = name(hash);
+    let done = dir.join(version.replace(':', "-"));
+    let kept = copied.and_then(|()| {
+        if done.is_dir() {
+            std::fs::remove_dir_all(&partial)?;
+        } else {
+            std::fs::rename(&partial, &done)?;
+        }
+        Ok(())
+    });
+    if let Err(e) = kept {
         let _ = std::fs::remove_dir_all(&partial);
-        copy_dir(&spec.source, &partial)?;
-        std::fs::rename(&partial, &dir)?;
+        return Err(e.context(format!(
+            "copying {} to {}",
+            spec.source.display(),
+            dir.display()
+        )));
     }
-    let dir = std::fs::canonicalize(&dir)?;
-    spec.mounts = vec![format!("{}:/model", dir.display())];
-    Ok(spec)
+    let done = std::fs::canonicalize(&done)?;
+    spec.mounts = vec![format!("{}:/model", done.display())];
+    Ok((spec, version))
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to)?;
-    for e in std::fs::read_dir(from)? {
-        let e = e?;
-        let target = to.join(e.file_name());
-        if e.file_type()?.is_dir() {
-            copy_dir(&e.path(), &target)?;
-        } else {
-            std::fs::copy(e.path(), &target)
-                .with_context(|| format!("copying {}", e.path().display()))?;
+/// [`snapshot`] on a blocking thread.
+pub async fn snapshot_blocking(spec: ModelSpec, data_dir: &Path) -> Result<(ModelSpec, String)> {
+    let data_dir = data_dir.to_owned();
+    tokio::task::spawn_blocking(move || snapshot(spec, &data_dir)).await?
+}
+
+/// [`version_of`] on a blocking thread.
+pub async fn version_blocking(source: &Path) -> Result<String> {
+    let source = source.to_owned();
+    tokio::task::spawn_blocking(move || version_of(&source)).await?
+}
+
+/// [`Fingerprint::of`] on a blocking thread.
+pub async fn fingerprint_blocking(source: &Path) -> Fingerprint {
+    let source = source.to_owned();
+    tokio::task::spawn_blocking(move || Fingerprint::of(&source))
+        .await
+        .unwrap_or_default()
+}
+
+fn snapshots(data_dir: &Path) -> PathBuf {
+    data_dir.join("snapshots")
+}
+
+/// Removes `model`'s snapshots but the versions in `keep` (failed versions and `.partial`
+/// copies among them); with `model` `None`, the snapshots of every model not in `keep`
+/// (names), for the models `up` no longer deploys. Failures are logged, never fatal.
+pub fn prune(data_dir: &Path, model: Option<&str>, keep: &[&str]) {
+    let dir = match model {
+        Some(m) => snapshots(data_dir).join(m),
+        None => snapshots(data_dir),
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let kept = keep
+            .iter()
+            .any(|k| name.to_str() == Some(&k.replace(':', "-")));
+        if !kept && let Err(e) = std::fs::remove_dir_all(entry.path()) {
+            tracing::warn!(path = ?entry.path(), error = %e, "cannot remove an old snapshot");
         }
     }
-    Ok(())
 }

@@ -23,6 +23,9 @@ pub(super) struct Entry {
     /// The files of the last version that failed to deploy, and why: not tried again until
     /// they change.
     pub(super) rejected: Option<(Fingerprint, String)>,
+    /// The version before the one serving, whose requests may still be finishing: its
+    /// snapshot is kept until the next version comes.
+    pub(super) previous_version: Option<String>,
     pub(super) stop: Option<oneshot::Sender<()>>,
     /// A version is being deployed: later scans leave it alone until that is done.
     pub(super) busy: bool,
@@ -63,6 +66,7 @@ impl Entry {
             addr: None,
             fingerprint: Fingerprint::default(),
             rejected: None,
+            previous_version: None,
             stop: None,
             busy: true,
         }

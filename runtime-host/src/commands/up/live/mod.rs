@@ -19,9 +19,12 @@ mod entry;
 use crate::commands::up::deploy::{Adopted, Deployer, Ready};
 use crate::commands::up::started::either;
 use crate::services::app::model_route;
+use crate::services::launch::DRAIN_GRACE;
 use crate::services::model::self_test::Tested;
 use crate::services::model::spec::{ModelSpec, model_spec};
-use crate::services::model::versions::{Fingerprint, snapshot, version_of};
+use crate::services::model::versions::{
+    self, Fingerprint, fingerprint_blocking, snapshot_blocking,
+};
 use anyhow::{Context, Result};
 use entry::Entry;
 pub use entry::{Listed, Origin, Refused};
@@ -128,7 +131,7 @@ impl Live {
             }
             entries.insert(name.clone(), Entry::starting(&spec, Origin::Api));
         }
-        let fingerprint = Fingerprint::of(&spec.source);
+        let fingerprint = fingerprint_blocking(&spec.source).await;
         match self.run(Action::Add, spec, fingerprint).await {
             Ok(()) => self.get(&name).await.ok_or(Refused::Gone),
             Err(why) => {
@@ -157,7 +160,7 @@ impl Live {
         });
         let outcome = match spec {
             Ok(spec) => {
-                let fingerprint = Fingerprint::of(&spec.source);
+                let fingerprint = fingerprint_blocking(&spec.source).await;
                 self.run(Action::Upgrade, spec, fingerprint).await
             }
             Err(e) => {
@@ -200,14 +203,27 @@ impl Live {
                 tracing::error!(model = %name, error = %why, "new version refused; the deployment serving (if any) keeps serving");
                 entry.rejected = Some((fingerprint, why.clone()));
             }
+            // The versions serving and finishing stay; the refused one and older ones go.
+            let keep = [Some(entry.version.clone()), entry.previous_version.clone()];
+            self.prune(name, keep.into_iter().flatten().collect());
         }
         outcome
     }
 
+    /// Removes `name`'s snapshots but the versions in `keep`, on a blocking thread.
+    fn prune(&self, name: &str, keep: Vec<String>) {
+        let data_dir = self.deployer.launcher.runtime().data_dir.clone();
+        let name = name.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
+            versions::prune(&data_dir, Some(&name), &keep);
+        });
+    }
+
     /// Compiles `spec` (its model directory snapshotted) with its version.
     async fn prepare(&self, spec: ModelSpec) -> Result<(Ready, String)> {
-        let version = version_of(&spec.source)?;
-        let spec = snapshot(spec, &self.deployer.launcher.runtime().data_dir, &version)?;
+        let data_dir = &self.deployer.launcher.runtime().data_dir;
+        let (spec, version) = snapshot_blocking(spec, data_dir).await?;
         match self.deployer.prepare(spec, &mut HashMap::new()).await? {
             Ok(ready) => Ok((ready, version)),
             Err((_, why)) => anyhow::bail!(why),
@@ -220,11 +236,12 @@ impl Live {
             slot: Some(started.slot),
             kv: Some(started.kv),
             version: started.version,
-            fingerprint: Fingerprint::of(&started.source),
+            fingerprint: fingerprint_blocking(&started.source).await,
             source: started.source,
             origin,
             addr: Some(addr),
             rejected: None,
+            previous_version: None,
             stop: Some(started.stop),
             busy: false,
         };
@@ -234,7 +251,7 @@ impl Live {
     async fn add(self: &Arc<Self>, spec: ModelSpec, fingerprint: Fingerprint) -> Result<()> {
         let name = spec.name.clone();
         let source = spec.source.clone();
-        tracing::info!(model = %name, source = %source.display(), "new model found; deploying");
+        tracing::info!(model = %name, source = ?source, "new model found; deploying");
         let (own_stop, stopped) = oneshot::channel::<()>();
         let kv = self.deployer.model_store(&name)?;
         let (ready, version) = self.prepare(spec).await?;
@@ -291,7 +308,8 @@ impl Live {
         tested.take_over(&slot, &opts, &source).await?;
         let mut entries = self.entries.lock().await;
         if let Some(e) = entries.get_mut(&name) {
-            e.version = version.clone();
+            let previous = std::mem::replace(&mut e.version, version.clone());
+            e.previous_version = Some(previous);
             e.fingerprint = fingerprint;
             e.rejected = None;
         }
@@ -301,7 +319,7 @@ impl Live {
 
     /// Stops routing `name`, then stops it (requests in flight finish; it unregisters);
     /// `false` if there is no such deployment.
-    pub async fn remove(&self, name: &str) -> bool {
+    pub async fn remove(self: &Arc<Self>, name: &str) -> bool {
         let Some(mut entry) = self.entries.lock().await.remove(name) else {
             return false;
         };
@@ -310,6 +328,16 @@ impl Live {
             let _ = stop.send(());
         }
         tracing::info!(model = %name, "model removed; stopping it");
+        // Its snapshots go once its requests in flight have finished (unless a model of
+        // that name was deployed again meanwhile).
+        let (live, name) = (self.clone(), name.to_owned());
+        let drain = self.deployer.launcher.limits().deadline + DRAIN_GRACE;
+        tokio::spawn(async move {
+            tokio::time::sleep(drain + std::time::Duration::from_secs(1)).await;
+            if !live.entries.lock().await.contains_key(&name) {
+                live.prune(&name, Vec::new());
+            }
+        });
         true
     }
 }

@@ -2,9 +2,13 @@
 //! destination }]` does: `--dir HOST_PATH:GUEST_PATH`. A model component reads its weights and
 //! manifest from the guest path; it can neither write there nor see anything outside it.
 
+mod tree;
+
+pub use tree::{MAX_TREE_BYTES, Tree, TreeFile};
+
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
@@ -84,7 +88,7 @@ impl Mounts {
         for m in self.0.iter() {
             hash.update(m.guest.as_bytes());
             hash.update([0]);
-            hash_tree(&m.host, hash)?;
+            Tree::list(&m.host)?.hash(hash)?;
         }
         Ok(())
     }
@@ -98,37 +102,6 @@ impl Mounts {
         }
         Ok(())
     }
-}
-
-/// Calls `visit` on every file under `path` (or `path` itself, if a file).
-pub fn walk(path: &Path, visit: &mut dyn FnMut(&Path, &std::fs::Metadata)) {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return;
-    };
-    if meta.is_file() {
-        visit(path, &meta);
-    } else if meta.is_dir()
-        && let Ok(entries) = std::fs::read_dir(path)
-    {
-        for e in entries.flatten() {
-            walk(&e.path(), visit);
-        }
-    }
-}
-
-/// Feeds the files under `source` (relative paths and contents, in path order) to `hash`:
-/// the same files hash the same on every machine.
-pub fn hash_tree(source: &Path, hash: &mut Sha256) -> Result<()> {
-    let mut files = Vec::new();
-    walk(source, &mut |p, _| files.push(p.to_owned()));
-    files.sort();
-    for file in &files {
-        let relative = file.strip_prefix(source).unwrap_or(file);
-        hash.update(relative.to_string_lossy().as_bytes());
-        hash.update([0]);
-        hash.update(std::fs::read(file).with_context(|| format!("reading {}", file.display()))?);
-    }
-    Ok(())
 }
 
 #[cfg(test)]
