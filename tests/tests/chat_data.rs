@@ -1,9 +1,9 @@
 //! Chat data over time: concurrency, restarts, crashes, import/export, and Spin's file layout.
 
 use e2e_tests::chat::{self, TOKEN, create};
-use e2e_tests::{Client, host_binary, temp_dir};
+use e2e_tests::{Client, Host, Stack, host_binary, temp_dir};
 use edge_api::chat::{ChatSummary, Dialog};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::process::Command;
 
@@ -173,4 +173,95 @@ async fn store_file_uses_spins_layout() {
         )
         .unwrap();
     assert!(pk.contains("PRIMARY KEY (store, key)"), "{pk}");
+}
+
+/// A dialog grown by appends of `chunk` characters until the next would pass the dialog
+/// size limit: the largest dialog the write API accepts this way.
+async fn dialog_at_the_limit(c: &Client, h: &Host, chunk: usize) -> Dialog {
+    let d = chat::create(c, h, &json!({"chatName": "at the limit", "messages": []})).await;
+    loop {
+        let message = json!({"role": "assistant", "content": "x".repeat(chunk)});
+        let r = chat::append(c, h, &d.id, &message).await;
+        if r.status != 201 {
+            assert_eq!(r.status, 413, "{}", r.text());
+            break;
+        }
+    }
+    let got: Dialog = c
+        .get(&h.url(&format!("/api/dialog?id={}", d.id)))
+        .await
+        .json();
+    let size = serde_json::to_vec(&got).unwrap().len();
+    assert!(
+        size > edge_api::chat::MAX_DIALOG_BYTES - chunk - 1024,
+        "{size} bytes"
+    );
+    got
+}
+
+/// Whatever the write API accepts, export writes and import restores (issue 45, section 4):
+/// a dialog grown by appends to the size limit, one of 7.6 MB and one of the most messages
+/// a dialog may hold, each created whole, and more dialogs than one listing page holds go
+/// out of a `serve`d chat (on the pass's store) and into `up`'s, unchanged.
+#[tokio::test(flavor = "multi_thread")]
+async fn dialogs_at_the_limits_export_and_import_unchanged() {
+    let src_dir = temp_dir();
+    let src = chat::builder(src_dir.path())
+        .arg("--max-body")
+        .arg((16 << 20).to_string())
+        .start();
+    let c = Client::new();
+    let grown = dialog_at_the_limit(&c, &src, 900_000).await;
+    let big = json!({"chatName": "created whole", "messages": (0..8)
+        .map(|i| json!({"role": "user", "content": format!("{i}{}", "y".repeat(950_000))}))
+        .collect::<Vec<_>>()});
+    let big = chat::create(&c, &src, &big).await;
+    let many = json!({"chatName": "most messages", "messages": (0..edge_api::chat::MAX_MESSAGES_PER_DIALOG)
+        .map(|i| json!({"role": "user", "content": format!("m{i}")}))
+        .collect::<Vec<_>>()});
+    let many = chat::create(&c, &src, &many).await;
+    // More dialogs than a page of `/api/chats` lists, loaded by an import.
+    let small: Vec<Value> = (0..edge_api::chat::MAX_PAGE + 1)
+        .map(|i| json!({"chatName": format!("small {i}"), "messages": [{"role": "user", "content": "hi"}]}))
+        .collect();
+    let small_file = src_dir.path().join("small.json");
+    std::fs::write(&small_file, serde_json::to_vec(&small).unwrap()).unwrap();
+    let import = |file: &std::path::Path, url: &str, token: &str| {
+        let out = Command::new(host_binary())
+            .args(["chats", "import"])
+            .arg(file)
+            .args(["--url", url, "--token", token])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    import(&small_file, &src.base_url(), TOKEN);
+
+    let file = src_dir.path().join("export.json");
+    let exported = e2e_tests::export_chats(&src.base_url(), &file);
+    assert_eq!(
+        exported.len(),
+        small.len() + 3,
+        "every dialog, past one page"
+    );
+    for d in [&grown, &big, &many] {
+        assert!(exported.contains(d), "{} exported unchanged", d.id);
+    }
+
+    // Into `up`'s chat, with its defaults.
+    let stack = Stack::up(&[], 8);
+    let said = import(&file, &stack.chat(""), &stack.admin_token);
+    assert!(
+        said.contains(&format!("imported {} dialogs", exported.len())),
+        "{said}"
+    );
+    for d in &exported {
+        let got: Dialog = c
+            .get(&stack.chat(&format!("/api/dialog?id={}", d.id)))
+            .await
+            .json();
+        assert_eq!(&got, d, "dialog {} restored unchanged", d.id);
+    }
 }

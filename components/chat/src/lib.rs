@@ -14,7 +14,7 @@ mod dialogs;
 mod records;
 
 use guest_kit::ApiError;
-use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, Response};
+use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, PerRequest, Response};
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
 
@@ -22,8 +22,19 @@ use spin_sdk::http_component;
 async fn handle(req: IncomingRequest, out: ResponseOutparam) {
     guest_kit::respond(
         out,
-        guest_kit::serve(req, DEFAULT_MAX_BODY, async |r| route(r)).await,
+        guest_kit::serve(req, PerRequest(body_limit), async |r| route(r)).await,
     );
+}
+
+/// A whole dialog from the admin (`POST /api/chats` with the token) may be as large as a
+/// dialog may grow, so an export always imports; every other body is read up to 1 MiB.
+fn body_limit(head: &ApiRequest) -> usize {
+    let creates = head.method == "POST" && head.path.trim_end_matches('/') == "/api/chats";
+    if creates && auth::require_admin(head).is_ok() {
+        edge_api::chat::MAX_WRITE_BODY_BYTES
+    } else {
+        DEFAULT_MAX_BODY
+    }
 }
 
 fn route(req: ApiRequest) -> Result<Response, ApiError> {

@@ -36,6 +36,11 @@ pub const MAX_MESSAGES_PER_DIALOG: usize = 10_000;
 /// answers it as one JSON body), so a write that would pass this is refused: what is
 /// accepted can always be read back within a component's memory (128 MiB by default).
 pub const MAX_DIALOG_BYTES: usize = 8 << 20;
+/// Largest body the chat service reads from its authenticated writer when a dialog is
+/// created whole (`POST /api/chats`, as `chats import` restores an export): a dialog at
+/// [`MAX_DIALOG_BYTES`] and 1 MiB more for the whitespace of a file written by hand. Every
+/// other request, and one without the admin token, is read up to 1 MiB.
+pub const MAX_WRITE_BODY_BYTES: usize = MAX_DIALOG_BYTES + (1 << 20);
 /// Deepest nesting of a message's `metadata` (the object itself is level 1). A stored
 /// dialog nests three levels above it (dialog, `messages`, message), so every dialog stays
 /// far below the JSON parsers' limit of 128 and always decodes.

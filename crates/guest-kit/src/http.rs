@@ -11,6 +11,29 @@ use wasi::io::streams::{OutputStream, StreamError};
 /// `--max-body`); this one protects a component served by any host.
 pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
 
+/// How much of a request's body a component reads: one cap for every request (a `usize`),
+/// or one chosen from the request's method, path and headers ([`PerRequest`]), so a route
+/// that takes large bodies from an authenticated writer does not open them to everyone.
+pub trait BodyLimit {
+    /// The cap for `head` (a request whose body is not read yet).
+    fn for_request(&self, head: &ApiRequest) -> usize;
+}
+
+impl BodyLimit for usize {
+    fn for_request(&self, _: &ApiRequest) -> usize {
+        *self
+    }
+}
+
+/// A cap chosen per request by a function of its head.
+pub struct PerRequest<F>(pub F);
+
+impl<F: Fn(&ApiRequest) -> usize> BodyLimit for PerRequest<F> {
+    fn for_request(&self, head: &ApiRequest) -> usize {
+        (self.0)(head)
+    }
+}
+
 /// A request with its body read, ready for routing.
 #[derive(Debug, Clone)]
 pub struct ApiRequest {
@@ -74,8 +97,8 @@ impl ApiRequest {
     }
 }
 
-/// Reads the request, capping the body at `max_body` bytes.
-pub fn read_request(req: IncomingRequest, max_body: usize) -> Result<ApiRequest, ApiError> {
+/// Reads the request, capping the body at what `limit` allows for it.
+pub fn read_request(req: IncomingRequest, limit: &impl BodyLimit) -> Result<ApiRequest, ApiError> {
     let mut method = req.method().to_string();
     method.make_ascii_uppercase();
     if method == "HEAD" {
@@ -108,23 +131,23 @@ pub fn read_request(req: IncomingRequest, max_body: usize) -> Result<ApiRequest,
         .iter()
         .find(|(k, _)| k == "content-length")
         .and_then(|(_, v)| v.trim().parse::<u64>().ok());
+    let mut request = ApiRequest {
+        method,
+        path,
+        query,
+        headers,
+        body: Vec::new(),
+    };
+    let max_body = limit.for_request(&request);
     if declared.is_some_and(|n| n > max_body as u64) {
         return Err(too_large(max_body));
     }
     // No route reads a GET's body, so it is left unread: on a warm host that is half the
     // host calls of a `/health`.
-    let body = if method == "GET" {
-        Vec::new()
-    } else {
-        read_body(&req, max_body, declared)?
-    };
-    Ok(ApiRequest {
-        method,
-        path,
-        query,
-        headers,
-        body,
-    })
+    if request.method != "GET" {
+        request.body = read_body(&req, max_body, declared)?;
+    }
+    Ok(request)
 }
 
 /// The request's body, at most `max_body` bytes. Blocking reads: each returns what has
@@ -322,13 +345,13 @@ pub fn no_route(path: &str) -> ApiError {
     ApiError::not_found(format!("no route for {path}"))
 }
 
-/// Runs a component's handler: reads the request (body capped at `max_body`), calls
+/// Runs a component's handler: reads the request (body capped as `limit` says), calls
 /// `handler`, and turns any error into the JSON error body.
-pub async fn serve<F>(req: IncomingRequest, max_body: usize, handler: F) -> Response
+pub async fn serve<F>(req: IncomingRequest, limit: impl BodyLimit, handler: F) -> Response
 where
     F: AsyncFnOnce(ApiRequest) -> Result<Response, ApiError>,
 {
-    let request = match read_request(req, max_body) {
+    let request = match read_request(req, &limit) {
         Ok(r) => r,
         Err(e) => return error(&e),
     };

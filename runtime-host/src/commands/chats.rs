@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
-use edge_api::chat::{ChatSummary, Dialog};
+use edge_api::chat::{ChatSummary, Dialog, MAX_PAGE};
 use hyper::Method;
 use service_client::HttpClient;
 use std::io::{BufWriter, Write};
@@ -59,17 +59,7 @@ fn base(url: &str) -> &str {
 /// Returns how many were written.
 async fn export(url: &str, out: &mut dyn Write) -> Result<usize> {
     let client = HttpClient::new(TIMEOUT);
-    let list = client
-        .send(Method::GET, &format!("{}/api/chats", base(url)), None, None)
-        .await?;
-    if list.status != 200 {
-        bail!(
-            "listing chats failed (HTTP {}): {}",
-            list.status,
-            list.error_text()
-        );
-    }
-    let summaries: Vec<ChatSummary> = list.json()?;
+    let summaries = list_all(&client, url).await?;
     let mut written = 0;
     out.write_all(b"[")?;
     for s in summaries {
@@ -96,6 +86,31 @@ async fn export(url: &str, out: &mut dyn Write) -> Result<usize> {
     out.write_all(b"\n]\n")?;
     out.flush()?;
     Ok(written)
+}
+
+/// Every dialog's summary, page by page (a page holds at most [`MAX_PAGE`]); a dialog
+/// listed on two pages (others wrote meanwhile) once.
+async fn list_all(client: &HttpClient, url: &str) -> Result<Vec<ChatSummary>> {
+    let mut all: Vec<ChatSummary> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for offset in (0..).step_by(MAX_PAGE) {
+        let page_url = format!("{}/api/chats?limit={MAX_PAGE}&offset={offset}", base(url));
+        let list = client.send(Method::GET, &page_url, None, None).await?;
+        if list.status != 200 {
+            bail!(
+                "listing chats failed (HTTP {}): {}",
+                list.status,
+                list.error_text()
+            );
+        }
+        let page: Vec<ChatSummary> = list.json()?;
+        let last = page.len() < MAX_PAGE;
+        all.extend(page.into_iter().filter(|s| seen.insert(s.id.clone())));
+        if last {
+            break;
+        }
+    }
+    Ok(all)
 }
 
 async fn export_to(url: &str, output: Option<&Path>) -> Result<()> {

@@ -27,7 +27,8 @@ impl Recipe {
     }
 
     /// The chat component at `component` launched on the stores `kv`, with its admin token
-    /// and no files or AI models.
+    /// and no files or AI models, its bodies capped at `--max-body` or a whole dialog's
+    /// size, whichever is larger.
     pub async fn launch(
         &self,
         launcher: &Launcher,
@@ -36,6 +37,9 @@ impl Recipe {
     ) -> Result<Loaded> {
         let vars = [("chat_admin_token", self.token.value.clone())];
         let grants = launcher.grants(kv, &vars, &Access::nothing("chat"))?;
+        // A whole dialog at the size limit must import (the component itself reads that
+        // much only from the admin).
+        let launcher = launcher.with_body_of_at_least(edge_api::chat::MAX_WRITE_BODY_BYTES);
         launcher.launch(component, grants, Vec::new()).await
     }
 

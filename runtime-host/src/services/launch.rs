@@ -93,6 +93,14 @@ impl Launcher {
         &self.limits
     }
 
+    /// This launcher with a request-body cap of at least `bytes`, for a service one of whose
+    /// routes takes larger bodies (chat's whole-dialog writes) than `--max-body` allows.
+    pub fn with_body_of_at_least(&self, bytes: usize) -> Self {
+        let mut wider = self.clone();
+        wider.limits.max_body_bytes = wider.limits.max_body_bytes.max(bytes);
+        wider
+    }
+
     /// The process's AI models.
     pub fn ai_models(&self) -> &AiModels {
         &self.ai
