@@ -4,10 +4,13 @@
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::Path;
 
+mod lines;
 mod sd_records;
+use lines::{BoundedLines, CappedReader, Line};
+pub use lines::{MAX_ROW_BYTES, too_long};
 use sd_records::Records;
 
 /// The kinds of input file, told by extension.
@@ -134,10 +137,10 @@ pub fn has_text_column(path: &Path, format: Format, choice: &Choice) -> Result<b
                 || find(&header(path, format)?, &None, TEXT_NAMES, "text")?.is_some()
         }
         Format::JsonLines => {
-            let first = BufReader::new(File::open(path)?)
-                .lines()
-                .find(|l| l.as_ref().map_or(true, |l| !l.trim().is_empty()))
+            let first = lines_of(path)?
+                .find(|l| l.as_ref().map_or(true, |l| !blank(l)))
                 .transpose()?
+                .and_then(|l| l.text().ok())
                 .unwrap_or_default();
             let object: Map<String, Value> = serde_json::from_str(&first).unwrap_or_default();
             choice.column.is_some() || TEXT_NAMES.iter().any(|n| object.contains_key(*n))
@@ -145,37 +148,61 @@ pub fn has_text_column(path: &Path, format: Format, choice: &Choice) -> Result<b
     })
 }
 
-fn delimited(path: &Path, format: Format) -> Result<csv::Reader<File>> {
+type Delimited = csv::Reader<CappedReader<BufReader<File>>>;
+
+/// A CSV or TSV reader whose rows over [`MAX_ROW_BYTES`] reach it as short marker rows.
+fn delimited(path: &Path, format: Format) -> Result<Delimited> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     Ok(csv::ReaderBuilder::new()
         .delimiter(if format == Format::Tsv { b'\t' } else { b',' })
         .flexible(true)
-        .from_reader(file))
+        .from_reader(CappedReader::new(BufReader::new(file), MAX_ROW_BYTES)))
+}
+
+/// The lines of `path`, each at most [`MAX_ROW_BYTES`] held.
+fn lines_of(path: &Path) -> Result<BoundedLines<BufReader<File>>> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    Ok(BoundedLines::new(BufReader::new(file), MAX_ROW_BYTES))
 }
 
 /// Rows in the file (a quick pass, for the progress bar's total).
 pub fn count(path: &Path, format: Format) -> Result<u64> {
-    let lines = || -> Result<_> { Ok(BufReader::new(File::open(path)?).lines()) };
-    Ok(match format {
-        Format::Csv | Format::Tsv => delimited(path, format)?.records().count() as u64,
-        Format::Sdf => lines()?
-            .map_while(Result::ok)
-            .filter(|l| l.starts_with("$$$$"))
-            .count() as u64,
-        Format::Smiles => lines()?
-            .map_while(Result::ok)
-            .filter(|l| smiles_line(l))
-            .count() as u64,
-        Format::JsonLines => lines()?
-            .map_while(Result::ok)
-            .filter(|l| !l.trim().is_empty())
-            .count() as u64,
-    })
+    let counted = |keep: fn(&Line) -> bool| -> Result<u64> {
+        let mut n = 0;
+        for line in lines_of(path)? {
+            n += u64::from(keep(&line?));
+        }
+        Ok(n)
+    };
+    match format {
+        Format::Csv | Format::Tsv => Ok(delimited(path, format)?.byte_records().count() as u64),
+        Format::Sdf => counted(|l| matches!(l, Line::Bytes(b) if b.starts_with(b"$$$$"))),
+        Format::Smiles => counted(smiles_line),
+        Format::JsonLines => counted(|l| !blank(l)),
+    }
 }
 
-fn smiles_line(line: &str) -> bool {
-    let t = line.trim();
-    !t.is_empty() && !t.starts_with('#')
+/// Whether a line of a SMILES file is a row: not blank, not a `#` comment.
+fn smiles_line(line: &Line) -> bool {
+    match line {
+        Line::Bytes(b) => {
+            let t = b.trim_ascii();
+            !t.is_empty() && !t.starts_with(b"#")
+        }
+        Line::TooLong(_) => true,
+    }
+}
+
+fn blank(line: &Line) -> bool {
+    matches!(line, Line::Bytes(b) if b.trim_ascii().is_empty())
+}
+
+/// A row that cannot be read: numbered, with why.
+fn unreadable(i: usize, why: String) -> Row {
+    Row {
+        id: (i + 1).to_string(),
+        payload: Payload::Unreadable(why),
+    }
 }
 
 /// The rows of `path`, in order, read as they are needed.
@@ -186,46 +213,78 @@ pub fn rows(
 ) -> Result<Box<dyn Iterator<Item = Result<Row>> + Send>> {
     let open = || File::open(path).with_context(|| format!("cannot open {}", path.display()));
     Ok(match format {
-        Format::Smiles => {
-            let lines = BufReader::new(open()?).lines();
-            Box::new(
-                lines
-                    .filter(|l| l.as_ref().map_or(true, |l| smiles_line(l)))
-                    .enumerate()
-                    .map(|(i, line)| {
-                        let line = line.context("reading the SMILES file")?;
-                        let mut parts = line.trim().splitn(2, char::is_whitespace);
-                        let smiles = parts.next().unwrap_or("").to_owned();
-                        let id = parts.next().map(str::trim).filter(|s| !s.is_empty());
-                        Ok(Row {
-                            id: id.map_or_else(|| (i + 1).to_string(), str::to_owned),
-                            payload: Payload::Text(smiles),
-                        })
-                    }),
-            )
-        }
+        Format::Smiles => Box::new(
+            lines_of(path)?
+                .filter(|l| l.as_ref().map_or(true, smiles_line))
+                .enumerate()
+                .map(|(i, line)| {
+                    let line = match line.context("reading the SMILES file")?.text() {
+                        Ok(text) => text,
+                        Err(why) => return Ok(unreadable(i, why)),
+                    };
+                    let mut parts = line.trim().splitn(2, char::is_whitespace);
+                    let smiles = parts.next().unwrap_or("").to_owned();
+                    let id = parts.next().map(str::trim).filter(|s| !s.is_empty());
+                    Ok(Row {
+                        id: id.map_or_else(|| (i + 1).to_string(), str::to_owned),
+                        payload: Payload::Text(smiles),
+                    })
+                }),
+        ),
         Format::Csv | Format::Tsv => {
             let mut reader = delimited(path, format)?;
             let header: Vec<String> = reader.headers()?.iter().map(str::to_owned).collect();
             let id = find(&header, &choice.id_column, ID_NAMES, "id")?;
             let take = Take::new(&header, id, choice)?;
-            Box::new(reader.into_records().enumerate().map(move |(i, record)| {
-                let record = record.with_context(|| format!("reading row {}", i + 1))?;
-                let cells: Vec<&str> = record.iter().collect();
-                Ok(take.row(i, id.and_then(|c| cells.get(c).copied()), |c| {
-                    cells.get(c).map(|s| Value::String((*s).to_owned()))
-                }))
-            }))
+            Box::new(
+                reader
+                    .into_byte_records()
+                    .enumerate()
+                    .map(move |(i, record)| {
+                        let record = match record {
+                            Ok(r) => r,
+                            Err(e) if e.is_io_error() => {
+                                return Err(e).with_context(|| format!("reading row {}", i + 1));
+                            }
+                            Err(e) => {
+                                return Ok(unreadable(i, format!("the row is not {format:?}: {e}")));
+                            }
+                        };
+                        if let Some(bytes) = record.get(0).and_then(lines::overlong) {
+                            return Ok(unreadable(i, too_long(bytes)));
+                        }
+                        let Ok(cells) = record
+                            .iter()
+                            .map(std::str::from_utf8)
+                            .collect::<Result<Vec<_>, _>>()
+                        else {
+                            // Named by its id cell where that much is text, else by its number.
+                            let mut row = unreadable(i, "the row is not UTF-8 text".into());
+                            let named = id.and_then(|c| record.get(c)).map(std::str::from_utf8);
+                            if let Some(Ok(name)) =
+                                named.filter(|n| n.is_ok_and(|n| !n.trim().is_empty()))
+                            {
+                                row.id = name.to_owned();
+                            }
+                            return Ok(row);
+                        };
+                        Ok(take.row(i, id.and_then(|c| cells.get(c).copied()), |c| {
+                            cells.get(c).map(|s| Value::String((*s).to_owned()))
+                        }))
+                    }),
+            )
         }
         Format::JsonLines => {
             let choice = choice.clone();
-            let lines = BufReader::new(open()?).lines();
             Box::new(
-                lines
-                    .filter(|l| l.as_ref().map_or(true, |l| !l.trim().is_empty()))
+                lines_of(path)?
+                    .filter(|l| l.as_ref().map_or(true, |l| !blank(l)))
                     .enumerate()
                     .map(move |(i, line)| {
-                        let line = line.context("reading the JSON lines")?;
+                        let line = match line.context("reading the JSON lines")?.text() {
+                            Ok(text) => text,
+                            Err(why) => return Ok(unreadable(i, why)),
+                        };
                         let Ok(Value::Object(object)) = serde_json::from_str::<Value>(&line) else {
                             return Ok(Row {
                                 id: (i + 1).to_string(),
@@ -240,8 +299,12 @@ pub fn rows(
         }
         Format::Sdf => {
             let id_field = choice.id_column.clone();
-            Box::new(Records::new(BufReader::new(open()?)).map(move |record| {
-                let (i, text) = record?;
+            let lines = BoundedLines::new(BufReader::new(open()?), MAX_ROW_BYTES);
+            Box::new(Records::new(lines).map(move |record| {
+                let (i, text) = match record? {
+                    (i, Ok(text)) => (i, text),
+                    (i, Err(why)) => return Ok(unreadable(i, why)),
+                };
                 let named = id_field
                     .as_deref()
                     .and_then(|f| chem::molfile::data_item(&text, f));

@@ -7,6 +7,7 @@
 //! does not grow with the library. A stop (Ctrl-C) lets the batches in flight finish and be
 //! written, so the output is valid and `--resume` continues it.
 
+pub mod claim;
 pub mod input;
 pub mod output;
 pub mod progress;
@@ -111,12 +112,6 @@ pub async fn run(
     let format = Format::of(&args.input)?;
     let out_path = args.output_path();
     let out_format = args.format.unwrap_or_else(|| OutputFormat::of(&out_path));
-    if out_path.exists() && !args.resume && !args.force {
-        bail!(
-            "{} exists: pass --resume to continue it, or --force to replace it",
-            out_path.display()
-        );
-    }
     let client = service_client::HttpClient::new(Duration::from_secs(args.request_timeout));
     let target = Target::discover(&client, url).await?;
     let mut choice = Choice {
@@ -148,8 +143,10 @@ pub async fn run(
         choice.features = Some(target.features.clone());
     }
     let total = input::count(&args.input, format)?;
-    let existing = if args.resume && out_path.exists() {
-        Some(output::existing(&out_path, out_format)?)
+    // Held until the run ends: a second run on this output is refused.
+    let mut claimed = claim::claim(&out_path, args.resume, args.force)?;
+    let existing = if claimed.resuming {
+        Some(output::existing(&mut claimed.file, &out_path, out_format)?)
     } else {
         None
     };
@@ -162,7 +159,7 @@ pub async fn run(
     let mut known = target.output_fields.clone();
     known.push("warning".to_owned());
     let mut output = Output::open(
-        &out_path,
+        claimed.file,
         out_format,
         input_column,
         known,

@@ -5,7 +5,7 @@
 use crate::input::Row;
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -60,21 +60,18 @@ pub struct Existing {
     pub header: Option<Vec<String>>,
 }
 
-/// Reads what an earlier run wrote, cutting a last line left incomplete by an interruption.
-pub fn existing(path: &Path, format: OutputFormat) -> Result<Existing> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .with_context(|| format!("cannot open {} to resume it", path.display()))?;
+/// Reads what an earlier run wrote to `file` (the output at `path`), cutting a last line
+/// left incomplete by an interruption; the file is left positioned at its end.
+pub fn existing(file: &mut File, path: &Path, format: OutputFormat) -> Result<Existing> {
     // Keep whole lines only.
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut bytes)?;
+    std::io::Read::read_to_end(file, &mut bytes)
+        .with_context(|| format!("cannot read {} to resume it", path.display()))?;
     let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     if complete < bytes.len() {
         file.set_len(complete as u64)?;
-        file.seek(SeekFrom::End(0))?;
     }
+    file.seek(SeekFrom::End(0))?;
     let text =
         std::str::from_utf8(&bytes[..complete]).context("the output file is not UTF-8 text")?;
     match format {
@@ -141,19 +138,15 @@ const IN_DOMAIN: &str = "in_domain";
 const ERROR: &str = "error";
 
 impl Output {
-    /// A new file (replacing any), or the file of an earlier run when `resume` holds what it has.
+    /// Writing to `file` (claimed: see [`crate::claim`]): a new file, or the file of an
+    /// earlier run when `resume` holds what it has.
     pub fn open(
-        path: &Path,
+        file: File,
         format: OutputFormat,
         input_column: Option<String>,
         known_fields: Vec<String>,
         resume: Option<&Existing>,
     ) -> Result<Self> {
-        let file = match resume {
-            Some(_) => OpenOptions::new().append(true).open(path),
-            None => File::create(path),
-        }
-        .with_context(|| format!("cannot write {}", path.display()))?;
         let columns = resume.and_then(|e| e.header.clone()).map(|h| {
             let skip = 1 + usize::from(input_column.is_some());
             h.into_iter()

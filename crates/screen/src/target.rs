@@ -229,6 +229,13 @@ impl Sender {
             first.extend(Box::pin(self.send_batch(batch, b)).await?);
             return Ok(first);
         }
+        if answer.0 == 413 {
+            // One row the deployment will not take, however it is sent: it fails alone.
+            let why = answer.1.get("error").and_then(Value::as_str).unwrap_or("");
+            return Ok(vec![Outcome::failed(format!(
+                "the row is too large for the deployment (HTTP 413: {why})"
+            ))]);
+        }
         let items = answer.1["results"]["items"].as_array();
         match items {
             Some(items) if answer.0 == 200 && items.len() == which.len() => {

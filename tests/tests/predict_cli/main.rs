@@ -2,6 +2,7 @@
 //! deployment, with bad rows, every input format, the limits, Ctrl-C and --resume
 //! (`resume`).
 
+mod hostile;
 mod resume;
 
 use e2e_tests::host::HostBuilder;
