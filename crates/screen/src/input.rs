@@ -247,7 +247,10 @@ pub fn rows(
                                 return Err(e).with_context(|| format!("reading row {}", i + 1));
                             }
                             Err(e) => {
-                                return Ok(unreadable(i, format!("the row is not {format:?}: {e}")));
+                                return Ok(unreadable(
+                                    i,
+                                    format!("the row is not {format:?}: {e}"),
+                                ));
                             }
                         };
                         if let Some(bytes) = record.get(0).and_then(lines::overlong) {

@@ -64,6 +64,11 @@ impl Launcher {
     }
 
     fn with(engine: wasmtime::Engine, runtime: &RuntimeArgs, limits: Limits) -> Self {
+        // What the process may hold of bodies still arriving, for every server it runs.
+        host_core::http::held::configure(
+            (runtime.max_held_bodies as usize) << 20,
+            runtime.max_receiving as usize,
+        );
         Self {
             engine,
             cache_dir: runtime.cache_dir(),

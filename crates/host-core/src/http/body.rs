@@ -3,10 +3,12 @@
 //! would have done, and a client trickling its body in holds a connection, never one of the
 //! slots the other clients need.
 
+use crate::http::held::{self, Held};
 use crate::http::responses::{self, HostResponse};
 use bytes::Bytes;
 use edge_api::error::ErrorCode;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Body;
 use hyper::body::Incoming;
 use std::time::Instant;
 
@@ -25,17 +27,29 @@ pub async fn read_whole(
     deadline: Instant,
 ) -> Result<hyper::Request<Full<Bytes>>, Box<HostResponse>> {
     let (parts, mut body) = req.into_parts();
+    if body.is_end_stream() {
+        return Ok(hyper::Request::from_parts(parts, Full::new(Bytes::new())));
+    }
     let declared = parts
         .headers
         .get(hyper::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let mut buf = bytes::BytesMut::new();
     let mut over = declared.is_some_and(|n| n > cap as u64);
+    // Counted against what the whole process may hold (see `held`), the declared length at
+    // once: a body that stops one byte short holds it all.
+    let busy = |why: held::Refused| refuse(ErrorCode::Overloaded, why.0, false);
+    let mut held = Held::begin().map_err(busy)?;
+    let reserved = match declared {
+        Some(n) if !over => n as usize,
+        _ => 0,
+    };
+    held.cover(reserved).map_err(busy)?;
+    let mut buf = bytes::BytesMut::with_capacity(reserved);
     let mut seen: u64 = 0;
     let read = tokio::time::timeout_at(deadline.into(), async {
         while let Some(frame) = body.frame().await {
-            let frame = frame?;
+            let frame = frame.map_err(Stop::Read)?;
             let Ok(data) = frame.into_data() else {
                 continue;
             };
@@ -47,34 +61,25 @@ pub async fn read_whole(
                     return Ok(false);
                 }
             } else {
+                held.cover(buf.len() + data.len()).map_err(Stop::Busy)?;
                 buf.extend_from_slice(&data);
             }
         }
-        Ok::<_, hyper::Error>(true)
+        Ok::<_, Stop>(true)
     })
     .await;
-    let refuse = |code, message: String, drained: bool| {
-        let mut resp = responses::error(code, message);
-        if !drained {
-            // Unread body bytes remain: the connection cannot carry another request.
-            resp.headers_mut().insert(
-                hyper::header::CONNECTION,
-                hyper::header::HeaderValue::from_static("close"),
-            );
-        }
-        Box::new(resp)
-    };
     match read {
         Err(_) => Err(refuse(
             ErrorCode::Timeout,
             "timed out while receiving the request body".into(),
             false,
         )),
-        Ok(Err(e)) => Err(refuse(
+        Ok(Err(Stop::Read(e))) => Err(refuse(
             ErrorCode::InvalidJson,
             format!("could not read the request body: {e}"),
             false,
         )),
+        Ok(Err(Stop::Busy(why))) => Err(busy(why)),
         Ok(Ok(drained)) if over => Err(refuse(
             ErrorCode::PayloadTooLarge,
             format!("request body exceeds the limit of {cap} bytes"),
@@ -82,4 +87,23 @@ pub async fn read_whole(
         )),
         Ok(Ok(_)) => Ok(hyper::Request::from_parts(parts, Full::new(buf.freeze()))),
     }
+}
+
+/// Why reading a body stopped early.
+enum Stop {
+    Read(hyper::Error),
+    Busy(held::Refused),
+}
+
+/// An error answer; `drained: false` closes the connection, as unread body bytes remain and
+/// it cannot carry another request.
+fn refuse(code: ErrorCode, message: String, drained: bool) -> Box<HostResponse> {
+    let mut resp = responses::error(code, message);
+    if !drained {
+        resp.headers_mut().insert(
+            hyper::header::CONNECTION,
+            hyper::header::HeaderValue::from_static("close"),
+        );
+    }
+    Box::new(resp)
 }

@@ -1,6 +1,7 @@
 //! Layer 5, serving HTTP to components: accepting connections ([`listener`], with each
 //! connection's two ends in [`connection`]), what every request passes first ([`guard`]),
-//! the header names the host reads and writes ([`headers`]), the host's own answers
+//! the header names the host reads and writes ([`headers`]), request bodies read whole
+//! ([`body`]) within what the process may hold ([`held`]), the host's own answers
 //! ([`responses`]), routing an app's paths as Spin does ([`router`]), a deployment's
 //! replaceable place ([`slot`]), and one component's server ([`server`]): its limits, its
 //! warm instances ([`instances`], [`release_order`]) and the hooks a service adds per
@@ -10,6 +11,7 @@ pub mod body;
 pub mod connection;
 pub mod guard;
 pub mod headers;
+pub mod held;
 pub mod hooks;
 pub mod instances;
 pub mod listener;

@@ -65,6 +65,17 @@ pub struct RuntimeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = 1 << 20)]
     pub max_body: usize,
+    /// Request bodies the whole process holds while they arrive, in MiB (each counted at
+    /// its declared length); a body past it is answered 503 `overloaded` and its connection
+    /// closed. Requests without a body are never refused by it.
+    #[arg(long, default_value_t = (limits::DEFAULT_MAX_HELD_BYTES >> 20) as u32,
+          value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+    pub max_held_bodies: u32,
+    /// Request bodies the whole process receives at once; one more is answered 503
+    /// `overloaded` and its connection closed.
+    #[arg(long, default_value_t = limits::DEFAULT_MAX_RECEIVING as u32,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_receiving: u32,
     /// Requests served at once; further ones get 503 `overloaded`.
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub max_concurrency: u32,

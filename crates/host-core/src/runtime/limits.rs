@@ -31,6 +31,12 @@ pub const DEFAULT_INSTANCE_REUSE: usize = 4096;
 /// Default of `--instance-idle`.
 pub const DEFAULT_INSTANCE_IDLE: Duration = Duration::from_secs(5);
 
+/// Default of `--max-held-bodies` (see `http::held`): 256 MiB, the bodies of 256 requests
+/// at the default 1 MiB cap (the default `--max-concurrency`).
+pub const DEFAULT_MAX_HELD_BYTES: usize = 256 << 20;
+/// Default of `--max-receiving`.
+pub const DEFAULT_MAX_RECEIVING: usize = 1024;
+
 /// Default of `--max-instances`: 4 per core. More instances than cores add no throughput to
 /// CPU-bound guests, and the headroom covers guests waiting on the store.
 pub fn default_max_instances() -> usize {
