@@ -129,6 +129,33 @@ async fn odd_requests_are_answered_and_cost_no_instance() {
         .await;
     assert_eq!(r.status, 200);
     assert_eq!(r.value()["status"], "ok", "{}", r.text());
+    // Two Host headers, or one that names this machine before somebody else's: 400.
+    for host in [
+        format!("Host: 127.0.0.1:{model}\r\nHost: evil.example"),
+        format!("Host: 127.0.0.1:{model}@evil.example"),
+    ] {
+        let request = format!("GET /health HTTP/1.1\r\n{host}\r\nConnection: close\r\n\r\n");
+        let r = raw::send(model, &request).await;
+        assert_eq!(r.status, 400, "{host}: {r:?}");
+        assert_eq!(r.json()["error_code"], "invalid_field", "{r:?}");
+    }
+    // JSON answers, errors above all, are never sniffed as anything else.
+    for url in [
+        format!("http://127.0.0.1:{model}/health"),
+        format!("http://127.0.0.1:{model}/no-such-route"),
+        stack.app("/api/dialog?id=none"),
+        stack.registry("/unregister/1"),
+    ] {
+        let r = c.get(&url).await;
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"), "{url}");
+    }
+    // A model that is not deployed: 404 naming those that are, whatever the method.
+    let body = json!({"input_type": "text", "data": {"text": "CCO"}});
+    let r = c
+        .post_json(&stack.app("/models/nonesuch/predict"), &body, None)
+        .await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert!(r.text().contains("molprop"), "{}", r.text());
     // Nothing above was a fault: the stack logged no failed request.
     assert_eq!(
         c.get(&format!("http://127.0.0.1:{model}/health"))

@@ -14,6 +14,7 @@
 //! | GET, HEAD | /assets/{file}    | a style sheet, script module or icon        |
 //! | GET       | /console.json     | `{"models": [...]}`: names under /models/   |
 //! | GET, HEAD | /depict.svg       | `?smiles=`: the molecule drawn (SVG)        |
+//! | any       | /models/{name}/...| 404: no such model (each model has its own route), naming the models |
 
 mod assets;
 mod depict;
@@ -38,6 +39,18 @@ async fn handle(req: IncomingRequest, out: ResponseOutparam) {
 fn route(req: &ApiRequest) -> Result<Response, ApiError> {
     let path = req.path_info();
     let head = req.method == "HEAD";
+    // Every model has a route of its own: a path under /models/ that reached the catch-all
+    // names no model, whatever the method.
+    if let Some(rest) = path.strip_prefix("/models/") {
+        let name = rest.split('/').next().unwrap_or_default();
+        return Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!(
+                "no model {name:?} is deployed here; the models are: {}",
+                model_names().join(", ")
+            ),
+        ));
+    }
     if !matches!(req.method.as_str(), "GET" | "HEAD") {
         return Ok(http::method_not_allowed(
             &req.method,

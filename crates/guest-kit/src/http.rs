@@ -277,11 +277,13 @@ pub fn unserialisable(e: serde_json::Error) -> ApiError {
     ApiError::internal(format!("could not serialise response: {e}"))
 }
 
-/// A response with the given status whose body is JSON already serialised.
+/// A response with the given status whose body is JSON already serialised (`nosniff`: no
+/// browser reads it as anything else).
 pub fn json_bytes(status: u16, body: Vec<u8>) -> Response {
     Response::builder()
         .status(status)
         .header("content-type", "application/json")
+        .header("x-content-type-options", "nosniff")
         .body(body)
         .build()
 }
@@ -292,6 +294,7 @@ pub fn error(err: &ApiError) -> Response {
     builder
         .status(err.status)
         .header("content-type", "application/json")
+        .header("x-content-type-options", "nosniff")
         .header(edge_api::error::ERROR_CODE_HEADER, err.code.as_str());
     if err.code == ErrorCode::Unauthorized {
         builder.header("www-authenticate", "Bearer");

@@ -97,3 +97,42 @@ fn a_registry_that_keeps_assigning_a_busy_port_is_not_followed_for_ever() {
     );
     drop(busy);
 }
+
+/// A registry that refuses the registration itself (a 4xx: a name too long, a bad field):
+/// the model does not ask again for `--registry-wait`, it stops at once and says why.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refusal_that_will_not_change_is_not_retried() {
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = calls.clone();
+    let url = e2e_tests::fake::serve(move |_path, _body| {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            let refusal = serde_json::json!({"success": false, "error_code": "invalid_field",
+                "error": "model_name: must be at most 200 characters"});
+            (400, refusal)
+        }
+    })
+    .await;
+    let mdir = temp_dir();
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(e2e_tests::host_binary())
+        .arg("model")
+        .arg(component("molprop"))
+        .args(["--registry", &url, "--registry-wait", "10s", "--data-dir"])
+        .arg(mdir.path())
+        .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("refused") && err.contains("200 characters"),
+        "{err}"
+    );
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1, "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "gave up after {:?}",
+        started.elapsed()
+    );
+}

@@ -33,6 +33,18 @@ pub fn allow_hosts(names: &[String]) {
 /// Checks and cleans `req` in place; `Err` is the answer to send instead.
 pub fn admit<B>(req: &mut Request<B>, local: SocketAddr) -> Result<(), Box<HostResponse>> {
     strip_host_only_headers(req);
+    let bad_host = |why: String| Err(Box::new(responses::error(ErrorCode::InvalidField, why)));
+    if req.headers().get_all(HOST).iter().count() > 1 {
+        return bad_host("a request carries one Host header (RFC 9112, section 3.2)".into());
+    }
+    if let Some(value) = req.headers().get(HOST)
+        && !value.to_str().is_ok_and(is_host_and_port)
+    {
+        let shown = String::from_utf8_lossy(value.as_bytes()).into_owned();
+        return bad_host(format!(
+            "Host {shown:?} is not a host name or address with an optional port              (RFC 9110, section 7.2)"
+        ));
+    }
     let host = match req.headers().get(HOST).and_then(|h| h.to_str().ok()) {
         Some(h) => h.to_owned(),
         None if req.version() <= Version::HTTP_10 => {
@@ -89,6 +101,38 @@ fn strip_host_only_headers<B>(req: &mut Request<B>) {
 
 fn changes_state(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// Whether `value` is `uri-host [":" port]` (RFC 9110, section 7.2): an IP literal in
+/// brackets or a name of the characters a host may have, then at most a numeric port. No
+/// user information (`a@b`) and no second colon, which a lax parser would read as a name of
+/// this machine followed by somebody else's.
+fn is_host_and_port(value: &str) -> bool {
+    let (name_ok, port) = match value.strip_prefix('[') {
+        Some(rest) => {
+            let Some((literal, after)) = rest.split_once(']') else {
+                return false;
+            };
+            let port = match after {
+                "" => None,
+                more => match more.strip_prefix(':') {
+                    Some(port) => Some(port),
+                    None => return false,
+                },
+            };
+            (literal.parse::<std::net::Ipv6Addr>().is_ok(), port)
+        }
+        None => {
+            let (name, port) = match value.split_once(':') {
+                Some((name, port)) => (name, Some(port)),
+                None => (value, None),
+            };
+            let allowed = |b: u8| b.is_ascii_alphanumeric() || b"-._~%".contains(&b);
+            (!name.is_empty() && name.bytes().all(allowed), port)
+        }
+    };
+    let port_ok = |p: &str| p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok();
+    name_ok && port.is_none_or(port_ok)
 }
 
 /// The name part of a `Host` value: `[::1]:80` → `::1`, `localhost:80` → `localhost`.
@@ -211,6 +255,30 @@ mod tests {
             let mut r = request(Method::GET, &[("host", ok)]);
             assert!(admit(&mut r, LOOPBACK.parse().unwrap()).is_ok(), "{ok}");
         }
+    }
+
+    #[test]
+    fn a_host_header_is_one_host_and_port() {
+        let local = LOOPBACK.parse().unwrap();
+        for bad in [
+            "127.0.0.1:41001@evil.com",
+            "evil.com@127.0.0.1",
+            "127.0.0.1:5000:1",
+            "127.0.0.1:",
+            "127.0.0.1:99999",
+            "[::1",
+            "[::1]x",
+            "a b",
+            "",
+        ] {
+            let mut r = request(Method::GET, &[("host", bad)]);
+            assert!(admit(&mut r, local).is_err(), "{bad}");
+        }
+        let mut twice = request(
+            Method::GET,
+            &[("host", "127.0.0.1:5000"), ("host", "evil.example")],
+        );
+        assert!(admit(&mut twice, local).is_err());
     }
 
     #[test]

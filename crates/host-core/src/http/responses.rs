@@ -16,10 +16,13 @@ pub fn body_from(bytes: impl Into<Bytes>) -> HyperOutgoingBody {
         .boxed_unsync()
 }
 
+/// A JSON answer; `nosniff` so no browser reads it as anything else (an error quoting a
+/// request's text must never run as a page).
 pub fn json(status: u16, body: impl Into<Bytes>) -> HostResponse {
     hyper::Response::builder()
         .status(status)
         .header(hyper::header::CONTENT_TYPE, "application/json")
+        .header(hyper::header::X_CONTENT_TYPE_OPTIONS, "nosniff")
         .body(body_from(body))
         .expect("static response parts are valid")
 }

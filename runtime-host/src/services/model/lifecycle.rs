@@ -76,6 +76,12 @@ pub async fn deploy(
                 registry_available: true,
             }
         }
+        Err(e) if e.is::<registration::Permanent>() => {
+            bail!(
+                "the registry at {} refused this deployment: {e:#}",
+                registry.url()
+            )
+        }
         Err(e) => match opts.preferred_port {
             Some(port) => {
                 tracing::warn!(error = %format!("{e:#}"), port, "registry unavailable; serving on the preferred port and registering when it returns");

@@ -95,16 +95,23 @@ impl Registry {
             )
             .await?;
         if reply.status != 200 {
-            bail!(
+            let why = format!(
                 "registration refused (HTTP {}): {}",
                 reply.status,
                 reply.error_text()
             );
+            // A 4xx says the request itself is wrong (a name too long, a bad field): asking
+            // again changes nothing. Only a timeout or a rate limit may pass.
+            if (400..500).contains(&reply.status) && !matches!(reply.status, 408 | 429) {
+                return Err(anyhow::Error::new(Permanent(why)));
+            }
+            bail!(why);
         }
         reply.json()
     }
 
-    /// Registers, retrying with backoff until `wait` has passed.
+    /// Registers, retrying with backoff until `wait` has passed (a refusal that will not
+    /// change, at once).
     pub async fn register_within(
         &self,
         preferred: Option<u16>,
@@ -115,6 +122,7 @@ impl Registry {
         loop {
             match self.register(preferred).await {
                 Ok(r) => return Ok(r),
+                Err(e) if e.is::<Permanent>() => return Err(e),
                 Err(e) if started.elapsed() + delay > wait => return Err(e),
                 Err(e) => {
                     tracing::warn!(error = %format!("{e:#}"), retry_in = ?delay, "registry not reachable yet");
@@ -236,6 +244,18 @@ pub async fn release(registry: &Registry, state: &Shared) {
         }
     }
 }
+
+/// A refusal of the registration that asking again would not change (a 4xx).
+#[derive(Debug)]
+pub struct Permanent(String);
+
+impl std::fmt::Display for Permanent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Permanent {}
 
 #[cfg(test)]
 mod tests {
