@@ -210,3 +210,70 @@ async fn clients_trickling_bodies_do_not_hold_the_slots() {
     assert_eq!(c.get(&stack.app("/api/chats")).await.status, 200);
     drop(tricklers);
 }
+
+/// The nice values of the threads of process `pid` named `name` (field 19 of each task's
+/// `stat`, after the parenthesised name).
+fn niceness_of_threads(pid: u32, name: &str) -> Vec<i64> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        if &stat[open + 1..close] == name {
+            let fields: Vec<&str> = stat[close + 2..].split_whitespace().collect();
+            found.push(fields[16].parse().unwrap());
+        }
+    }
+    found
+}
+
+/// Heavy batches cannot starve the short requests of other deployments (issue 45, section
+/// 6): batches run on threads of their own at a lower priority, and another model's
+/// `/health` keeps answering while they run. (The figures are a benchmark's:
+/// bench/scripts/health_beside_batches.py, docs/BENCHMARKS.md.)
+#[tokio::test(flavor = "multi_thread")]
+async fn batches_run_apart_and_health_answers_beside_them() {
+    let stack = stack();
+    let c = Client::new();
+    let cages = "C1C2CC3CC1CC(C2)C3".repeat(23);
+    let body =
+        json!({"input_type": "text", "data": {"texts": vec![cages; 500], "property": "logp"}});
+    let batches: Vec<_> = (0..4)
+        .map(|_| {
+            let (c, url, body) = (
+                c.clone(),
+                stack.app("/models/molprop/predict"),
+                body.clone(),
+            );
+            tokio::spawn(async move { c.post_json(&url, &body, None).await.status })
+        })
+        .collect();
+    // While they run: /health of another model answers, and the batches are on niced threads.
+    let mut answered_during = 0;
+    let mut niced = Vec::new();
+    while !batches.iter().all(|b| b.is_finished()) {
+        let r = c.get(&stack.app("/models/iris/health")).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        answered_during += usize::from(!batches.iter().all(|b| b.is_finished()));
+        niced = niceness_of_threads(stack.pid(), "batch-lane");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for b in batches {
+        assert_eq!(b.await.unwrap(), 200);
+    }
+    assert!(
+        answered_during >= 3,
+        "/health answered {answered_during} times during the batches"
+    );
+    assert!(!niced.is_empty(), "no batch threads");
+    assert!(
+        niced.iter().all(|&n| n == 10),
+        "batch threads' nice values: {niced:?}"
+    );
+}

@@ -69,6 +69,10 @@ impl Launcher {
             (runtime.max_held_bodies as usize) << 20,
             runtime.max_receiving as usize,
         );
+        let lanes = runtime.batch_lanes.map(|n| n as usize);
+        host_core::http::lanes::configure(
+            lanes.unwrap_or_else(host_core::http::lanes::default_lanes),
+        );
         Self {
             engine,
             cache_dir: runtime.cache_dir(),

@@ -3,7 +3,8 @@
 //! the header names the host reads and writes ([`headers`]), request bodies read whole
 //! ([`body`]) within what the process may hold ([`held`]), the host's own answers
 //! ([`responses`]), routing an app's paths as Spin does ([`router`]), a deployment's
-//! replaceable place ([`slot`]), and one component's server ([`server`]): its limits, its
+//! replaceable place ([`slot`]), batches taking turns ([`lanes`]), and one component's
+//! server ([`server`]): its limits, its
 //! warm instances ([`instances`], [`release_order`]) and the hooks a service adds per
 //! request ([`hooks`]).
 
@@ -14,6 +15,7 @@ pub mod headers;
 pub mod held;
 pub mod hooks;
 pub mod instances;
+pub mod lanes;
 pub mod listener;
 pub mod release_order;
 pub mod responses;

@@ -6,6 +6,7 @@ use crate::http::body;
 use crate::http::headers;
 use crate::http::hooks::Hook;
 use crate::http::instances::{Failure, InstancePool, PoolStats};
+use crate::http::lanes;
 use crate::http::listener::Handler;
 use crate::http::responses::{self, HostResponse, classify_failure, internal, timeout};
 use crate::metrics::Deployment;
@@ -16,6 +17,7 @@ use anyhow::Result;
 use bytes::Bytes;
 use edge_api::error::ErrorCode;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Body;
 use hyper::body::Incoming;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -109,9 +111,7 @@ impl ComponentServer {
             req = req.header(*k, *v);
         }
         let req = req.body(Full::new(Bytes::from(body)))?;
-        let resp = self
-            .run_guest(req, (Instant::now() + budget, budget), None)
-            .await;
+        let resp = run_guest(&self.pool, req, (Instant::now() + budget, budget), None).await;
         let status = resp.status().as_u16();
         let body = resp
             .into_body()
@@ -184,30 +184,35 @@ impl ComponentServer {
                 preparing.await;
             }
         }
-        self.run_guest(req, (deadline, self.limits.deadline), Some(slot))
-            .await
+        // A batch runs on the batch threads (see `lanes`); a short request right here.
+        let body_len = req.body().size_hint().exact().unwrap_or(0) as usize;
+        let (pool, budget) = (self.pool.clone(), self.limits.deadline);
+        lanes::run(body_len, async move {
+            run_guest(&pool, req, (deadline, budget), Some(slot)).await
+        })
+        .await
     }
+}
 
-    /// Runs `req` on an instance by `deadline` (`budget` after it began, as errors say it).
-    /// `slot` (a place under `--max-concurrency`) is held until
-    /// the instance is done with the request, body included, not just until it answers.
-    async fn run_guest(
-        &self,
-        req: hyper::Request<Full<Bytes>>,
-        (deadline, budget): (Instant, Duration),
-        slot: Option<tokio::sync::OwnedSemaphorePermit>,
-    ) -> HostResponse {
-        match self.pool.serve(req, deadline, slot).await {
-            Ok(resp) => resp,
-            Err(Failure::Guest(code)) => {
-                internal(format!("the component failed the request: {code:?}"))
-            }
-            Err(Failure::Timeout) => timeout(budget),
-            Err(Failure::Fault {
-                error,
-                memory_exceeded,
-            }) => classify_failure(error, memory_exceeded, budget),
+/// Runs `req` on an instance of `pool` by `deadline` (`budget` after it began, as errors
+/// say it). `slot` (a place under `--max-concurrency`) is held until the instance is done
+/// with the request, body included, not just until it answers.
+async fn run_guest(
+    pool: &Arc<InstancePool>,
+    req: hyper::Request<Full<Bytes>>,
+    (deadline, budget): (Instant, Duration),
+    slot: Option<tokio::sync::OwnedSemaphorePermit>,
+) -> HostResponse {
+    match pool.serve(req, deadline, slot).await {
+        Ok(resp) => resp,
+        Err(Failure::Guest(code)) => {
+            internal(format!("the component failed the request: {code:?}"))
         }
+        Err(Failure::Timeout) => timeout(budget),
+        Err(Failure::Fault {
+            error,
+            memory_exceeded,
+        }) => classify_failure(error, memory_exceeded, budget),
     }
 }
 
