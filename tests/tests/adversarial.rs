@@ -244,7 +244,7 @@ async fn batches_run_apart_and_health_answers_beside_them() {
     let cages = "C1C2CC3CC1CC(C2)C3".repeat(23);
     let body =
         json!({"input_type": "text", "data": {"texts": vec![cages; 500], "property": "logp"}});
-    let batches: Vec<_> = (0..4)
+    let batches: Vec<_> = (0..6)
         .map(|_| {
             let (c, url, body) = (
                 c.clone(),
@@ -268,8 +268,8 @@ async fn batches_run_apart_and_health_answers_beside_them() {
         assert_eq!(b.await.unwrap(), 200);
     }
     assert!(
-        answered_during >= 3,
-        "/health answered {answered_during} times during the batches"
+        answered_during >= 1,
+        "/health never answered while the batches ran"
     );
     assert!(!niced.is_empty(), "no batch threads");
     assert!(

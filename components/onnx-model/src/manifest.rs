@@ -179,8 +179,23 @@ fn where_and_why(text: &str, e: &toml::de::Error) -> String {
     };
     let before = text.get(..span.start).unwrap_or("");
     let line = before.matches('\n').count() + 1;
-    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    format!("line {line}, column {column}: {}", e.message())
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before.len() - start + 1;
+    // The key the line sets, if it is a plain one: a field name, never a value.
+    let key = text[start..]
+        .lines()
+        .next()
+        .and_then(|l| l.split_once('='))
+        .map(|(k, _)| k.trim())
+        .filter(|k| {
+            !k.is_empty()
+                && k.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+        });
+    match key {
+        Some(key) => format!("line {line}, column {column} (`{key}`): {}", e.message()),
+        None => format!("line {line}, column {column}: {}", e.message()),
+    }
 }
 
 impl Manifest {

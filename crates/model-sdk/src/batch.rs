@@ -108,10 +108,18 @@ pub fn results(items: Vec<Value>) -> (Value, usize) {
 /// single request's other fields.
 pub fn data_schema(input_type: InputType, single: &Value, max: usize) -> Option<Value> {
     let (many, one) = fields(input_type)?;
-    let item = single["properties"]
+    // Any JSON value, as the server takes it: an item that is not a valid `one` (another
+    // type, too long, unparsable) fails alone in `results.items`; the batch is still 200.
+    let shape = single["properties"]
         .get(one)
-        .cloned()
-        .unwrap_or_else(|| json!({}));
+        .and_then(|s| s.get("type"))
+        .map_or_else(|| "a valid input".to_owned(), |t| format!("of type {t}"));
+    let item = json!({
+        "description": format!(
+            "One input, as `{one}` would be ({shape}); an item that is not one fails alone: \
+             its entry in `results.items` has `success: false` and says why."
+        ),
+    });
     let mut properties: Map<String, Value> = single["properties"]
         .as_object()
         .cloned()

@@ -19,25 +19,12 @@ pub struct Claimed {
 /// Claims `path` for writing: continues it (`resume`, if it exists), replaces it (`force`),
 /// or makes it; refused while another run writes it.
 pub fn claim(path: &Path, resume: bool, force: bool) -> Result<Claimed> {
-    let exists = || {
-        anyhow::anyhow!(
-            "{} exists: pass --resume to continue it, or --force to replace it",
-            path.display()
-        )
-    };
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => replace(path),
         Err(e) => Err(e).with_context(|| format!("cannot look at {}", path.display())),
         Ok(m) if m.file_type().is_symlink() => {
-            if resume {
-                bail!(
-                    "{} is a symbolic link: --resume continues a file, not a link; give the \
-                     file's own path",
-                    path.display()
-                );
-            }
-            if !force {
-                return Err(exists());
+            if resume || !force {
+                claim_refusal(path, resume)?;
             }
             replace(path)
         }
@@ -51,7 +38,7 @@ pub fn claim(path: &Path, resume: bool, force: bool) -> Result<Claimed> {
                 });
             }
             if !force {
-                return Err(exists());
+                claim_refusal(path, resume)?;
             }
             // The old file stays locked until the new one has taken its place.
             let claimed = replace(path);
@@ -60,6 +47,38 @@ pub fn claim(path: &Path, resume: bool, force: bool) -> Result<Claimed> {
         }
         Ok(_) => bail!("{} is not a regular file", path.display()),
     }
+}
+
+/// What [`claim`] would refuse, found without changing anything: run first, so a run that
+/// cannot write its output says so before it loads a model or reads its input.
+pub fn check(path: &Path, resume: bool, force: bool) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() && (resume || !force) => claim_refusal(path, resume),
+        Ok(m) if m.is_file() => {
+            lock(&open_no_follow(path)?, path)?;
+            if !resume && !force {
+                return claim_refusal(path, resume);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The refusal [`claim`] gives for an existing `path` (a link when resuming, else a file
+/// without --resume or --force).
+fn claim_refusal(path: &Path, resume: bool) -> Result<()> {
+    if resume {
+        bail!(
+            "{} is a symbolic link: --resume continues a file, not a link; give the file's own \
+             path",
+            path.display()
+        );
+    }
+    bail!(
+        "{} exists: pass --resume to continue it, or --force to replace it",
+        path.display()
+    )
 }
 
 /// A new, empty, locked file at `path`: made beside it and renamed over it.

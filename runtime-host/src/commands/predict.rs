@@ -28,6 +28,8 @@ pub struct PredictCommand {
 }
 
 pub async fn run(cmd: PredictCommand) -> Result<()> {
+    // An output that cannot be written is said at once, before a model is loaded.
+    screen::claim::check(&cmd.args.output_path(), cmd.args.resume, cmd.args.force)?;
     let (url, _served, _state) = match (&cmd.url, &cmd.model) {
         (Some(url), None) => (url.clone(), None, None),
         (None, Some(model)) => {

@@ -86,6 +86,9 @@ async fn a_hostile_model_directory_neither_freezes_leaks_fills_nor_forges() {
     iris_at(&models, "iris", |_| {});
     let secret = parent.path().join("shadow");
     std::fs::write(&secret, "root:$6$SECRETHASH:19000:0:99999:7:::\n").unwrap();
+    // A file outside the models directory that a link points at.
+    let linked = parent.path().join("private-key");
+    std::fs::write(&linked, "LINKED-PRIVATE-KEY\n").unwrap();
     let dir = models.to_str().unwrap();
     let stack = Stack::up(
         &[
@@ -107,7 +110,7 @@ async fn a_hostile_model_directory_neither_freezes_leaks_fills_nor_forges() {
     iris_at(&models, "piped", |d| mkfifo(&d.join("test_set.tsv.pipe")));
     // A link leading out of the directory: refused by name, never copied.
     iris_at(&models, "leaky", |d| {
-        std::os::unix::fs::symlink(&secret, d.join("test_set.tsv.extra")).unwrap()
+        std::os::unix::fs::symlink(&linked, d.join("test_set.tsv.extra")).unwrap()
     });
     // A sparse 2 GB model file (a few KB on disk): refused from its size, never read.
     iris_at(&models, "giant", |d| {
@@ -179,7 +182,7 @@ async fn a_hostile_model_directory_neither_freezes_leaks_fills_nor_forges() {
     names.sort();
     assert_eq!(names, ["runtime-host/iris", "runtime-host/piped"]);
 
-    // Nothing of the secret or the giant reached the data directory.
+    // Nothing of the linked file or the giant reached the data directory.
     let data = files_under(stack.data_dir());
     for (path, len) in &data {
         assert!(*len < 64 << 20, "{} holds {len} bytes", path.display());
@@ -187,8 +190,8 @@ async fn a_hostile_model_directory_neither_freezes_leaks_fills_nor_forges() {
             let bytes = std::fs::read(path).unwrap();
             let text = String::from_utf8_lossy(&bytes);
             assert!(
-                !text.contains("SECRETHASH"),
-                "{} copied the secret",
+                !text.contains("LINKED-PRIVATE-KEY"),
+                "{} copied the linked file",
                 path.display()
             );
         }

@@ -114,7 +114,6 @@ async fn a_refusal_that_will_not_change_is_not_retried() {
     })
     .await;
     let mdir = temp_dir();
-    let started = std::time::Instant::now();
     let out = std::process::Command::new(e2e_tests::host_binary())
         .arg("model")
         .arg(component("molprop"))
@@ -129,10 +128,6 @@ async fn a_refusal_that_will_not_change_is_not_retried() {
         err.contains("refused") && err.contains("200 characters"),
         "{err}"
     );
+    // Asked once, not again for the 10 s of --registry-wait.
     assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1, "{err}");
-    assert!(
-        started.elapsed() < Duration::from_secs(8),
-        "gave up after {:?}",
-        started.elapsed()
-    );
 }

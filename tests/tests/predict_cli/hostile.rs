@@ -138,7 +138,7 @@ fn echo_rows(path: &Path, n: usize) {
 fn a_second_run_on_an_output_being_written_is_refused() {
     let dir = temp_dir();
     let input = dir.path().join("rows.jsonl");
-    echo_rows(&input, 200);
+    echo_rows(&input, 600);
     let output = dir.path().join("out.csv");
     let echo = component("echo-model");
     let args = |extra: &[&str]| -> Vec<String> {
@@ -192,6 +192,6 @@ fn a_second_run_on_an_output_being_written_is_refused() {
     assert!(out.status.success(), "{}", stderr(&out));
     let rows = csv_rows(&output);
     let ids: HashSet<&str> = rows.iter().map(|r| r.get(0).unwrap()).collect();
-    assert_eq!(rows.len(), 200);
-    assert_eq!(ids.len(), 200, "no row written twice");
+    assert_eq!(rows.len(), 600);
+    assert_eq!(ids.len(), 600, "no row written twice");
 }

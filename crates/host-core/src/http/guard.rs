@@ -42,7 +42,8 @@ pub fn admit<B>(req: &mut Request<B>, local: SocketAddr) -> Result<(), Box<HostR
     {
         let shown = String::from_utf8_lossy(value.as_bytes()).into_owned();
         return bad_host(format!(
-            "Host {shown:?} is not a host name or address with an optional port              (RFC 9110, section 7.2)"
+            "Host {shown:?} is not a host name or address with an optional port \
+             (RFC 9110, section 7.2)"
         ));
     }
     let host = match req.headers().get(HOST).and_then(|h| h.to_str().ok()) {

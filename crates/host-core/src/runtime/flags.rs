@@ -76,9 +76,9 @@ pub struct RuntimeArgs {
     #[arg(long, default_value_t = limits::DEFAULT_MAX_RECEIVING as u32,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_receiving: u32,
-    /// Batches (requests with a body of 16 KiB or more) run at once in the whole process;
-    /// more wait for a lane within their deadline, while requests with small bodies never
-    /// wait, so a heavy batch cannot hold up `/health`. Default: one fewer than the cores.
+    /// Threads on which batches (requests with a body of 16 KiB or more) run, at a lower
+    /// priority (nice 10), so short requests such as `/health` never queue behind them while
+    /// batches still use every core left free. Default: one per core.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub batch_lanes: Option<u32>,
     /// Requests served at once; further ones get 503 `overloaded`.

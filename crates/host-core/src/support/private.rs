@@ -19,9 +19,13 @@ pub fn keep_new_files_private() {
 }
 
 /// Creates `dir` (and its parents) and makes it 0700, so nothing inside it can be reached by
-/// another user whatever the files' own modes. A directory shared with others (sticky, as
-/// `/tmp`) or owned by somebody else is left as it is, with a warning saying what to do.
+/// another user whatever the files' own modes. An existing directory is tightened only when
+/// it is a data directory (empty, or holding the store, a token or snapshots) and neither
+/// the working directory nor the home directory: `--data-dir .` must not lock a project's
+/// collaborators out. One that is shared (sticky, as `/tmp`), someone else's, or not plainly
+/// a data directory is left as it is, with a warning saying what to do.
 pub fn private_dir(dir: &Path) -> Result<()> {
+    let existed = dir.exists();
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the data directory {}", dir.display()))?;
     #[cfg(unix)]
@@ -33,11 +37,13 @@ pub fn private_dir(dir: &Path) -> Result<()> {
         }
         // SAFETY: geteuid has no preconditions and cannot fail.
         let owned = meta.uid() == unsafe { libc::geteuid() };
-        if !owned || meta.mode() & 0o1000 != 0 {
+        let ours = !existed || (holds_host_data(dir) && !is_working_or_home(dir));
+        if !owned || meta.mode() & 0o1000 != 0 || !ours {
             tracing::warn!(
                 dir = %dir.display(),
-                "the data directory is shared with other users, who may read the store \
-                 (registration ids, chat text); give --data-dir a directory of its own"
+                "the data directory can be read by other users, who could read the store \
+                 (registration ids, chat text): give --data-dir a directory of its own, or \
+                 run `chmod 700` on it"
             );
             return Ok(());
         }
@@ -45,6 +51,31 @@ pub fn private_dir(dir: &Path) -> Result<()> {
             .with_context(|| format!("making the data directory {} private", dir.display()))?;
     }
     Ok(())
+}
+
+/// Whether `dir` is empty or holds what the host keeps in a data directory.
+fn holds_host_data(dir: &Path) -> bool {
+    let empty = std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none());
+    let marks = [
+        "sqlite_key_value.db",
+        "admin_token",
+        "chat_admin_token",
+        "snapshots",
+    ];
+    empty || marks.iter().any(|m| dir.join(m).exists())
+}
+
+/// Whether `dir` is the working directory or the home directory.
+fn is_working_or_home(dir: &Path) -> bool {
+    let Ok(dir) = std::fs::canonicalize(dir) else {
+        return false;
+    };
+    let cwd = std::env::current_dir().ok();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    [cwd, home]
+        .into_iter()
+        .flatten()
+        .any(|p| std::fs::canonicalize(p).is_ok_and(|p| p == dir))
 }
 
 /// Makes the existing file `path` 0600 if others may read or write it (a file an earlier
@@ -82,6 +113,20 @@ mod tests {
         let fresh = tmp.path().join("a/b");
         private_dir(&fresh).unwrap();
         assert_eq!(mode(&fresh), 0o700);
+    }
+
+    #[test]
+    fn a_directory_that_is_not_plainly_a_data_directory_is_left_as_it_is() {
+        let tmp = tempfile::tempdir().unwrap();
+        let project = tmp.path().join("project");
+        std::fs::create_dir(&project).unwrap();
+        std::fs::write(project.join("notes.txt"), "shared").unwrap();
+        std::fs::set_permissions(&project, std::fs::Permissions::from_mode(0o755)).unwrap();
+        private_dir(&project).unwrap();
+        assert_eq!(mode(&project), 0o755);
+        std::fs::write(project.join("sqlite_key_value.db"), "").unwrap();
+        private_dir(&project).unwrap();
+        assert_eq!(mode(&project), 0o700, "a data directory of an earlier run");
     }
 
     #[test]

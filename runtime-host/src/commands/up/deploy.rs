@@ -111,8 +111,10 @@ pub async fn at_start(
             }
         };
         if watched {
-            // Nothing serves yet: earlier runs' versions of it go.
-            versions::prune(data_dir, Some(&name), &[&version]);
+            // Nothing serves yet: earlier runs' versions of it go, and copies left half-done.
+            let (dir, kept) = (data_dir.clone(), version.clone());
+            let pruning = move || versions::prune(&dir, Some(&name), &[&kept], true);
+            tokio::task::spawn_blocking(pruning).await?;
         }
         match deployer.prepare(spec, &mut compiled).await? {
             Ok(model) => ready.push((model, version)),
@@ -120,8 +122,12 @@ pub async fn at_start(
         }
     }
     // The snapshots of models no longer deployed go too.
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    versions::prune(data_dir, None, &names);
+    let dir = data_dir.clone();
+    let pruning = move || {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        versions::prune(&dir, None, &names, true);
+    };
+    tokio::task::spawn_blocking(pruning).await?;
     let mut starting = Vec::new();
     for (model, version) in ready {
         for copy in 0..copies {

@@ -78,7 +78,8 @@ pub async fn deploy(
         }
         Err(e) if e.is::<registration::Permanent>() => {
             bail!(
-                "the registry at {} refused this deployment: {e:#}",
+                "the registry at {} refused this deployment: {e:#}\nfix what it names (the \
+                 model's name or version in its manifest, say) and deploy it again",
                 registry.url()
             )
         }

@@ -100,9 +100,10 @@ impl Registry {
                 reply.status,
                 reply.error_text()
             );
-            // A 4xx says the request itself is wrong (a name too long, a bad field): asking
-            // again changes nothing. Only a timeout or a rate limit may pass.
-            if (400..500).contains(&reply.status) && !matches!(reply.status, 408 | 429) {
+            // 400, 413 and 422 say the request itself is wrong (a name too long, a bad
+            // field): asking again changes nothing. A 403 (a holder's limit) or 409 may clear
+            // once a lease ends, so those are asked again.
+            if matches!(reply.status, 400 | 413 | 422) {
                 return Err(anyhow::Error::new(Permanent(why)));
             }
             bail!(why);

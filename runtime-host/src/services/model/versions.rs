@@ -116,10 +116,11 @@ fn snapshots(data_dir: &Path) -> PathBuf {
     data_dir.join("snapshots")
 }
 
-/// Removes `model`'s snapshots but the versions in `keep` (failed versions and `.partial`
-/// copies among them); with `model` `None`, the snapshots of every model not in `keep`
-/// (names), for the models `up` no longer deploys. Failures are logged, never fatal.
-pub fn prune(data_dir: &Path, model: Option<&str>, keep: &[&str]) {
+/// Removes `model`'s snapshots but the versions in `keep` (failed and old versions); with
+/// `model` `None`, the snapshots of every model not in `keep` (names), for the models `up`
+/// no longer deploys. `.partial-*` copies go only with `partials` (at start, when no copy
+/// can be under way). Failures are logged, never fatal.
+pub fn prune(data_dir: &Path, model: Option<&str>, keep: &[&str], partials: bool) {
     let dir = match model {
         Some(m) => snapshots(data_dir).join(m),
         None => snapshots(data_dir),
@@ -129,9 +130,11 @@ pub fn prune(data_dir: &Path, model: Option<&str>, keep: &[&str]) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let kept = keep
-            .iter()
-            .any(|k| name.to_str() == Some(&k.replace(':', "-")));
+        let copying = name.as_encoded_bytes().starts_with(b".partial-");
+        let kept = (copying && !partials)
+            || keep
+                .iter()
+                .any(|k| name.to_str() == Some(&k.replace(':', "-")));
         if !kept && let Err(e) = std::fs::remove_dir_all(entry.path()) {
             tracing::warn!(path = ?entry.path(), error = %e, "cannot remove an old snapshot");
         }

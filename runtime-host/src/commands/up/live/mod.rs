@@ -191,7 +191,7 @@ impl Live {
     }
 
     async fn done(
-        &self,
+        self: &Arc<Self>,
         name: &str,
         outcome: Result<(), String>,
         fingerprint: Fingerprint,
@@ -203,20 +203,33 @@ impl Live {
                 tracing::error!(model = %name, error = %why, "new version refused; the deployment serving (if any) keeps serving");
                 entry.rejected = Some((fingerprint, why.clone()));
             }
-            // The versions serving and finishing stay; the refused one and older ones go.
-            let keep = [Some(entry.version.clone()), entry.previous_version.clone()];
-            self.prune(name, keep.into_iter().flatten().collect());
         }
+        drop(entries);
+        self.prune_later(name);
         outcome
     }
 
-    /// Removes `name`'s snapshots but the versions in `keep`, on a blocking thread.
-    fn prune(&self, name: &str, keep: Vec<String>) {
-        let data_dir = self.deployer.launcher.runtime().data_dir.clone();
-        let name = name.to_owned();
-        tokio::task::spawn_blocking(move || {
-            let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
-            versions::prune(&data_dir, Some(&name), &keep);
+    /// Once the requests of a version just replaced could have finished, removes `name`'s
+    /// snapshots but the version serving and the one before it: refused and older versions
+    /// (all of them, if the model was removed meanwhile). Skipped while a new version is
+    /// being deployed, whose copy must not go: its own end prunes again.
+    fn prune_later(self: &Arc<Self>, name: &str) {
+        let (live, name) = (self.clone(), name.to_owned());
+        let drain = self.deployer.launcher.limits().deadline + DRAIN_GRACE;
+        tokio::spawn(async move {
+            tokio::time::sleep(drain + std::time::Duration::from_secs(1)).await;
+            let keep = match live.entries.lock().await.get(&name) {
+                Some(e) if e.busy => return,
+                Some(e) => [Some(e.version.clone()), e.previous_version.clone()],
+                None => [None, None],
+            };
+            let keep: Vec<String> = keep.into_iter().flatten().collect();
+            let data_dir = live.deployer.launcher.runtime().data_dir.clone();
+            let pruning = move || {
+                let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
+                versions::prune(&data_dir, Some(&name), &keep, false);
+            };
+            let _ = tokio::task::spawn_blocking(pruning).await;
         });
     }
 
@@ -330,14 +343,7 @@ impl Live {
         tracing::info!(model = %name, "model removed; stopping it");
         // Its snapshots go once its requests in flight have finished (unless a model of
         // that name was deployed again meanwhile).
-        let (live, name) = (self.clone(), name.to_owned());
-        let drain = self.deployer.launcher.limits().deadline + DRAIN_GRACE;
-        tokio::spawn(async move {
-            tokio::time::sleep(drain + std::time::Duration::from_secs(1)).await;
-            if !live.entries.lock().await.contains_key(&name) {
-                live.prune(&name, Vec::new());
-            }
-        });
+        self.prune_later(name);
         true
     }
 }
