@@ -167,7 +167,7 @@ impl Tree {
             beneath,
             len: stat.st_size.max(0) as u64,
             modified,
-            id: (stat.st_dev as u64, stat.st_ino as u64),
+            id: id_of(stat),
         });
     }
 
@@ -190,7 +190,7 @@ impl Tree {
                     format!("opening {} (changed since it was listed?)", shown())
                 })?;
                 let stat = rustix::fs::fstat(&fd)?;
-                let same = (stat.st_dev as u64, stat.st_ino as u64) == file.id;
+                let same = id_of(&stat) == file.id;
                 if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || !same {
                     bail!("{} changed while the directory was read", shown());
                 }
@@ -255,6 +255,12 @@ impl Tree {
 fn hash_name(hash: &mut Sha256, relative: &Path) {
     hash.update(relative.to_string_lossy().as_bytes());
     hash.update([0]);
+}
+
+/// A file's device and inode.
+#[allow(clippy::unnecessary_cast)] // the fields' types differ between platforms
+fn id_of(stat: &Stat) -> (u64, u64) {
+    (stat.st_dev as u64, stat.st_ino as u64)
 }
 
 /// Opens directory `name` beneath `at` without following a link.
