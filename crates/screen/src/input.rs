@@ -11,7 +11,7 @@ mod columns;
 mod lines;
 mod sd_records;
 use columns::{ID_NAMES, TEXT_NAMES, Take, find, json_row};
-use lines::{BoundedLines, CappedReader, Line};
+use lines::{BoundedLines, Line};
 pub use lines::{MAX_ROW_BYTES, too_long};
 use sd_records::Records;
 
@@ -94,10 +94,7 @@ pub struct Choice {
 /// The header of a delimited file, for choosing columns before reading.
 pub fn header(path: &Path, format: Format) -> Result<Vec<String>> {
     match format {
-        Format::Csv | Format::Tsv => {
-            let mut reader = delimited(path, format)?;
-            Ok(reader.headers()?.iter().map(str::to_owned).collect())
-        }
+        Format::Csv | Format::Tsv => header_of(&mut delimited(path, format)?),
         _ => Ok(Vec::new()),
     }
 }
@@ -123,15 +120,45 @@ pub fn has_text_column(path: &Path, format: Format, choice: &Choice) -> Result<b
     })
 }
 
-type Delimited = csv::Reader<CappedReader<BufReader<File>>>;
+/// A CSV or TSV file's records, one per line (a quoted field does not span lines, so no
+/// record grows past [`MAX_ROW_BYTES`] however its quotes are placed): each a record, or
+/// the length of a line too long to read.
+type DelimitedRecords = Box<dyn Iterator<Item = Result<Result<csv::ByteRecord, u64>>> + Send>;
 
-/// A CSV or TSV reader whose rows over [`MAX_ROW_BYTES`] reach it as short marker rows.
-fn delimited(path: &Path, format: Format) -> Result<Delimited> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    Ok(csv::ReaderBuilder::new()
-        .delimiter(if format == Format::Tsv { b'\t' } else { b',' })
+fn delimited(path: &Path, format: Format) -> Result<DelimitedRecords> {
+    let delimiter = if format == Format::Tsv { b'\t' } else { b',' };
+    let lines = lines_of(path)?.filter(|l| l.as_ref().map_or(true, |l| !blank(l)));
+    Ok(Box::new(lines.map(move |line| {
+        Ok(match line? {
+            Line::Bytes(bytes) => Ok(record_of(&bytes, delimiter)),
+            Line::TooLong(n) => Err(n),
+        })
+    })))
+}
+
+/// One line as a CSV or TSV record (an unclosed quote runs to the line's end).
+fn record_of(line: &[u8], delimiter: u8) -> csv::ByteRecord {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .delimiter(delimiter)
         .flexible(true)
-        .from_reader(CappedReader::new(BufReader::new(file), MAX_ROW_BYTES)))
+        .from_reader(line);
+    let mut record = csv::ByteRecord::new();
+    // Reading bytes from a slice cannot fail.
+    let _ = reader.read_byte_record(&mut record);
+    record
+}
+
+/// The first record, as the column names.
+fn header_of(records: &mut DelimitedRecords) -> Result<Vec<String>> {
+    match records.next().transpose()? {
+        None => Ok(Vec::new()),
+        Some(Err(n)) => bail!("the header line is {n} bytes, over the limit of {MAX_ROW_BYTES}"),
+        Some(Ok(record)) => record
+            .iter()
+            .map(|c| String::from_utf8(c.to_vec()).context("the header is not UTF-8 text"))
+            .collect(),
+    }
 }
 
 /// The lines of `path`, each at most [`MAX_ROW_BYTES`] held.
@@ -150,7 +177,7 @@ pub fn count(path: &Path, format: Format) -> Result<u64> {
         Ok(n)
     };
     match format {
-        Format::Csv | Format::Tsv => Ok(delimited(path, format)?.byte_records().count() as u64),
+        Format::Csv | Format::Tsv => Ok(delimited(path, format)?.count().saturating_sub(1) as u64),
         Format::Sdf => counted(|l| matches!(l, Line::Bytes(b) if b.starts_with(b"$$$$"))),
         Format::Smiles => counted(smiles_line),
         Format::JsonLines => counted(|l| !blank(l)),
@@ -207,50 +234,33 @@ pub fn rows(
                 }),
         ),
         Format::Csv | Format::Tsv => {
-            let mut reader = delimited(path, format)?;
-            let header: Vec<String> = reader.headers()?.iter().map(str::to_owned).collect();
+            let mut records = delimited(path, format)?;
+            let header = header_of(&mut records)?;
             let id = find(&header, &choice.id_column, ID_NAMES, "id")?;
             let take = Take::new(&header, id, choice)?;
-            Box::new(
-                reader
-                    .into_byte_records()
-                    .enumerate()
-                    .map(move |(i, record)| {
-                        let record = match record {
-                            Ok(r) => r,
-                            Err(e) if e.is_io_error() => {
-                                return Err(e).with_context(|| format!("reading row {}", i + 1));
-                            }
-                            Err(e) => {
-                                return Ok(unreadable(
-                                    i,
-                                    format!("the row is not {format:?}: {e}"),
-                                ));
-                            }
-                        };
-                        if let Some(bytes) = record.get(0).and_then(lines::overlong) {
-                            return Ok(unreadable(i, too_long(bytes)));
-                        }
-                        let Ok(cells) = record
-                            .iter()
-                            .map(std::str::from_utf8)
-                            .collect::<Result<Vec<_>, _>>()
-                        else {
-                            // Named by its id cell where that much is text, else by its number.
-                            let mut row = unreadable(i, "the row is not UTF-8 text".into());
-                            let named = id.and_then(|c| record.get(c)).map(std::str::from_utf8);
-                            if let Some(Ok(name)) =
-                                named.filter(|n| n.is_ok_and(|n| !n.trim().is_empty()))
-                            {
-                                row.id = name.to_owned();
-                            }
-                            return Ok(row);
-                        };
-                        Ok(take.row(i, id.and_then(|c| cells.get(c).copied()), |c| {
-                            cells.get(c).map(|s| Value::String((*s).to_owned()))
-                        }))
-                    }),
-            )
+            Box::new(records.enumerate().map(move |(i, record)| {
+                let record = match record.with_context(|| format!("reading row {}", i + 1))? {
+                    Ok(r) => r,
+                    Err(bytes) => return Ok(unreadable(i, too_long(bytes))),
+                };
+                let Ok(cells) = record
+                    .iter()
+                    .map(std::str::from_utf8)
+                    .collect::<Result<Vec<_>, _>>()
+                else {
+                    // Named by its id cell where that much is text, else by its number.
+                    let mut row = unreadable(i, "the row is not UTF-8 text".into());
+                    let named = id.and_then(|c| record.get(c)).map(std::str::from_utf8);
+                    if let Some(Ok(name)) = named.filter(|n| n.is_ok_and(|n| !n.trim().is_empty()))
+                    {
+                        row.id = name.to_owned();
+                    }
+                    return Ok(row);
+                };
+                Ok(take.row(i, id.and_then(|c| cells.get(c).copied()), |c| {
+                    cells.get(c).map(|s| Value::String((*s).to_owned()))
+                }))
+            }))
         }
         Format::JsonLines => {
             let choice = choice.clone();
@@ -298,4 +308,25 @@ pub fn rows(
             }))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unclosed_quote_ends_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lib.csv");
+        std::fs::write(&path, "name,smiles\na,\"CCO\nb,CCN\n").unwrap();
+        let choice = Choice::default();
+        let rows: Vec<Row> = rows(&path, Format::Csv, &choice)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(rows[1].payload, Payload::Text("CCN".into()));
+        assert_eq!(count(&path, Format::Csv).unwrap(), 2);
+    }
 }

@@ -88,30 +88,41 @@ async fn export(url: &str, out: &mut dyn Write) -> Result<usize> {
     Ok(written)
 }
 
-/// Every dialog's summary, page by page (a page holds at most [`MAX_PAGE`]); a dialog
-/// listed on two pages (others wrote meanwhile) once.
+/// Every dialog's summary, page by page (a page holds at most [`MAX_PAGE`]), most recently
+/// updated first. A dialog written while the pages are read moves to the front, past the
+/// pages already read, so the listing is read again until a pass finds nothing new; a
+/// dialog seen twice is kept once.
 async fn list_all(client: &HttpClient, url: &str) -> Result<Vec<ChatSummary>> {
     let mut all: Vec<ChatSummary> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for offset in (0..).step_by(MAX_PAGE) {
-        let page_url = format!("{}/api/chats?limit={MAX_PAGE}&offset={offset}", base(url));
-        let list = client.send(Method::GET, &page_url, None, None).await?;
-        if list.status != 200 {
-            bail!(
-                "listing chats failed (HTTP {}): {}",
-                list.status,
-                list.error_text()
-            );
+    for _pass in 0..MAX_PASSES {
+        let before = all.len();
+        for offset in (0..).step_by(MAX_PAGE) {
+            let page_url = format!("{}/api/chats?limit={MAX_PAGE}&offset={offset}", base(url));
+            let list = client.send(Method::GET, &page_url, None, None).await?;
+            if list.status != 200 {
+                bail!(
+                    "listing chats failed (HTTP {}): {}",
+                    list.status,
+                    list.error_text()
+                );
+            }
+            let page: Vec<ChatSummary> = list.json()?;
+            let last = page.len() < MAX_PAGE;
+            all.extend(page.into_iter().filter(|s| seen.insert(s.id.clone())));
+            if last {
+                break;
+            }
         }
-        let page: Vec<ChatSummary> = list.json()?;
-        let last = page.len() < MAX_PAGE;
-        all.extend(page.into_iter().filter(|s| seen.insert(s.id.clone())));
-        if last {
+        if all.len() == before || all.len() <= MAX_PAGE {
             break;
         }
     }
     Ok(all)
 }
+
+/// Passes over the listing at most: more only under writes that never stop.
+const MAX_PASSES: usize = 5;
 
 async fn export_to(url: &str, output: Option<&Path>) -> Result<()> {
     match output {

@@ -3,7 +3,7 @@
 //! what a short one does and fails alone, and a line that is not UTF-8 is handed on as bytes
 //! for its row to fail alone too.
 
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 
 /// Longest row read: the host's default request-body cap (1 MiB), past which no model could
 /// be sent the row anyway.
@@ -92,52 +92,6 @@ impl<R: BufRead> Iterator for BoundedLines<R> {
     }
 }
 
-/// The bytes of `reader` with every line over `max` bytes replaced by [`OVERLONG`] and its
-/// length: what the CSV parser reads, so an overlong row reaches it as a short one that says
-/// what it was.
-pub struct CappedReader<R> {
-    lines: BoundedLines<R>,
-    pending: Vec<u8>,
-    at: usize,
-}
-
-/// How a row replaced by [`CappedReader`] starts: NUL bytes, which no text column holds.
-pub const OVERLONG: &str = "\0\0overlong row of ";
-
-impl<R: BufRead> CappedReader<R> {
-    pub fn new(reader: R, max: usize) -> Self {
-        Self {
-            lines: BoundedLines::new(reader, max),
-            pending: Vec::new(),
-            at: 0,
-        }
-    }
-}
-
-impl<R: BufRead> Read for CappedReader<R> {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        if self.at == self.pending.len() {
-            self.pending = match self.lines.next().transpose()? {
-                None => return Ok(0),
-                Some(Line::Bytes(b)) => b,
-                Some(Line::TooLong(n)) => format!("{OVERLONG}{n}").into_bytes(),
-            };
-            self.pending.push(b'\n');
-            self.at = 0;
-        }
-        let n = out.len().min(self.pending.len() - self.at);
-        out[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
-}
-
-/// The byte count of a cell [`CappedReader`] put in place of an overlong row, if it is one.
-pub fn overlong(cell: &[u8]) -> Option<u64> {
-    cell.strip_prefix(OVERLONG.as_bytes())
-        .and_then(|n| std::str::from_utf8(n).ok()?.parse().ok())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,16 +114,5 @@ mod tests {
             ]
         );
         assert!(Line::Bytes(vec![0xff]).text().is_err());
-    }
-
-    #[test]
-    fn the_capped_reader_replaces_an_overlong_row() {
-        let text = format!("a,b\n{},1\nc,2\n", "y".repeat(50));
-        let mut out = String::new();
-        CappedReader::new(text.as_bytes(), 20)
-            .read_to_string(&mut out)
-            .unwrap();
-        assert_eq!(out, format!("a,b\n{OVERLONG}52\nc,2\n"));
-        assert_eq!(overlong(format!("{OVERLONG}52").as_bytes()), Some(52));
     }
 }
