@@ -107,12 +107,18 @@ async fn oversized_bodies_are_413_from_host_and_from_component() {
             "host still serves"
         );
     }
-    // With a larger host cap, the component's own 1 MiB cap answers the same way.
+    // With a larger host cap, the component's own caps answer the same way: 1 MiB for
+    // anyone but the admin, a whole dialog (the dialog limit and 1 MiB) for the admin's
+    // `POST /api/chats`.
     let h = chat::builder(dir.path())
         .arg("--max-body")
-        .arg((8 << 20).to_string())
+        .arg((16 << 20).to_string())
         .start();
-    c.post_raw(&h.url("/api/chats"), big, Some(TOKEN))
+    c.post_raw(&h.url("/api/chats"), big, None)
+        .await
+        .assert_error(413, "payload_too_large");
+    let whole = vec![b' '; edge_api::chat::MAX_WRITE_BODY_BYTES + 1];
+    c.post_raw(&h.url("/api/chats"), whole, Some(TOKEN))
         .await
         .assert_error(413, "payload_too_large");
 }

@@ -78,29 +78,34 @@ fn files_under(dir: &Path) -> Vec<(PathBuf, u64)> {
     out
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_hostile_model_directory_neither_freezes_leaks_fills_nor_forges() {
+/// `up` watching a models directory (in a temporary directory) that holds iris, with a
+/// 3 s deadline (so a removed version's drain is short), on `ports` ports.
+fn watched_iris(ports: u16) -> (tempfile::TempDir, PathBuf, Stack) {
     let parent = temp_dir();
     let models = parent.path().join("models");
     std::fs::create_dir(&models).unwrap();
     iris_at(&models, "iris", |_| {});
+    let dir = models.to_str().unwrap();
+    let args = [
+        "--models",
+        dir,
+        "--watch-interval",
+        "300ms",
+        "--deadline",
+        "3s",
+    ];
+    let stack = Stack::up(&args, ports);
+    (parent, models, stack)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hostile_model_directory_neither_freezes_leaks_fills_nor_forges() {
+    let (parent, models, stack) = watched_iris(6);
     let secret = parent.path().join("shadow");
     std::fs::write(&secret, "root:$6$SECRETHASH:19000:0:99999:7:::\n").unwrap();
     // A file outside the models directory that a link points at.
     let linked = parent.path().join("private-key");
     std::fs::write(&linked, "LINKED-PRIVATE-KEY\n").unwrap();
-    let dir = models.to_str().unwrap();
-    let stack = Stack::up(
-        &[
-            "--models",
-            dir,
-            "--watch-interval",
-            "300ms",
-            "--deadline",
-            "3s",
-        ],
-        6,
-    );
     let c = Client::new();
     let port = stack.model_port("iris").await;
     let stop = Arc::new(AtomicBool::new(false));
@@ -216,22 +221,8 @@ fn snapshots_of(stack: &Stack, model: &str) -> Vec<PathBuf> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn snapshots_are_pruned_as_versions_and_models_come_and_go() {
-    let parent = temp_dir();
-    let models = parent.path().join("models");
-    std::fs::create_dir(&models).unwrap();
-    let iris = iris_at(&models, "iris", |_| {});
-    let dir = models.to_str().unwrap();
-    let stack = Stack::up(
-        &[
-            "--models",
-            dir,
-            "--watch-interval",
-            "300ms",
-            "--deadline",
-            "2s",
-        ],
-        4,
-    );
+    let (_parent, models, stack) = watched_iris(4);
+    let iris = models.join("iris");
     let c = Client::new();
     let info = stack.app("/models/iris/info");
     let manifest = std::fs::read_to_string(iris.join("model.toml")).unwrap();

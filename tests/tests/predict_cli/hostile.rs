@@ -3,7 +3,7 @@
 //! fail alone while the rest is scored, with the memory of a short row; a second run on an
 //! output still being written is refused, whether it resumes or replaces.
 
-use super::{csv_rows, predict, s, stderr};
+use super::{csv_rows, echo_rows, predict, s, spawn_predict, stderr, wait_for_lines};
 use e2e_tests::host::HostBuilder;
 use e2e_tests::{component, host_binary, model_dir, temp_dir};
 use std::collections::HashSet;
@@ -126,19 +126,11 @@ fn hostile_rows_fail_alone_and_memory_stays_bounded() {
     assert!(error(0).is_empty() && error(2).is_empty(), "{rows:?}");
 }
 
-/// JSON lines for the echo model (tabular), each row its own id.
-fn echo_rows(path: &Path, n: usize) {
-    let text: String = (0..n)
-        .map(|i| format!("{{\"id\": \"r{i}\", \"value\": {i}}}\n"))
-        .collect();
-    std::fs::write(path, text).unwrap();
-}
-
 #[test]
 fn a_second_run_on_an_output_being_written_is_refused() {
     let dir = temp_dir();
     let input = dir.path().join("rows.jsonl");
-    echo_rows(&input, 600);
+    echo_rows(&input, 600, 0);
     let output = dir.path().join("out.csv");
     let echo = component("echo-model");
     let args = |extra: &[&str]| -> Vec<String> {
@@ -161,22 +153,8 @@ fn a_second_run_on_an_output_being_written_is_refused() {
         v.extend(extra.iter().map(|x| x.to_string()));
         v
     };
-    let first = Command::new(host_binary())
-        .arg("predict")
-        .args(args(&[]))
-        .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    while std::fs::read_to_string(&output).map_or(0, |t| t.lines().count()) < 10 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no rows written"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let first = spawn_predict(&args(&[]));
+    wait_for_lines(&output, 10);
     for extra in [["--resume"], ["--force"]] {
         let a: Vec<String> = args(&extra);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();

@@ -65,6 +65,38 @@ pub fn reference_molecules(n: usize) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// JSON lines for the echo model (tabular), each row its own id and value.
+pub fn echo_rows(path: &Path, n: usize, start: usize) {
+    let text: String = (start..start + n)
+        .map(|i| format!("{{\"id\": \"r{i}\", \"value\": {i}}}\n"))
+        .collect();
+    std::fs::write(path, text).unwrap();
+}
+
+/// `runtime-host predict ARGS` started, its standard error piped.
+pub fn spawn_predict(args: &[String]) -> std::process::Child {
+    Command::new(host_binary())
+        .arg("predict")
+        .args(args)
+        .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting runtime-host predict")
+}
+
+/// Waits (up to 60 s) until `output` holds `lines` lines.
+pub fn wait_for_lines(output: &Path, lines: usize) {
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(output).map_or(0, |t| t.lines().count()) < lines {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "no rows written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }

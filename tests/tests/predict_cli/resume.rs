@@ -1,19 +1,11 @@
 //! Ctrl-C in the middle of a library: what is written is a valid file, and `--resume`
 //! finishes it without scoring a row twice.
 
-use super::{csv_rows, header, predict, s, stderr};
+use super::{csv_rows, echo_rows, header, predict, s, spawn_predict, stderr, wait_for_lines};
 use e2e_tests::{component, host_binary, temp_dir};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-/// JSON lines for the echo model (tabular), each row its own id and value.
-fn echo_rows(path: &Path, n: usize, start: usize) {
-    let text: String = (start..start + n)
-        .map(|i| format!("{{\"id\": \"r{i}\", \"value\": {i}}}\n"))
-        .collect();
-    std::fs::write(path, text).unwrap();
-}
 
 #[test]
 fn an_interrupted_run_leaves_a_valid_file_that_resume_completes() {
@@ -46,23 +38,9 @@ fn an_interrupted_run_leaves_a_valid_file_that_resume_completes() {
         v.extend(extra.iter().map(|x| x.to_string()));
         v
     };
-    let mut child = Command::new(host_binary())
-        .arg("predict")
-        .args(args(&[]))
-        .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_predict(&args(&[]));
     // Interrupt once some rows are written (each batch takes about 125 ms).
-    let started = std::time::Instant::now();
-    while std::fs::read_to_string(&output).map_or(0, |t| t.lines().count()) < 40 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no rows written"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_lines(&output, 40);
     e2e_tests::interrupt(&child);
     let status = e2e_tests::wait_for_exit(&mut child, Duration::from_secs(10)).expect("stopped");
     let err = stderr(&child.wait_with_output().unwrap());
