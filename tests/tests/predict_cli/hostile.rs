@@ -3,12 +3,13 @@
 //! fail alone while the rest is scored, with the memory of a short row; a second run on an
 //! output still being written is refused, whether it resumes or replaces.
 
-use super::{csv_rows, echo_rows, predict, s, spawn_predict, stderr, wait_for_lines};
+use super::{
+    csv_rows, echo_rows, predict, s, slow_echo_args, spawn_predict, stderr, wait_for_lines,
+};
 use e2e_tests::host::HostBuilder;
 use e2e_tests::{component, host_binary, model_dir, temp_dir};
 use std::collections::HashSet;
 use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -132,26 +133,9 @@ fn a_second_run_on_an_output_being_written_is_refused() {
     let input = dir.path().join("rows.jsonl");
     echo_rows(&input, 600, 0);
     let output = dir.path().join("out.csv");
-    let echo = component("echo-model");
-    let args = |extra: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = [
-            s(&input),
-            "--model",
-            s(&echo),
-            "-o",
-            s(&output),
-            "--variable",
-            "echo_busy_ms=25",
-            "--batch-size",
-            "5",
-            "--concurrency",
-            "1",
-        ]
-        .iter()
-        .map(|x| x.to_string())
-        .collect();
-        v.extend(extra.iter().map(|x| x.to_string()));
-        v
+    let args = |extra: &[&str]| {
+        let one_at_a_time = ["--batch-size", "5", "--concurrency", "1"];
+        slow_echo_args(&input, &output, &[&one_at_a_time[..], extra].concat())
     };
     let first = spawn_predict(&args(&[]));
     wait_for_lines(&output, 10);

@@ -73,6 +73,19 @@ pub fn echo_rows(path: &Path, n: usize, start: usize) {
     std::fs::write(path, text).unwrap();
 }
 
+/// The arguments of a slow run (each row 25 ms) of the echo model in process over `input`
+/// into `output`, then `extra`.
+pub fn slow_echo_args(input: &Path, output: &Path, extra: &[&str]) -> Vec<String> {
+    let echo = component("echo-model");
+    let mut args: Vec<String> = [s(input), "--model", s(&echo), "-o", s(output)]
+        .iter()
+        .chain(&["--variable", "echo_busy_ms=25"])
+        .map(|x| x.to_string())
+        .collect();
+    args.extend(extra.iter().map(|x| x.to_string()));
+    args
+}
+
 /// `runtime-host predict ARGS` started, its standard error piped.
 pub fn spawn_predict(args: &[String]) -> std::process::Child {
     Command::new(host_binary())

@@ -1,10 +1,10 @@
 //! Ctrl-C in the middle of a library: what is written is a valid file, and `--resume`
 //! finishes it without scoring a row twice.
 
-use super::{csv_rows, echo_rows, header, predict, s, spawn_predict, stderr, wait_for_lines};
-use e2e_tests::{component, host_binary, temp_dir};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use super::{
+    csv_rows, echo_rows, header, predict, s, slow_echo_args, spawn_predict, stderr, wait_for_lines,
+};
+use e2e_tests::temp_dir;
 use std::time::Duration;
 
 #[test]
@@ -13,25 +13,11 @@ fn an_interrupted_run_leaves_a_valid_file_that_resume_completes() {
     let input = dir.path().join("rows.jsonl");
     echo_rows(&input, 200, 0);
     let output = dir.path().join("out.csv");
-    let echo = component("echo-model");
+    let data_dir = s(dir.path()).to_owned();
     // Small batches, one at a time, so the run lasts long enough to interrupt.
     let args = |extra: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = [
-            s(&input),
-            "--model",
-            s(&echo),
-            "-o",
-            s(&output),
-            "--variable",
-            "echo_busy_ms=25",
-            "--data-dir",
-            s(dir.path()),
-            "--progress-every",
-            "1",
-        ]
-        .iter()
-        .map(|x| x.to_string())
-        .collect();
+        let fixed = ["--data-dir", &data_dir, "--progress-every", "1"];
+        let mut v = slow_echo_args(&input, &output, &fixed);
         if !extra.contains(&"--batch-size") {
             v.extend(["--batch-size", "5", "--concurrency", "1"].map(String::from));
         }
