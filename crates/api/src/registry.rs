@@ -52,10 +52,22 @@ pub struct RegistrationRequest {
     pub metadata: Map<String, Value>,
 }
 
-/// Deserialises an `Option` whose key must be present (a custom deserializer makes serde
-/// report a missing key instead of defaulting to `None`).
+/// Deserialises the preferred port, whose key must be present (a custom deserializer makes
+/// serde report a missing key instead of defaulting to `None`): `null`, or a whole number
+/// written any way JSON Schema's `integer` allows (`1554.0` too).
 fn present_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u16>, D::Error> {
-    Option::<u16>::deserialize(d)
+    use serde::de::Error;
+    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else {
+        return Ok(None);
+    };
+    whole(&n)
+        .and_then(|u| u16::try_from(u).ok())
+        .map(Some)
+        .ok_or_else(|| {
+            D::Error::custom(format!(
+                "{n} is not a port (a whole number from 0 to 65535)"
+            ))
+        })
 }
 
 /// A process id written as any JSON number with no fraction: JSON Schema's `integer` (the
@@ -63,18 +75,25 @@ fn present_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u16>
 fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     use serde::de::Error;
     let n = serde_json::Number::deserialize(d)?;
-    let whole = match (n.as_u64(), n.as_f64()) {
+    whole(&n)
+        .and_then(|u| u32::try_from(u).ok())
+        .ok_or_else(|| {
+            D::Error::custom(format!(
+                "{n} is not a process id (a whole number from 0 to 4294967295)"
+            ))
+        })
+}
+
+/// `n` as a whole number, however it is written (`165`, `165.0`); `None` with a fraction, a
+/// sign or past what a `u64` holds exactly.
+fn whole(n: &serde_json::Number) -> Option<u64> {
+    match (n.as_u64(), n.as_f64()) {
         (Some(u), _) => Some(u),
         (None, Some(f)) if f.fract() == 0.0 && f >= 0.0 && f <= f64::from(u32::MAX) => {
             Some(f as u64)
         }
         _ => None,
-    };
-    whole.and_then(|u| u32::try_from(u).ok()).ok_or_else(|| {
-        D::Error::custom(format!(
-            "{n} is not a process id (a whole number from 0 to 4294967295)"
-        ))
-    })
+    }
 }
 
 /// `POST /register` answer.

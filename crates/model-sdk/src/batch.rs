@@ -120,12 +120,24 @@ pub fn data_schema(input_type: InputType, single: &Value, max: usize) -> Option<
              its entry in `results.items` has `success: false` and says why."
         ),
     });
+    // The fields beside the items go to every item, and are checked there: a value the
+    // model refuses fails each item alone (the batch is still 200), so any value is taken.
     let mut properties: Map<String, Value> = single["properties"]
         .as_object()
         .cloned()
         .unwrap_or_default()
         .into_iter()
         .filter(|(k, _)| k != one && k != "smiles")
+        .map(|(k, schema)| {
+            let shape = schema
+                .get("type")
+                .map_or_else(String::new, |t| format!(" (of type {t})"));
+            let described = format!(
+                "As in a single request{shape}, for every item; a value the model refuses \
+                 fails each item alone."
+            );
+            (k, json!({ "description": described }))
+        })
         .collect();
     properties.insert(
         many.to_owned(),
@@ -134,11 +146,16 @@ pub fn data_schema(input_type: InputType, single: &Value, max: usize) -> Option<
             "description": format!("A batch: one input per item, each as `{one}` would be; answered in order in `results.items`."),
         }),
     );
+    // Other fields go to every item too, and an item refuses what its model does not know:
+    // each item fails alone, so the batch form is open to them.
     Some(json!({
         "type": "object",
         "properties": properties,
         "required": [many],
-        "additionalProperties": false,
+        // One input and a batch at once is refused whole (400).
+        "not": {"anyOf": [{"required": [one]}, {"required": ["smiles"]}]},
+        "description": "A batch: every field beside the items goes to each item; a field or \
+                        value the model refuses fails each item alone (the answer is still 200).",
     }))
 }
 

@@ -122,6 +122,58 @@ pub fn ensure_valgrind() -> bool {
     ensure(&VALGRIND)
 }
 
+/// Makes sure schemathesis (pinned in tests/schemathesis/requirements.txt) is in a virtual
+/// environment at `target/schemathesis`; `false` (announced loudly) when it cannot be.
+pub fn ensure_schemathesis(root: &Path) -> bool {
+    let venv = root.join("target/schemathesis");
+    let requirements = root.join("tests/schemathesis/requirements.txt");
+    let st = venv.join("bin/st");
+    let wanted = std::fs::read_to_string(&requirements)
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("schemathesis==").map(str::to_owned))
+        })
+        .unwrap_or_default();
+    let installed = || {
+        Command::new(&st)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(&wanted))
+    };
+    if !wanted.is_empty() && installed() {
+        return true;
+    }
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    eprintln!(
+        "xtask: installing schemathesis {wanted} into {}",
+        venv.display()
+    );
+    let quiet = |cmd: &mut Command| {
+        cmd.stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let made = quiet(Command::new(&python).arg("-m").arg("venv").arg(&venv))
+        && quiet(
+            Command::new(venv.join("bin/pip"))
+                .args(["install", "-q", "-r"])
+                .arg(&requirements),
+        );
+    if made && installed() {
+        return true;
+    }
+    eprintln!(
+        "\nxtask: ************************************************************\n\
+         xtask: SKIPPING the schemathesis runs (tests/tests/schemathesis.rs):\n\
+         xtask: schemathesis {wanted} could not be installed into {} (it needs `{python}`\n\
+         xtask: with venv and pip, and PyPI).\n\
+         xtask: ************************************************************\n",
+        venv.display()
+    );
+    false
+}
+
 fn ensure(needed: &Needed) -> bool {
     let present = || needed.programs.iter().all(|p| local_redis::program_runs(p));
     if present() {

@@ -11,6 +11,7 @@ pub struct Prepared {
     browser: bool,
     prometheus: bool,
     valgrind: bool,
+    schemathesis: bool,
 }
 
 /// Starts installing the services and model files the tests need, on a thread of its own:
@@ -21,12 +22,14 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
         let browser = services::ensure_browser();
         let prometheus = services::ensure_prometheus();
         let valgrind = services::ensure_valgrind();
+        let schemathesis = services::ensure_schemathesis(&root());
         install_models()?;
         Ok(Prepared {
             redis,
             browser,
             prometheus,
             valgrind,
+            schemathesis,
         })
     })
 }
@@ -44,13 +47,14 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
         browser,
         prometheus,
         valgrind,
+        schemathesis,
     } = prepared;
     // CI can install both (it runs as root), so a skip there would hide a broken install.
     let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    if in_ci && !(redis && browser && prometheus && valgrind) {
+    if in_ci && !(redis && browser && prometheus && valgrind && schemathesis) {
         return Err(
-            "CI runs every test, but redis-server, Chromium, Prometheus or valgrind could not \
-                    be installed (see above); nothing was skipped silently"
+            "CI runs every test, but redis-server, Chromium, Prometheus, valgrind or \
+             schemathesis could not be installed (see above); nothing was skipped silently"
                 .into(),
         );
     }
@@ -67,6 +71,9 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     }
     if valgrind {
         env.push(("E2E_REQUIRE_VALGRIND".to_owned(), "1".to_owned()));
+    }
+    if schemathesis {
+        env.push(("E2E_REQUIRE_SCHEMATHESIS".to_owned(), "1".to_owned()));
     }
     let totals = if extra.is_empty() {
         test_in_parallel(&env, redis)?
@@ -89,6 +96,9 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     }
     if !valgrind {
         println!("tests: SKIPPED the bench's instructions section (valgrind missing; see above)");
+    }
+    if !schemathesis {
+        println!("tests: SKIPPED the schemathesis runs (schemathesis missing; see above)");
     }
     if !totals.ok || totals.failed > 0 {
         return Err("tests failed".into());
