@@ -143,12 +143,18 @@ pub fn codes() -> Vec<&'static str> {
     PROPERTIES.iter().map(|p| p.code).chain(["all"]).collect()
 }
 
-/// The reliable range: the validated range widened by half its span each way (counts and
-/// fractions never below 0; fractions never above 1).
+/// The reliable range: the validated range widened by half its span each way; what cannot be
+/// negative (every property but logP: masses, areas, counts, fractions) never below 0, and
+/// fractions never above 1. (LogP's lower bound was once clamped at 0 too, which flagged
+/// caffeine, logP -1.03 and one of the test examples, as outside the range.)
 pub fn reliable(p: &Property) -> Option<(f64, f64)> {
     let (min, max, _) = p.validated?;
     let pad = (max - min) / 2.0;
-    let lo = (min - pad).max(0.0);
+    let lo = if p.unit == "log units" {
+        min - pad
+    } else {
+        (min - pad).max(0.0)
+    };
     let hi = if p.unit == "fraction" { 1.0 } else { max + pad };
     Some((lo, hi))
 }

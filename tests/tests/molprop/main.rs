@@ -114,6 +114,17 @@ async fn test_examples_predict_their_documented_values() {
         let expected = &e.input["expected"];
         let (status, body) = predict(&c, &h, json!({"text": smiles, "property": "all"})).await;
         assert_eq!(status, 200);
+        // A model's own examples are inside its reliable range (issue 46, section 2).
+        assert_eq!(
+            body["results"]["in_reliable_range"], true,
+            "{}: {body}",
+            e.name
+        );
+        assert!(
+            body["results"].get("warning").is_none_or(Value::is_null),
+            "{}: {body}",
+            e.name
+        );
         let p = &body["results"]["prediction"];
         assert_eq!(p["formula"], expected["formula"], "{}", e.name);
         for key in ["mol_weight", "tpsa", "logp"] {
