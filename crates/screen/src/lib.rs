@@ -111,7 +111,6 @@ pub async fn run(
     let started = Instant::now();
     let format = Format::of(&args.input)?;
     let out_path = args.output_path();
-    claim::check(&out_path, args.resume, args.force)?;
     let out_format = args.format.unwrap_or_else(|| OutputFormat::of(&out_path));
     let client = service_client::HttpClient::new(Duration::from_secs(args.request_timeout));
     let target = Target::discover(&client, url).await?;

@@ -53,9 +53,10 @@ fn name(hash: Sha256) -> String {
 }
 
 /// A model's version, and, for a model directory, its files copied to
-/// `snapshots/<name>/<version>/` of the data directory (in the same pass that hashes them)
-/// and mounted from there, so a version's files stay as they were while it serves; a
-/// component is read once, when compiled, and needs none.
+/// `snapshots/<name>/<version>/` of the data directory and mounted from there, so a
+/// version's files stay as they were while it serves; a component is read once, when
+/// compiled, and needs none. The files are hashed first: a version already copied (every
+/// unchanged model when `up` starts again) is read once and not written again.
 pub fn snapshot(mut spec: ModelSpec, data_dir: &Path) -> Result<(ModelSpec, String)> {
     if !spec.source.is_dir() {
         let version = version_of(&spec.source)?;
@@ -66,26 +67,33 @@ pub fn snapshot(mut spec: ModelSpec, data_dir: &Path) -> Result<(ModelSpec, Stri
         tracing::warn!(model = %spec.name, file = ?skipped, "not a regular file (or a link to a directory): left out of the model's files");
     }
     let dir = snapshots(data_dir).join(&spec.name);
-    let partial = dir.join(format!(".partial-{}", uuid::Uuid::new_v4().simple()));
     let mut hash = Sha256::new();
-    let copied = tree.copy_to(&partial, &mut hash);
-    let version = name(hash);
-    let done = dir.join(version.replace(':', "-"));
-    let kept = copied.and_then(|()| {
-        if done.is_dir() {
-            std::fs::remove_dir_all(&partial)?;
-        } else {
-            std::fs::rename(&partial, &done)?;
+    tree.hash(&mut hash)?;
+    let mut version = name(hash);
+    let mut done = dir.join(version.replace(':', "-"));
+    if !done.is_dir() {
+        let partial = dir.join(format!(".partial-{}", uuid::Uuid::new_v4().simple()));
+        let mut hash = Sha256::new();
+        let copied = tree.copy_to(&partial, &mut hash);
+        // The copy's own digest names it: the files may have changed since they were hashed.
+        version = name(hash);
+        done = dir.join(version.replace(':', "-"));
+        let kept = copied.and_then(|()| {
+            if done.is_dir() {
+                std::fs::remove_dir_all(&partial)?;
+            } else {
+                std::fs::rename(&partial, &done)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = kept {
+            let _ = std::fs::remove_dir_all(&partial);
+            return Err(e.context(format!(
+                "copying {} to {}",
+                spec.source.display(),
+                dir.display()
+            )));
         }
-        Ok(())
-    });
-    if let Err(e) = kept {
-        let _ = std::fs::remove_dir_all(&partial);
-        return Err(e.context(format!(
-            "copying {} to {}",
-            spec.source.display(),
-            dir.display()
-        )));
     }
     let done = std::fs::canonicalize(&done)?;
     spec.mounts = vec![format!("{}:/model", done.display())];
