@@ -31,9 +31,14 @@ impl Stack {
 
     /// [`Stack::up`] on the data directory `data_dir`, which the caller keeps (and removes).
     pub fn up_at(data_dir: &std::path::Path, extra: &[&str], ports: u16) -> Self {
+        Self::up_on(data_dir, extra, crate::port_block(ports), ports)
+    }
+
+    /// [`Stack::up_at`] with models assigned ports `first` to `first + ports - 1` (a block
+    /// the caller chose, e.g. to hold some of them itself).
+    pub fn up_on(data_dir: &std::path::Path, extra: &[&str], first: u16, ports: u16) -> Self {
         let (registry_port, chat_port, app_port) =
             (crate::free_port(), crate::free_port(), crate::free_port());
-        let first = crate::port_block(ports);
         let admin_token = format!("stack-token-{}", std::process::id());
         let mut child = Command::new(crate::host_binary())
             .arg("up")
@@ -113,6 +118,35 @@ impl Stack {
             .find(|r| r.app_name == format!("runtime-host/{name}"))
             .unwrap_or_else(|| panic!("{name} is not registered: {listing:?}"))
             .port
+    }
+
+    /// Sends `method` to the admin API at `/admin/deployments<path>` with `up`'s admin token.
+    pub async fn admin(
+        &self,
+        method: hyper::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> crate::Reply {
+        let token = std::fs::read_to_string(self.data_dir.join("admin_token"))
+            .expect("up writes its admin token into its data directory");
+        let auth = format!("Bearer {}", token.trim());
+        let headers = [
+            ("content-type", "application/json"),
+            ("authorization", auth.as_str()),
+        ];
+        let url = self.app(&format!("/admin/deployments{path}"));
+        let body = body.map(|b| b.to_string().into_bytes());
+        crate::Client::new()
+            .send(method, &url, body, &headers)
+            .await
+    }
+
+    /// The deployment `name` as the admin API lists it (`None` if it is not listed).
+    pub async fn deployment(&self, name: &str) -> Option<serde_json::Value> {
+        let list = self.admin(hyper::Method::GET, "", None).await;
+        assert_eq!(list.status, 200, "{}", list.text());
+        let all = list.value()["deployments"].as_array().cloned()?;
+        all.into_iter().find(|d| d["name"] == name)
     }
 
     /// What `up` has logged so far (its standard error).

@@ -32,9 +32,17 @@ function aliveCell(alive) {
   return h("span", { title: "the registry has not checked this process (yet)" }, badge("muted", "not checked"));
 }
 
+/** A registration a host made to keep a busy port from being handed out: the port is held
+ *  by a program outside the registry (`runtime-host` names these `<app>/busy-port-guard`). */
+function isPortGuard(registration) {
+  return registration.app_name.endsWith("/busy-port-guard");
+}
+
 function registrationsTable(listing, served) {
   const byPort = [...listing.registrations].sort((a, b) => a.port - b.port);
-  const rows = byPort.map((r) => {
+  const guards = byPort.filter(isPortGuard);
+  const models = byPort.filter((r) => !isPortGuard(r));
+  const rows = models.map((r) => {
     const name = servedName(r, served);
     return [
       r.app_name,
@@ -48,10 +56,17 @@ function registrationsTable(listing, served) {
       when(r.expires_at),
     ];
   });
-  if (!rows.length) return h("p", { class: "muted" }, "No model is registered.");
-  return table(`${listing.count} registration${listing.count === 1 ? "" : "s"}`,
-    ["Name", "Model", "Version", "Port", "Process", "Alive", "Registered", "Last heartbeat", "Expires"],
-    rows, { class: "registrations stack" });
+  const held = guards.length
+    ? h("p", { class: "muted", id: "busy-ports" },
+      `Held by other programs, so not handed out: port${guards.length === 1 ? "" : "s"} `,
+      guards.map((g) => g.port).join(", "), ".")
+    : "";
+  if (!rows.length) return h("div", {}, h("p", { class: "muted" }, "No model is registered."), held);
+  return h("div", {},
+    table(`${rows.length} registration${rows.length === 1 ? "" : "s"}`,
+      ["Name", "Model", "Version", "Port", "Process", "Alive", "Registered", "Last heartbeat", "Expires"],
+      rows, { class: "registrations stack" }),
+    held);
 }
 
 /** The health and metrics of one served model, as a card. */

@@ -73,7 +73,7 @@ pub fn load_as(engine: &Engine, wasm: &[u8], artifact: &Artifact) -> Result<Comp
     if let Some(component) = mapped_if_cached(engine, path) {
         return Ok(component);
     }
-    let compiled = engine.precompile_component(wasm)?;
+    let compiled = with_progress(path, wasm.len(), || engine.precompile_component(wasm))?;
     if let Err(e) = write_atomically(path, &compiled) {
         tracing::warn!("not caching compiled code ({e:#}); it stays in memory");
         // SAFETY: `compiled` was produced by this engine's `precompile_component` just now.
@@ -85,6 +85,36 @@ pub fn load_as(engine: &Engine, wasm: &[u8], artifact: &Artifact) -> Result<Comp
     }
     map(engine, path)
 }
+
+/// Runs `compile`, saying in the log that it started and, every [`PROGRESS_EVERY`], that it
+/// is still going: a large component (the ONNX one, 8 MB) takes half a minute on two cores
+/// the first time, which one line at the end left looking like a hang.
+fn with_progress<T>(artifact: &Path, bytes: usize, compile: impl FnOnce() -> T) -> T {
+    let what = artifact.file_name().unwrap_or_default().to_string_lossy();
+    let mib = bytes as f64 / (1 << 20) as f64;
+    tracing::info!(
+        "compiling a component of {mib:.1} MiB for this machine (once: later starts load it \
+         from the cache, {what})"
+    );
+    let started = std::time::Instant::now();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                finished.recv_timeout(PROGRESS_EVERY)
+            {
+                let secs = started.elapsed().as_secs();
+                tracing::info!("still compiling the {mib:.1} MiB component: {secs} s so far");
+            }
+        });
+        let out = compile();
+        drop(done);
+        out
+    })
+}
+
+/// How often a compilation under way says so.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The code cached at `path`, mapped, if it is there and this wasmtime can use it.
 fn mapped_if_cached(engine: &Engine, path: &Path) -> Option<Component> {

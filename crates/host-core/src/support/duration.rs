@@ -24,6 +24,16 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// [`parse_duration`] that also takes `0` (`0s`, `0ms`), for an interval where zero turns
+/// the thing off (`up --watch-interval 0s`).
+pub fn parse_duration_or_off(s: &str) -> Result<Duration, String> {
+    let n = s.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    if n.parse::<f64>().is_ok_and(|n| n == 0.0) {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -37,5 +47,9 @@ mod tests {
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("3h").is_err());
         assert!(parse_duration("fast").is_err());
+        assert_eq!(parse_duration_or_off("0s").unwrap(), Duration::ZERO);
+        assert_eq!(parse_duration_or_off("0").unwrap(), Duration::ZERO);
+        assert_eq!(parse_duration_or_off("2s").unwrap(), Duration::from_secs(2));
+        assert!(parse_duration_or_off("-1s").is_err());
     }
 }

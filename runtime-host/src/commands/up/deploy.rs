@@ -19,6 +19,7 @@ use host_core::http::slot::ServerSlot;
 use host_core::runtime::flags::Access;
 use host_core::runtime::preinit::Source;
 use host_core::runtime::state::InstanceState;
+use host_core::support::stop::Stopped;
 use keyvalue_stores::sqlite::KvDatabase;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -50,8 +51,17 @@ pub struct Adopted {
 /// What deploying the models came to.
 pub struct Deployments {
     pub starting: Vec<Starting>,
-    /// Models left out, and why (an AI model they need is not installed).
-    pub skipped: Vec<(String, String)>,
+    /// Models left out before they started, and why (their files could not be read, an AI
+    /// model they need is not installed).
+    pub skipped: Vec<Skipped>,
+}
+
+/// A model `up` was asked to run that did not start: listed with why, and retried by a
+/// reload or when its files change.
+pub struct Skipped {
+    pub name: String,
+    pub source: PathBuf,
+    pub why: String,
 }
 
 /// A model ready to deploy: compiled.
@@ -93,7 +103,7 @@ pub async fn at_start(
     let data_dir = &deployer.launcher.runtime().data_dir;
     let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
     for spec in specs {
-        let name = spec.name.clone();
+        let (name, source) = (spec.name.clone(), spec.source.clone());
         // A model whose files cannot be deployed (a link leading out, too large) is left
         // out with why; the others start.
         let versioned = if watched {
@@ -106,19 +116,27 @@ pub async fn at_start(
             Ok(v) => v,
             Err(e) => {
                 tracing::error!(model = %name, error = %format!("{e:#}"), "model left out");
-                skipped.push((name, format!("{e:#}")));
+                let why = format!("{e:#}");
+                skipped.push(Skipped { name, source, why });
                 continue;
             }
         };
         if watched {
             // Nothing serves yet: earlier runs' versions of it go, and copies left half-done.
-            let (dir, kept) = (data_dir.clone(), version.clone());
+            let (dir, kept, name) = (data_dir.clone(), version.clone(), name.clone());
             let pruning = move || versions::prune(&dir, Some(&name), &[&kept], true);
             tokio::task::spawn_blocking(pruning).await?;
         }
-        match deployer.prepare(spec, &mut compiled).await? {
-            Ok(model) => ready.push((model, version)),
-            Err((name, why)) => skipped.push((name, why)),
+        // A component that does not compile is left out too; a stop signal ends it all.
+        match deployer.prepare(spec, &mut compiled).await {
+            Ok(Ok(model)) => ready.push((model, version)),
+            Ok(Err((name, why))) => skipped.push(Skipped { name, source, why }),
+            Err(e) if e.is::<Stopped>() => return Err(e),
+            Err(e) => {
+                tracing::error!(model = %name, error = %format!("{e:#}"), "model left out");
+                let why = format!("{e:#}");
+                skipped.push(Skipped { name, source, why });
+            }
         }
     }
     // The snapshots of models no longer deployed go too.
@@ -275,7 +293,7 @@ impl Deployer {
 }
 
 /// Starts one model's deployment; the receiver gets its address once it serves, or why it
-/// failed (the first line of the error, for `up`'s table; the log has it whole).
+/// failed (the whole error on one line, for `up`'s table and the admin API).
 fn spawn_deployment(
     name: String,
     loaded: Loaded,
@@ -297,14 +315,19 @@ fn spawn_deployment(
         let outcome = deploy(loaded, &source, opts, stop, |addr| send.clone()(Ok(addr))).await;
         if let Err(e) = &outcome {
             tracing::error!(model = %name, error = %format!("{e:#}"), "model deployment failed");
-            let first = format!("{e:#}")
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_owned();
-            send(Err(first));
+            send(Err(one_line(&format!("{e:#}"))));
         }
         outcome
     });
     (task, rx)
+}
+
+/// `text`'s lines as one: a reason goes in a table row and a JSON string.
+pub fn one_line(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.join(" ")
 }

@@ -26,14 +26,14 @@ use crate::services::launch::{DRAIN_GRACE, Launcher, default_component};
 use crate::services::metrics_endpoint::{self, MetricsRoute};
 use crate::services::model::spec::model_specs;
 use crate::services::registry::{self, RegistryOptions, check_ports};
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::Args;
-use deploy::{Adopted, Deployer, Deployments};
+use deploy::{Adopted, Deployer, Deployments, Skipped};
 use host_core::capabilities::keyvalue::KeyValue;
 use host_core::http::listener::Listening;
 use host_core::http::slot::ServerSlot;
 use host_core::runtime::flags::{Access, RuntimeArgs};
-use host_core::support::duration::parse_duration;
+use host_core::support::duration::{parse_duration, parse_duration_or_off};
 use host_core::support::private;
 use host_core::support::signals;
 use host_core::support::stop;
@@ -41,7 +41,7 @@ use host_core::support::token::Token;
 use live::Live;
 use started::Started;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -69,7 +69,7 @@ pub struct UpArgs {
     /// How often `--models DIR` is read again: models added there are deployed, changed ones
     /// upgraded (the new version takes over once it passed its self-test), removed ones
     /// stopped. `0s` turns watching off. Only with one deployment per model (`--copies 1`).
-    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    #[arg(long, default_value = "2s", value_parser = parse_duration_or_off)]
     pub watch_interval: Duration,
     /// Deployments of each model (for scale and load tests).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=500))]
@@ -147,19 +147,32 @@ impl<'a> Stack<'a> {
         let registry = self.start_registry().await?;
         let (chat, token_note) = self.start_chat().await?;
         let deployer = self.deployer(&registry.url);
-        let specs = model_specs(self.args.models.as_deref())?;
         let watched = self.watching();
+        let specs = model_specs(self.args.models.as_deref())?;
+        if specs.is_empty() && !watched {
+            bail!(
+                "no models in {}: put model components (.wasm) or ONNX model directories \
+                 (with a model.toml) there, or let `up` watch it for models to come \
+                 (--watch-interval above 0s, --copies 1)",
+                self.args
+                    .models
+                    .as_deref()
+                    .unwrap_or(Path::new(""))
+                    .display()
+            );
+        }
         let copies = self.args.copies;
         let deployments =
             deploy::at_start(&deployer, specs, copies, watched, &mut self.started).await?;
-        println!("\n  {:<24} {:<32} status", "service", "url");
-        let registry_line = format!("{}/registry", registry.url);
-        println!("  {:<24} {registry_line:<32} ready", "registry");
+        // The table is printed whole once everything has started, apart from the log lines
+        // the start-ups write meanwhile.
+        let mut table = Table::default();
+        table.row("registry", &format!("{}/registry", registry.url), "ready");
         let chat_line = format!("{}/api/chats", chat.url);
-        println!("  {:<24} {chat_line:<32} ready ({token_note})", "chat");
-        let (models, adopted) = wait_for_models(deployments).await?;
+        table.row("chat", &chat_line, &format!("ready ({token_note})"));
+        let models = wait_for_models(deployments, &mut table).await?;
         // The web console, told which models the app serves under `/models/`.
-        let names: Vec<&str> = models.iter().map(|(n, _)| n.as_str()).collect();
+        let names: Vec<&str> = models.serving.iter().map(|(n, _)| n.as_str()).collect();
         let vars = [("models", names.join(","))];
         let grants =
             self.launcher
@@ -170,7 +183,7 @@ impl<'a> Stack<'a> {
             &registry.slot,
             &chat.slot,
             &console.slot,
-            &models,
+            &models.serving,
         ));
         // The host's Prometheus metrics: every deployment of this process, on one path no
         // interface uses (models are under /models/<name>/, with their JSON /metrics).
@@ -181,13 +194,10 @@ impl<'a> Stack<'a> {
         self.started
             .service(tokio::spawn(app_listening.serve(app.clone(), stop, drain)));
         let console_line = format!("{app_url}/");
-        println!(
-            "  {:<24} {console_line:<32} ready (every service on one origin)",
-            "console"
-        );
-        println!(
-            "\n  {} model(s) serving. Open {app_url}/ in a browser. Ctrl-C stops everything.\n",
-            models.len()
+        table.row(
+            "console",
+            &console_line,
+            "ready (every service on one origin)",
         );
         let live = Live::new(
             deployer,
@@ -201,20 +211,29 @@ impl<'a> Stack<'a> {
             live::Origin::Api
         };
         if copies == 1 {
-            for (a, addr) in adopted {
+            for (a, addr) in models.adopted {
                 live.adopt(a, addr, origin).await;
+            }
+            // Listed with why, so the admin API shows them and a reload retries them.
+            for failed in models.failed {
+                live.record_failure(failed, origin).await;
             }
         }
         let data_dir = &self.args.runtime.data_dir;
         let token = Token::load("UP_ADMIN_TOKEN", data_dir, "admin_token")?;
         let admin = Arc::new(admin::Admin::new(live.clone(), token));
-        println!(
-            "  {:<24} {:<32} ready ({})\n",
+        let admin_line = format!("{app_url}/admin/deployments");
+        table.row(
             "admin API",
-            format!("{app_url}/admin/deployments"),
-            admin.token_note()
+            &admin_line,
+            &format!("ready ({})", admin.token_note()),
         );
         app.answer_in_host(admin::ROUTE, admin);
+        table.print();
+        println!(
+            "  {} model(s) serving. Open {app_url}/ in a browser. Ctrl-C stops everything.\n",
+            models.serving.len()
+        );
         if let Some(dir) = self.args.models.clone().filter(|_| watched) {
             let every = self.args.watch_interval;
             println!(
@@ -285,28 +304,71 @@ impl<'a> Stack<'a> {
     }
 }
 
-/// Waits for each model to register or fail, printing its line; gives back those serving,
-/// with what a watched directory needs to manage them. `Stopped` if a stop signal comes
-/// first.
-async fn wait_for_models(
-    deployments: Deployments,
-) -> Result<(Vec<(String, Arc<ServerSlot>)>, Vec<(Adopted, SocketAddr)>)> {
-    let mut serving = Vec::new();
-    let mut adopted = Vec::new();
+/// The models as start-up left them.
+struct Models {
+    /// Those serving, by name, for the app port's routes.
+    serving: Vec<(String, Arc<ServerSlot>)>,
+    /// What a watched directory (and the admin API) needs to manage those serving later.
+    adopted: Vec<(Adopted, SocketAddr)>,
+    /// Those that did not start, and why.
+    failed: Vec<Skipped>,
+}
+
+/// Waits for each model to register or fail, adding its row to `table`; `Stopped` if a stop
+/// signal comes first.
+async fn wait_for_models(deployments: Deployments, table: &mut Table) -> Result<Models> {
+    let mut models = Models {
+        serving: Vec::new(),
+        adopted: Vec::new(),
+        failed: Vec::new(),
+    };
     for starting in deployments.starting {
         let name = starting.name;
         match stop::unless(signals::wait(), starting.outcome).await? {
             Ok(Ok(addr)) => {
-                println!("  {:<24} {:<32} registered", name, format!("http://{addr}"));
-                serving.push((name, starting.slot));
-                adopted.extend(starting.adopt.map(|a| (a, addr)));
+                table.row(&name, &format!("http://{addr}"), "registered");
+                models.serving.push((name, starting.slot));
+                models.adopted.extend(starting.adopt.map(|a| (a, addr)));
             }
-            Ok(Err(why)) => println!("  {:<24} {:<32} failed: {why}", name, "-"),
-            Err(_) => println!("  {:<24} {:<32} stopped", name, "-"),
+            Ok(Err(why)) => {
+                table.row(&name, "-", &format!("failed: {why}"));
+                if let Some(a) = starting.adopt {
+                    let source = a.source;
+                    models.failed.push(Skipped { name, source, why });
+                }
+            }
+            Err(_) => table.row(&name, "-", "stopped"),
         }
     }
-    for (name, why) in &deployments.skipped {
-        println!("  {name:<24} {:<32} not deployed: {why}", "-");
+    for skipped in deployments.skipped {
+        table.row(
+            &skipped.name,
+            "-",
+            &format!("not deployed: {}", skipped.why),
+        );
+        models.failed.push(skipped);
     }
-    Ok((serving, adopted))
+    Ok(models)
+}
+
+/// `up`'s table of services, printed in one piece.
+#[derive(Default)]
+struct Table {
+    rows: Vec<String>,
+}
+
+impl Table {
+    fn row(&mut self, service: &str, url: &str, status: &str) {
+        self.rows
+            .push(format!("  {service:<24} {url:<32} {status}"));
+    }
+
+    fn print(&self) {
+        let mut out = format!("\n  {:<24} {:<32} status\n", "service", "url");
+        for row in &self.rows {
+            out.push_str(row);
+            out.push('\n');
+        }
+        println!("{out}");
+    }
 }

@@ -131,10 +131,19 @@ fn stopped() -> Result<()> {
     Ok(())
 }
 
+/// How many times one deployment moves to another port before it gives up (the registry's range
+/// may be nearly all held by other programs).
+const MAX_MOVES: usize = 64;
+
 /// Binds the registered port. If a process outside the registry holds it, the port is
 /// reserved under a guard registration (so the registry does not hand it out again while
-/// busy), and the deployment registers again for another port. Every busy port stays
-/// guarded, so the moves end at a free port or when the registry has none left.
+/// busy), and the deployment registers again for another port.
+///
+/// Several deployments starting at once may be handed the same busy port one after the
+/// other (each gives it back before guarding it): whoever guards it, every one of them
+/// remembers it as busy, passes over it if it comes round again, and moves on. A busy port
+/// is never a reason to fail; only a registry with no free port left (or [`MAX_MOVES`]
+/// busy ones) is.
 async fn bind_or_move(
     loaded: &Loaded,
     opts: &DeployOptions,
@@ -142,34 +151,49 @@ async fn bind_or_move(
     state: &Arc<Mutex<State>>,
 ) -> Result<(Service, Vec<PortGuard>)> {
     let mut guards: Vec<PortGuard> = Vec::new();
-    loop {
+    let mut busy: Vec<u16> = Vec::new();
+    for moves in 0.. {
         let (port, registered) = {
             let s = state.lock().unwrap();
             (s.port, s.registration_id.is_some())
         };
-        let busy = match loaded
-            .bind(SocketAddr::new(opts.host, port), "--preferred-port")
-            .await
-        {
-            Ok(service) => return Ok((service, guards)),
-            Err(e) if registered => e,
-            Err(e) => return Err(e).context(format!("the preferred port {port} is busy")),
-        };
-        tracing::warn!(port, error = %format!("{busy:#}"), "assigned port is held by another process; moving");
-        registration::release(registry, state).await;
-        let Some(guard) = PortGuard::reserve(registry, opts, port).await else {
-            // Unguarded, the registry could hand the same port out again and again.
+        if !busy.contains(&port) {
+            match loaded
+                .bind(SocketAddr::new(opts.host, port), "--preferred-port")
+                .await
+            {
+                Ok(service) => return Ok((service, guards)),
+                Err(e) if registered => {
+                    tracing::warn!(port, error = %format!("{e:#}"), "assigned port is held by another process; moving");
+                }
+                Err(e) => return Err(e).context(format!("the preferred port {port} is busy")),
+            }
+            busy.push(port);
+        }
+        if moves == MAX_MOVES {
             PortGuard::release_all(guards).await;
-            bail!("port {port} is busy and could not be reserved in the registry; not moving on");
-        };
-        guards.push(guard);
+            bail!(
+                "moved {MAX_MOVES} times and every port assigned was held by another program \
+                 ({busy:?}); free some of the registry's ports or give it another range (--ports)"
+            );
+        }
+        registration::release(registry, state).await;
+        match PortGuard::reserve(registry, opts, port).await {
+            Some(guard) => guards.push(guard),
+            // Another deployment was handed it meanwhile: it finds it busy too, and whoever
+            // reserves it keeps it from the registry; this one knows to pass it over.
+            None => tracing::info!(
+                port,
+                "the busy port went to another deployment meanwhile; moving on"
+            ),
+        }
         let r = match registry.register(None).await {
             Ok(r) => r,
             Err(e) => {
-                let busy: Vec<u16> = guards.iter().map(|g| g.port).collect();
+                let guarded: Vec<u16> = guards.iter().map(|g| g.port).collect();
                 PortGuard::release_all(guards).await;
                 return Err(e).context(format!(
-                    "registering again for another port (busy: {busy:?})"
+                    "registering again for another port (busy: {busy:?}, reserved: {guarded:?})"
                 ));
             }
         };
@@ -191,4 +215,5 @@ async fn bind_or_move(
         s.lease = registration::lease_left(&r.expires_at);
         s.registration_id = Some(r.registration_id);
     }
+    unreachable!("the loop returns or gives up after {MAX_MOVES} moves")
 }

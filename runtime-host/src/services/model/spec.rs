@@ -157,8 +157,8 @@ pub fn model_spec(given: &Path) -> Result<ModelSpec> {
     )
 }
 
-/// Models to deploy: those in `--models`, else molprop, the embedding model (minilm) and the
-/// repository's model directories.
+/// Models to deploy: those in `--models` (perhaps none yet), else molprop, the embedding
+/// model (minilm) and the repository's model directories.
 pub fn model_specs(dir: Option<&Path>) -> Result<Vec<ModelSpec>> {
     let specs = match dir {
         Some(dir) => found_in(dir)?,
@@ -187,12 +187,5 @@ pub fn model_specs(dir: Option<&Path>) -> Result<Vec<ModelSpec>> {
             specs
         }
     };
-    if specs.is_empty() {
-        bail!(
-            "no models in {}: put model components (.wasm) or ONNX model directories \
-             (with a model.toml) there",
-            dir.map(|d| d.display().to_string()).unwrap_or_default()
-        );
-    }
     Ok(specs)
 }

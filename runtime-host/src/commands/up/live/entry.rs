@@ -50,7 +50,8 @@ pub struct Listed {
     pub source: PathBuf,
     pub origin: Origin,
     pub url: Option<String>,
-    /// Why the last new version was refused (the one serving, if any, kept serving).
+    /// Why the last version tried was refused: one that failed to start, or a new one that
+    /// did not take over (the one serving, if any, kept serving).
     pub refused: Option<String>,
 }
 
@@ -74,6 +75,23 @@ impl Entry {
 }
 
 impl Entry {
+    /// A model that did not start: `rejected` holds its files' fingerprint and why.
+    pub(super) fn failed(source: PathBuf, origin: Origin, rejected: (Fingerprint, String)) -> Self {
+        Self {
+            slot: None,
+            kv: None,
+            version: String::new(),
+            source,
+            origin,
+            addr: None,
+            fingerprint: Fingerprint::default(),
+            rejected: Some(rejected),
+            previous_version: None,
+            stop: None,
+            busy: false,
+        }
+    }
+
     pub(super) fn listed(&self, name: &str) -> Listed {
         let status = match (&self.slot, self.busy) {
             (Some(_), true) => "upgrading",

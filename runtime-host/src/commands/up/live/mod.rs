@@ -16,7 +16,7 @@
 
 mod entry;
 
-use crate::commands::up::deploy::{Adopted, Deployer, Ready};
+use crate::commands::up::deploy::{Adopted, Deployer, Ready, Skipped};
 use crate::commands::up::started::either;
 use crate::services::app::model_route;
 use crate::services::launch::DRAIN_GRACE;
@@ -142,17 +142,30 @@ impl Live {
         }
     }
 
+    /// Records a model `up` was asked to run that did not start: listed as `failed` with
+    /// why, tried again by a reload, or (from the watched directory) once its files change.
+    pub async fn record_failure(&self, failed: Skipped, origin: Origin) {
+        let fingerprint = fingerprint_blocking(&failed.source).await;
+        let entry = Entry::failed(failed.source, origin, (fingerprint, failed.why));
+        self.entries.lock().await.insert(failed.name, entry);
+    }
+
     /// Loads `name`'s source again as a new version (admin API), whether or not its files
-    /// changed: it takes over only if it passes its self-test.
+    /// changed: it takes over only if it passes its self-test. A model that failed to start
+    /// is started again.
     pub async fn reload(self: &Arc<Self>, name: &str) -> Result<Listed, Refused> {
-        let source = {
+        let (source, action) = {
             let mut entries = self.entries.lock().await;
             let e = entries.get_mut(name).ok_or(Refused::Unknown)?;
-            if e.busy || e.slot.is_none() {
+            if e.busy {
                 return Err(Refused::Busy);
             }
             e.busy = true;
-            e.source.clone()
+            let action = match e.slot {
+                Some(_) => Action::Upgrade,
+                None => Action::Add,
+            };
+            (e.source.clone(), action)
         };
         let spec = model_spec(&source).map(|mut spec| {
             spec.name = name.to_owned();
@@ -161,7 +174,7 @@ impl Live {
         let outcome = match spec {
             Ok(spec) => {
                 let fingerprint = fingerprint_blocking(&spec.source).await;
-                self.run(Action::Upgrade, spec, fingerprint).await
+                self.run(action, spec, fingerprint).await
             }
             Err(e) => {
                 self.done(name, Err(format!("{e:#}")), Fingerprint::default())
@@ -286,6 +299,7 @@ impl Live {
                     e.version = version.clone();
                     e.fingerprint = fingerprint;
                     e.stop = Some(own_stop);
+                    e.rejected = None;
                 } else {
                     // Removed while it started: stop it again.
                     let _ = own_stop.send(());

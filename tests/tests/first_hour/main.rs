@@ -1,0 +1,4 @@
+//! A newcomer's first hour (issue 46): what a new user ran into following the README, each
+//! tried as they did it. Start-up never drops a model ([`startup`]).
+
+mod startup;
