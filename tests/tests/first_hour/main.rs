@@ -1,4 +1,6 @@
 //! A newcomer's first hour (issue 46): what a new user ran into following the README, each
-//! tried as they did it. Start-up never drops a model ([`startup`]).
+//! tried as they did it. Start-up never drops a model ([`startup`]); every answer has the right
+//! flags ([`ranges`]).
 
+mod ranges;
 mod startup;
