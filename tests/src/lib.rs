@@ -286,3 +286,26 @@ pub fn wait_for_exit(
 pub fn free_port() -> u16 {
     port_block(1)
 }
+
+/// The tests' Python environment (`target/test-python`, tests/python/requirements.txt:
+/// schemathesis, scikit-learn, skl2onnx), or `None` (announced loudly, naming `test`) where
+/// the test command could not install it; with `E2E_REQUIRE_TEST_PYTHON=1` (set by `cargo
+/// xtask test` once it has it) its absence fails instead.
+pub fn test_python(test: &str) -> Option<PathBuf> {
+    let venv = workspace_root().join("target/test-python");
+    if venv.join("bin/st").exists() {
+        return Some(venv);
+    }
+    if std::env::var("E2E_REQUIRE_TEST_PYTHON").is_ok_and(|v| v == "1") {
+        panic!(
+            "{test}: {} is missing, but E2E_REQUIRE_TEST_PYTHON=1",
+            venv.display()
+        );
+    }
+    eprintln!(
+        "SKIPPED {test}: the tests' Python tools are not installed in {} (`cargo xtask test` \
+         installs tests/python/requirements.txt there)",
+        venv.display()
+    );
+    None
+}

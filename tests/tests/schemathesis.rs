@@ -1,6 +1,6 @@
 //! The documents and the servers agree, as a fuzzer outside this project judges it
-//! (issue 45): schemathesis (pinned in tests/schemathesis/requirements.txt, installed by
-//! `cargo xtask test` into target/schemathesis) runs every check it has (`--checks all`:
+//! (issue 45): schemathesis (pinned in tests/python/requirements.txt, installed by
+//! `cargo xtask test` into target/test-python) runs every check it has (`--checks all`:
 //! valid requests accepted, invalid ones refused, answers as documented) against the
 //! registry's, chat's and the model interface's documents and molprop's own
 //! `/openapi.json`, each against the real service in the real host. Seeded, so every run
@@ -9,29 +9,8 @@
 
 use e2e_tests::chat::{self, TOKEN};
 use e2e_tests::{HostBuilder, component, temp_dir, workspace_root};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-/// The pinned schemathesis, or `None` (announced loudly) where the test command could not
-/// install it; with `E2E_REQUIRE_SCHEMATHESIS=1` (set by `cargo xtask test` once it has it)
-/// its absence fails instead.
-fn schemathesis() -> Option<PathBuf> {
-    let st = workspace_root().join("target/schemathesis/bin/st");
-    if st.exists() {
-        return Some(st);
-    }
-    if std::env::var("E2E_REQUIRE_SCHEMATHESIS").is_ok_and(|v| v == "1") {
-        panic!(
-            "{} is missing, but E2E_REQUIRE_SCHEMATHESIS=1",
-            st.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED the schemathesis runs: {} is not installed (`cargo xtask test` installs it)",
-        st.display()
-    );
-    None
-}
 
 /// How long a request may take, in the hosts (`--deadline`) and in schemathesis (which
 /// otherwise gives up after 10 s and reports a network error). The test command runs many
@@ -87,9 +66,10 @@ fn deadline() -> String {
 
 #[test]
 fn the_four_documents_and_their_servers_agree() {
-    let Some(st) = schemathesis() else {
+    let Some(python) = e2e_tests::test_python("the schemathesis runs") else {
         return;
     };
+    let st = python.join("bin/st");
     let docs = workspace_root().join("docs/openapi");
     let doc = |name: &str| docs.join(format!("{name}.json")).display().to_string();
 

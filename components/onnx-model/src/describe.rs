@@ -2,7 +2,7 @@
 //! (the input type, the output fields, the applicability-domain rule).
 
 use crate::OnnxModel;
-use crate::manifest::Output;
+use model_manifest::Output;
 use model_sdk::{
     AcceptableRanges, Capabilities, Capability, OutputType, TestExamples, UsageInstructions,
     input_type_name,

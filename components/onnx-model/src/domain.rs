@@ -3,7 +3,7 @@
 //! and every descriptor or feature lies within its training range; otherwise the result says
 //! `in_domain: false` and a `warning` names why.
 
-use crate::manifest::Range;
+use model_manifest::Range;
 use chem::fingerprint::Fingerprint;
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 //! not what a training script once printed. Computed once per instance, on first use.
 
 use crate::OnnxModel;
-use crate::manifest::{EvidenceSpec, Input, Output};
+use model_manifest::{EvidenceSpec, Input, Output};
 use model_sdk::{Confusion, Evidence, Model, Parity, ParityPoint, ResidualPoint, Residuals};
 use serde_json::{Map, Value, json};
 use std::path::Path;

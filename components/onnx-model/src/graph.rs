@@ -2,17 +2,18 @@
 //! second plan with a symbolic row count, prepared on the first batch (so a deployment that
 //! never sees one pays nothing for it).
 
+use crate::zipmap;
 use std::sync::Arc;
 use tract_onnx::prelude::*;
 use tract_onnx::tract_hir::infer::Factoid;
 
 /// What the component reads from the graph's outputs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Reading {
     /// One number: output 0, first value.
     Value,
-    /// Class probabilities: the floating-point output with this many columns.
-    Probabilities(usize),
+    /// Class probabilities: the floating-point output with a column per label (these).
+    Probabilities(Vec<String>),
 }
 
 pub struct Graph {
@@ -71,8 +72,18 @@ impl Graph {
     ) -> Result<Self, String> {
         let mut onnx = tract_onnx::onnx();
         crate::tree_ensemble::register(&mut onnx.op_register);
+        let mut proto = onnx
+            .proto_model_for_read(&mut std::io::Cursor::new(bytes))
+            .map_err(|e| format!("not an ONNX model: {e:#}"))?;
+        // A classifier's final ZipMap is paired here instead (see `zipmap`).
+        let zipped = proto.graph.as_mut().map(zipmap::unzip).unwrap_or_default();
+        if let Reading::Probabilities(labels) = &reading {
+            for zipmap_labels in &zipped {
+                zipmap::check_labels(zipmap_labels, labels)?;
+            }
+        }
         let model = onnx
-            .model_for_read(&mut std::io::Cursor::new(bytes))
+            .model_for_proto_model(&proto)
             .map_err(|e| format!("not a model tract can read: {e:#}"))?;
         refuse_unsupported_operators(&model)?;
         if model.inputs.len() != 1 {
@@ -96,7 +107,7 @@ impl Graph {
             .and_then(|m| m.into_optimized())
             .and_then(|m| m.into_runnable())
             .map_err(|e| format!("tract could not prepare the graph: {e:#}"))?;
-        let output = Self::find_output(&plan, reading)?;
+        let output = Self::find_output(&plan, &reading)?;
         Ok(Self {
             plan,
             width,
@@ -123,7 +134,7 @@ impl Graph {
         prepared.clone()
     }
 
-    fn find_output(plan: &TypedSimplePlan, reading: Reading) -> Result<usize, String> {
+    fn find_output(plan: &TypedSimplePlan, reading: &Reading) -> Result<usize, String> {
         let model = plan.model();
         let facts: Vec<TypedFact> = (0..model.outputs.len())
             .map(|i| model.output_fact(i).cloned().map_err(|e| e.to_string()))
@@ -138,15 +149,19 @@ impl Graph {
                 )),
                 None => Err("the graph has no outputs".into()),
             },
-            Reading::Probabilities(n) => facts
-                .iter()
-                .position(|f| f.datum_type == f32::datum_type() && columns(f) == Some(n))
-                .ok_or_else(|| {
-                    format!(
-                        "a classifier with {n} labels needs a float output of {n} columns \
-                         (export with zipmap off); the graph's outputs are {facts:?}"
-                    )
-                }),
+            Reading::Probabilities(labels) => {
+                let n = labels.len();
+                facts
+                    .iter()
+                    .position(|f| f.datum_type == f32::datum_type() && columns(f) == Some(n))
+                    .ok_or_else(|| {
+                        format!(
+                            "a classifier with {n} labels needs a float output of {n} columns \
+                             (probabilities, or a ZipMap of them); the graph's outputs are \
+                             {facts:?}"
+                        )
+                    })
+            }
         }
     }
 

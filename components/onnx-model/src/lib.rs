@@ -19,13 +19,14 @@ mod domain;
 mod evidence;
 mod graph;
 mod inputs;
-mod manifest;
 mod tree_ensemble;
+mod zipmap;
 
 use domain::Domain;
 use graph::{Graph, Reading};
 use inputs::Reader;
-use manifest::{Input, Manifest, Output};
+use model_manifest as manifest;
+use model_manifest::{Input, Manifest, Output};
 use model_sdk::{InputType, Model, PredictError};
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -129,7 +130,7 @@ impl OnnxModel {
         };
         let reading = match &manifest.output {
             Output::Regression { .. } => Reading::Value,
-            Output::Classification { labels, .. } => Reading::Probabilities(labels.len()),
+            Output::Classification { labels, .. } => Reading::Probabilities(labels.clone()),
         };
         let describe_width = match &manifest.input {
             Input::Text { featurizer, .. } => format!(

@@ -122,31 +122,25 @@ pub fn ensure_valgrind() -> bool {
     ensure(&VALGRIND)
 }
 
-/// Makes sure schemathesis (pinned in tests/schemathesis/requirements.txt) is in a virtual
-/// environment at `target/schemathesis`; `false` (announced loudly) when it cannot be.
-pub fn ensure_schemathesis(root: &Path) -> bool {
-    let venv = root.join("target/schemathesis");
-    let requirements = root.join("tests/schemathesis/requirements.txt");
-    let st = venv.join("bin/st");
-    let wanted = std::fs::read_to_string(&requirements)
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("schemathesis==").map(str::to_owned))
-        })
-        .unwrap_or_default();
+/// Makes sure the tests' Python tools (pinned in tests/python/requirements.txt: schemathesis,
+/// scikit-learn, skl2onnx) are in a virtual environment at `target/test-python`; `false`
+/// (announced loudly) when they cannot be. Installed again whenever the pins change (a copy
+/// of the requirements beside the environment says what it holds).
+pub fn ensure_test_python(root: &Path) -> bool {
+    let venv = root.join("target/test-python");
+    let requirements = root.join("tests/python/requirements.txt");
+    let stamp = venv.join("requirements.txt");
+    let wanted = std::fs::read_to_string(&requirements).unwrap_or_default();
     let installed = || {
-        Command::new(&st)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(&wanted))
+        std::fs::read_to_string(&stamp).is_ok_and(|had| had == wanted)
+            && venv.join("bin/st").exists()
     };
     if !wanted.is_empty() && installed() {
         return true;
     }
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     eprintln!(
-        "xtask: installing schemathesis {wanted} into {}",
+        "xtask: installing the tests' Python tools (tests/python/requirements.txt) into {}",
         venv.display()
     );
     let quiet = |cmd: &mut Command| {
@@ -159,15 +153,16 @@ pub fn ensure_schemathesis(root: &Path) -> bool {
             Command::new(venv.join("bin/pip"))
                 .args(["install", "-q", "-r"])
                 .arg(&requirements),
-        );
+        )
+        && std::fs::write(&stamp, &wanted).is_ok();
     if made && installed() {
         return true;
     }
     eprintln!(
         "\nxtask: ************************************************************\n\
-         xtask: SKIPPING the schemathesis runs (tests/tests/schemathesis.rs):\n\
-         xtask: schemathesis {wanted} could not be installed into {} (it needs `{python}`\n\
-         xtask: with venv and pip, and PyPI).\n\
+         xtask: SKIPPING the tests that need the tests' Python tools (schemathesis runs,\n\
+         xtask: the bring-your-own-model test): tests/python/requirements.txt could not be\n\
+         xtask: installed into {} (it needs `{python}` with venv and pip, and PyPI).\n\
          xtask: ************************************************************\n",
         venv.display()
     );

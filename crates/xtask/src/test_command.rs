@@ -11,7 +11,7 @@ pub struct Prepared {
     browser: bool,
     prometheus: bool,
     valgrind: bool,
-    schemathesis: bool,
+    python: bool,
 }
 
 /// Starts installing the services and model files the tests need, on a thread of its own:
@@ -22,14 +22,14 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
         let browser = services::ensure_browser();
         let prometheus = services::ensure_prometheus();
         let valgrind = services::ensure_valgrind();
-        let schemathesis = services::ensure_schemathesis(&root());
+        let python = services::ensure_test_python(&root());
         install_models()?;
         Ok(Prepared {
             redis,
             browser,
             prometheus,
             valgrind,
-            schemathesis,
+            python,
         })
     })
 }
@@ -47,14 +47,15 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
         browser,
         prometheus,
         valgrind,
-        schemathesis,
+        python,
     } = prepared;
     // CI can install both (it runs as root), so a skip there would hide a broken install.
     let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    if in_ci && !(redis && browser && prometheus && valgrind && schemathesis) {
+    if in_ci && !(redis && browser && prometheus && valgrind && python) {
         return Err(
-            "CI runs every test, but redis-server, Chromium, Prometheus, valgrind or \
-             schemathesis could not be installed (see above); nothing was skipped silently"
+            "CI runs every test, but redis-server, Chromium, Prometheus, valgrind or the \
+             tests' Python tools could not be installed (see above); nothing was skipped \
+             silently"
                 .into(),
         );
     }
@@ -72,8 +73,8 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     if valgrind {
         env.push(("E2E_REQUIRE_VALGRIND".to_owned(), "1".to_owned()));
     }
-    if schemathesis {
-        env.push(("E2E_REQUIRE_SCHEMATHESIS".to_owned(), "1".to_owned()));
+    if python {
+        env.push(("E2E_REQUIRE_TEST_PYTHON".to_owned(), "1".to_owned()));
     }
     let totals = if extra.is_empty() {
         test_in_parallel(&env, redis)?
@@ -97,8 +98,8 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     if !valgrind {
         println!("tests: SKIPPED the bench's instructions section (valgrind missing; see above)");
     }
-    if !schemathesis {
-        println!("tests: SKIPPED the schemathesis runs (schemathesis missing; see above)");
+    if !python {
+        println!("tests: SKIPPED the schemathesis runs and the bring-your-own-model test (the tests' Python tools missing; see above)");
     }
     if !totals.ok || totals.failed > 0 {
         return Err("tests failed".into());

@@ -6,10 +6,11 @@ use crate::services::announce::announce;
 use crate::services::launch::Launcher;
 use crate::services::model::hooks::{self, ShutdownRoute};
 use crate::services::model::lifecycle::deploy;
+use crate::services::model::manifest::{check_model_dir, check_mounts, summary};
 use crate::services::model::registration::DeployOptions;
 use crate::services::model::versions::version_blocking;
 use anyhow::Result;
-use clap::Args;
+use clap::{Args, Subcommand};
 use host_core::runtime::flags::RuntimeArgs;
 use host_core::support::duration::parse_duration;
 use host_core::support::signals;
@@ -18,9 +19,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ModelArgs {
+    #[command(subcommand)]
+    pub action: Option<ModelAction>,
     /// The model component (e.g. target/wasm32-wasip2/release/molprop.wasm).
-    pub component: PathBuf,
+    #[arg(required = true)]
+    pub component: Option<PathBuf>,
     /// Base URL of the port registry.
     #[arg(long, default_value = "http://127.0.0.1:5000")]
     pub registry: String,
@@ -47,11 +52,29 @@ pub struct ModelArgs {
     pub runtime: RuntimeArgs,
 }
 
+/// What `model` does instead of running a deployment.
+#[derive(Subcommand, Debug)]
+pub enum ModelAction {
+    /// Check ONNX model directories without starting anything: their `model.toml` parsed as
+    /// the ONNX model component parses it, and the files it names present. Every problem is
+    /// listed at once; exit status 0 only when every directory passes.
+    Check {
+        /// Model directories (each holding a `model.toml`).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+    },
+}
+
 pub async fn run(args: ModelArgs) -> Result<()> {
+    if let Some(ModelAction::Check { dirs }) = &args.action {
+        return check(dirs);
+    }
+    let component = args.component.clone().expect("clap requires it");
+    check_mounts(&args.runtime.dirs)?;
     announce(args.runtime.metrics_listen).await?;
     let launcher = Launcher::new(&args.runtime)?;
     // Its version: a digest of the component (an ONNX manifest may name its own in /info).
-    let version = version_blocking(&args.component).await?;
+    let version = version_blocking(&component).await?;
     let vars = [("model_version", version.clone())];
     let trigger = Arc::new(tokio::sync::Notify::new());
     let shutdown = ShutdownRoute {
@@ -60,7 +83,7 @@ pub async fn run(args: ModelArgs) -> Result<()> {
     };
     let hooks = hooks::for_model(&version, Some(shutdown));
     let loaded = launcher
-        .launch_flagged(&args.component, &vars, hooks)
+        .launch_flagged(&component, &vars, hooks)
         .await?;
     let stop = async move {
         tokio::select! {
@@ -78,5 +101,27 @@ pub async fn run(args: ModelArgs) -> Result<()> {
         self_test_deadline: args.self_test_deadline,
         model_version: Some(version),
     };
-    deploy(loaded, &args.component, opts, stop, |_| {}).await
+    deploy(loaded, &component, opts, stop, |_| {}).await
+}
+
+/// `model check DIR...`: each directory's line, then its problems.
+fn check(dirs: &[PathBuf]) -> Result<()> {
+    let mut failed = 0;
+    for dir in dirs {
+        match check_model_dir(dir) {
+            Ok(m) => println!("{}: ok ({})", dir.display(), summary(&m)),
+            Err(problems) => {
+                failed += 1;
+                let n = problems.len();
+                println!("{}: {n} problem{}", dir.display(), if n == 1 { "" } else { "s" });
+                for p in problems {
+                    println!("  - {p}");
+                }
+            }
+        }
+    }
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} model directories have problems", dirs.len());
+    }
+    Ok(())
 }

@@ -2,6 +2,7 @@
 
 use crate::services::announce::announce;
 use crate::services::launch::Launcher;
+use crate::services::model::manifest::check_mounts;
 use anyhow::Result;
 use clap::Args;
 use host_core::runtime::flags::RuntimeArgs;
@@ -21,6 +22,7 @@ pub struct ServeArgs {
 
 pub async fn run(args: ServeArgs) -> Result<()> {
     announce(args.runtime.metrics_listen).await?;
+    check_mounts(&args.runtime.dirs)?;
     let launcher = Launcher::new(&args.runtime)?;
     let loaded = launcher
         .launch_flagged(&args.component, &[], Vec::new())

@@ -104,8 +104,14 @@ pub async fn at_start(
     let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
     for spec in specs {
         let (name, source) = (spec.name.clone(), spec.source.clone());
-        // A model whose files cannot be deployed (a link leading out, too large) is left
-        // out with why; the others start.
+        // A model whose files cannot be deployed (a link leading out, too large, a manifest
+        // with problems) is left out with why; the others start.
+        if let Err(e) = spec.check() {
+            tracing::error!(model = %name, error = %format!("{e:#}"), "model left out");
+            let why = format!("{e:#}");
+            skipped.push(Skipped { name, source, why });
+            continue;
+        }
         let versioned = if watched {
             versions::snapshot_blocking(spec, data_dir).await
         } else {

@@ -6,6 +6,7 @@
 
 pub mod hooks;
 pub mod lifecycle;
+pub mod manifest;
 pub mod port_guard;
 pub mod registration;
 pub mod self_test;

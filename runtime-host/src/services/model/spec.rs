@@ -4,6 +4,7 @@
 //! `predict --model` and the admin API take one.
 
 use crate::services::launch::default_component;
+use crate::services::model::manifest::check_model_dir;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -15,6 +16,26 @@ pub struct ModelSpec {
     pub ai_models: Vec<String>,
     /// What the registration's reason names: the component, or the model directory.
     pub source: PathBuf,
+}
+
+impl ModelSpec {
+    /// Checks an ONNX model directory's manifest and the files it names before anything is
+    /// copied or compiled (see [`super::manifest`]); `Err` lists every problem, a line each.
+    /// A component has nothing to check here.
+    pub fn check(&self) -> Result<()> {
+        if !self.source.join("model.toml").is_file() {
+            return Ok(());
+        }
+        match check_model_dir(&self.source) {
+            Ok(_) => Ok(()),
+            Err(problems) => bail!(
+                "model.toml has {} problem{}:\n{}",
+                problems.len(),
+                if problems.len() == 1 { "" } else { "s" },
+                problems.join("\n")
+            ),
+        }
+    }
 }
 
 /// The repository's `models/` directory, beside the `target/` this binary was built in, or in

@@ -144,10 +144,12 @@ impl Live {
 
     /// Records a model `up` was asked to run that did not start: listed as `failed` with
     /// why, tried again by a reload, or (from the watched directory) once its files change.
-    pub async fn record_failure(&self, failed: Skipped, origin: Origin) {
+    pub async fn record_failure(self: &Arc<Self>, failed: Skipped, origin: Origin) {
         let fingerprint = fingerprint_blocking(&failed.source).await;
         let entry = Entry::failed(failed.source, origin, (fingerprint, failed.why));
-        self.entries.lock().await.insert(failed.name, entry);
+        self.entries.lock().await.insert(failed.name.clone(), entry);
+        // What its failed start copied goes (nothing of it serves).
+        self.prune_later(&failed.name);
     }
 
     /// Loads `name`'s source again as a new version (admin API), whether or not its files
@@ -248,6 +250,8 @@ impl Live {
 
     /// Compiles `spec` (its model directory snapshotted) with its version.
     async fn prepare(&self, spec: ModelSpec) -> Result<(Ready, String)> {
+        // Every problem of the manifest at once, before anything is copied or compiled.
+        spec.check()?;
         let data_dir = &self.deployer.launcher.runtime().data_dir;
         let (spec, version) = snapshot_blocking(spec, data_dir).await?;
         match self.deployer.prepare(spec, &mut HashMap::new()).await? {

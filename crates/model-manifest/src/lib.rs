@@ -9,7 +9,7 @@
 //! records keep their wire types, which allow further keys), so a model directory fails before
 //! it serves.
 
-use model_sdk::{ChemicalScope, Citation, Example, ModelInfo, PropertyRange};
+use edge_api::model::{ChemicalScope, Citation, Example, ModelInfo, PropertyRange};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -198,20 +198,147 @@ fn where_and_why(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
+/// The manifest's sections: name, and whether it must be there.
+const SECTIONS: [(&str, bool); 9] = [
+    ("info", true),
+    ("citation", true),
+    ("capability", true),
+    ("input", true),
+    ("output", true),
+    ("onnx", false),
+    ("acceptable_ranges", true),
+    ("applicability_domain", false),
+    ("test_examples", true),
+];
+
+/// Deserializes one section (or entry) from its TOML value; the error says where.
+fn section<T: serde::de::DeserializeOwned>(value: &toml::Value, at: &str) -> Result<T, String> {
+    value.clone().try_into().map_err(|e: toml::de::Error| {
+        format!("[{at}]: {}", e.message().trim_end_matches('\n'))
+    })
+}
+
+/// Every problem of a section's entries, each entry deserialized alone (so one bad property
+/// range does not hide the next).
+fn entries<T: serde::de::DeserializeOwned>(value: Option<&toml::Value>, at: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    match value {
+        Some(toml::Value::Table(t)) => {
+            for (k, v) in t {
+                problems.extend(section::<T>(v, &format!("{at}.{k}")).err());
+            }
+        }
+        Some(toml::Value::Array(items)) => {
+            for (i, v) in items.iter().enumerate() {
+                problems.extend(section::<T>(v, &format!("{at}[{i}]")).err());
+            }
+        }
+        _ => {}
+    }
+    problems
+}
+
 impl Manifest {
-    /// Parses `text`, then checks what types alone cannot say; errors name the field.
+    /// Parses `text`, then checks what types alone cannot say; the error lists every
+    /// problem found, one per line, each naming the field.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let m: Manifest = toml::from_str(text).map_err(|e| where_and_why(text, &e))?;
-        m.check()?;
-        Ok(m)
+        Self::parse_all(text).map_err(|problems| problems.join("\n"))
     }
 
-    fn check(&self) -> Result<(), String> {
+    /// [`Manifest::parse`], every problem apart: a wrong section does not hide the next
+    /// one, nor does a bad entry of a table or list its neighbours. (Within one record
+    /// serde stops at the first problem.)
+    pub fn parse_all(text: &str) -> Result<Self, Vec<String>> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| vec![where_and_why(text, &e)])?;
+        let mut problems = Vec::new();
+        for key in table.keys() {
+            if !SECTIONS.iter().any(|(name, _)| name == key) && key != "evidence" {
+                let known: Vec<&str> = SECTIONS.iter().map(|(n, _)| *n).collect();
+                problems.push(format!(
+                    "[{key}]: not a section of model.toml (they are {}, evidence)",
+                    known.join(", ")
+                ));
+            }
+        }
+        for (name, required) in SECTIONS {
+            if required && !table.contains_key(name) {
+                problems.push(format!("[{name}]: missing"));
+            }
+        }
+        let get = |k: &str| table.get(k);
+        if let Some(v) = get("info") {
+            problems.extend(section::<ModelInfo>(v, "info").err());
+        }
+        if let Some(v) = get("citation") {
+            problems.extend(section::<Citation>(v, "citation").err());
+        }
+        if let Some(v) = get("capability") {
+            problems.extend(section::<CapabilityText>(v, "capability").err());
+        }
+        if let Some(v) = get("input") {
+            problems.extend(section::<Input>(v, "input").err());
+        }
+        if let Some(v) = get("output") {
+            problems.extend(section::<Output>(v, "output").err());
+        }
+        if let Some(v) = get("onnx") {
+            problems.extend(section::<OnnxFile>(v, "onnx").err());
+        }
+        if let Some(v) = get("applicability_domain") {
+            problems.extend(section::<Domain>(v, "applicability_domain").err());
+        }
+        if let Some(v) = get("evidence") {
+            problems.extend(section::<EvidenceSpec>(v, "evidence").err());
+        }
+        if let Some(v) = get("acceptable_ranges") {
+            let ranges = v.get("property_ranges");
+            let mut problems_here = entries::<PropertyRange>(ranges, "acceptable_ranges.property_ranges");
+            if problems_here.is_empty() {
+                problems_here.extend(section::<RangesText>(v, "acceptable_ranges").err());
+            }
+            problems.extend(problems_here);
+        }
+        if let Some(v) = get("test_examples") {
+            let examples = v.get("examples");
+            let mut problems_here = entries::<Example>(examples, "test_examples.examples");
+            if problems_here.is_empty() {
+                problems_here.extend(section::<ExamplesText>(v, "test_examples").err());
+            }
+            problems.extend(problems_here);
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let m: Manifest = toml::from_str(text).map_err(|e| vec![where_and_why(text, &e)])?;
+        let problems = m.check();
+        if problems.is_empty() {
+            Ok(m)
+        } else {
+            Err(problems)
+        }
+    }
+
+    /// The ONNX graph's file and the other files the manifest names (test set,
+    /// fingerprints), relative to the model directory.
+    pub fn files(&self) -> Vec<(&'static str, &str)> {
+        let mut files = vec![("onnx.file", self.onnx.file.as_str())];
+        if let Some(f) = &self.applicability_domain.fingerprints {
+            files.push(("applicability_domain.fingerprints", f));
+        }
+        if let Some(e) = &self.evidence {
+            files.push(("evidence.test_set", &e.test_set));
+        }
+        files
+    }
+
+    /// What types alone cannot say, every problem.
+    fn check(&self) -> Vec<String> {
+        let mut problems = Vec::new();
         if self.info.name.trim().is_empty() {
-            return Err("info.name must not be empty".into());
+            problems.push("info.name must not be empty".into());
         }
         if self.test_examples.examples.is_empty() {
-            return Err(
+            problems.push(
                 "test_examples.examples must hold at least one example: /health runs \
                         them before the model is ready"
                     .into(),
@@ -220,42 +347,42 @@ impl Manifest {
         if let Output::Classification { labels, .. } = &self.output
             && labels.len() < 2
         {
-            return Err("output.labels must name at least two classes".into());
+            problems.push("output.labels must name at least two classes".into());
         }
         let d = &self.applicability_domain;
         match &self.input {
             Input::Text { featurizer, .. } => {
                 if !featurizer.morgan_bits.is_multiple_of(8) {
-                    return Err("input.featurizer.morgan_bits must be a multiple of 8".into());
+                    problems.push("input.featurizer.morgan_bits must be a multiple of 8".into());
                 }
                 if d.fingerprints.is_some() != d.min_similarity.is_some() {
-                    return Err("applicability_domain: give both fingerprints and \
+                    problems.push("applicability_domain: give both fingerprints and \
                                 min_similarity, or neither"
                         .into());
                 }
                 if d.fingerprints.is_some() && featurizer.morgan_bits == 0 {
-                    return Err("applicability_domain.fingerprints needs \
+                    problems.push("applicability_domain.fingerprints needs \
                                 input.featurizer.morgan_bits"
                         .into());
                 }
                 if let Some(s) = d.min_similarity
                     && !(0.0..=1.0).contains(&s)
                 {
-                    return Err("applicability_domain.min_similarity must be within 0..1".into());
+                    problems.push("applicability_domain.min_similarity must be within 0..1".into());
                 }
                 if let Some(k) = d
                     .descriptor_ranges
                     .keys()
                     .find(|k| !featurizer.descriptors.contains(k))
                 {
-                    return Err(format!(
+                    problems.push(format!(
                         "applicability_domain.descriptor_ranges.{k}: not one of \
                          input.featurizer.descriptors"
                     ));
                 }
                 for (i, e) in self.test_examples.examples.iter().enumerate() {
                     if !e.input.contains_key("smiles") && !e.input.contains_key("text") {
-                        return Err(format!(
+                        problems.push(format!(
                             "test_examples.examples[{i}] (`{}`) needs a smiles field",
                             e.name
                         ));
@@ -264,16 +391,16 @@ impl Manifest {
             }
             Input::Tabular { features } => {
                 if features.is_empty() {
-                    return Err("input.features must name at least one feature".into());
+                    problems.push("input.features must name at least one feature".into());
                 }
                 if let Some(k) = d.feature_ranges.keys().find(|k| !features.contains(k)) {
-                    return Err(format!(
+                    problems.push(format!(
                         "applicability_domain.feature_ranges.{k}: not one of input.features"
                     ));
                 }
                 for (i, e) in self.test_examples.examples.iter().enumerate() {
                     if !e.input.contains_key("features") {
-                        return Err(format!(
+                        problems.push(format!(
                             "test_examples.examples[{i}] (`{}`) needs a features field",
                             e.name
                         ));
@@ -281,6 +408,81 @@ impl Manifest {
                 }
             }
         }
-        Ok(())
+        problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const IRIS: &str = include_str!("../../../models/iris/model.toml");
+
+    /// `text` without the lines `drop` says (whole lines, trimmed, compared exactly) and the
+    /// table `[section]` with its lines.
+    fn without(text: &str, section: &str, drop: &[&str]) -> String {
+        let mut out = String::new();
+        let mut skipping = false;
+        for line in text.lines() {
+            let t = line.trim();
+            if t.starts_with('[') {
+                skipping = t == format!("[{section}]");
+            }
+            if skipping || drop.iter().any(|d| t.starts_with(d)) {
+                continue;
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
+    }
+
+    #[test]
+    fn the_repositorys_manifest_parses() {
+        let m = Manifest::parse(IRIS).unwrap();
+        assert_eq!(m.info.name, "iris");
+        assert_eq!(m.files()[0], ("onnx.file", "model.onnx"));
+    }
+
+    /// The three problems a newcomer met one at a time, each after a 15 s recompile, come
+    /// in one answer.
+    #[test]
+    fn every_problem_comes_at_once() {
+        let mut text = without(IRIS, "citation", &["maintainer ="]);
+        // One property range without its validation metrics.
+        text = text.replacen(
+            "[acceptable_ranges.property_ranges.sepal_width_cm.validation_metrics]",
+            "[acceptable_ranges.property_ranges.sepal_width_cm.not_metrics]",
+            1,
+        );
+        let problems = Manifest::parse_all(&text).unwrap_err();
+        let all = problems.join("\n");
+        assert!(all.contains("[citation]: missing"), "{all}");
+        assert!(all.contains("[info]") && all.contains("maintainer"), "{all}");
+        assert!(
+            all.contains("sepal_width_cm") && all.contains("validation_metrics"),
+            "{all}"
+        );
+        assert_eq!(problems.len(), 3, "{all}");
+    }
+
+    #[test]
+    fn a_syntax_error_names_its_line_and_key() {
+        let e = Manifest::parse("[info]\nname = \"x\"\ndescription = oops\n").unwrap_err();
+        assert!(e.starts_with("line 3"), "{e}");
+        assert!(e.contains("`description`"), "{e}");
+    }
+
+    #[test]
+    fn unknown_sections_and_checks_beyond_types_are_all_listed() {
+        let text = format!("{IRIS}\n[extras]\nx = 1\n");
+        let all = Manifest::parse(&text).unwrap_err();
+        assert!(all.contains("[extras]: not a section"), "{all}");
+        let one_label = IRIS.replace(
+            "labels = [\n    \"setosa\",\n    \"versicolor\",\n    \"virginica\",\n]",
+            "labels = [\"setosa\"]",
+        );
+        let all = Manifest::parse(&one_label).unwrap_err();
+        assert!(all.contains("at least two classes"), "{all}");
     }
 }
