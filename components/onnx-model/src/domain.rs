@@ -3,8 +3,8 @@
 //! and every descriptor or feature lies within its training range; otherwise the result says
 //! `in_domain: false` and a `warning` names why.
 
-use model_manifest::Range;
 use chem::fingerprint::Fingerprint;
+use model_manifest::Range;
 use serde_json::{Value, json};
 
 pub struct Domain {

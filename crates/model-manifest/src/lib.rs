@@ -213,9 +213,10 @@ const SECTIONS: [(&str, bool); 9] = [
 
 /// Deserializes one section (or entry) from its TOML value; the error says where.
 fn section<T: serde::de::DeserializeOwned>(value: &toml::Value, at: &str) -> Result<T, String> {
-    value.clone().try_into().map_err(|e: toml::de::Error| {
-        format!("[{at}]: {}", e.message().trim_end_matches('\n'))
-    })
+    value
+        .clone()
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("[{at}]: {}", e.message().trim_end_matches('\n')))
 }
 
 /// Every problem of a section's entries, each entry deserialized alone (so one bad property
@@ -292,7 +293,8 @@ impl Manifest {
         }
         if let Some(v) = get("acceptable_ranges") {
             let ranges = v.get("property_ranges");
-            let mut problems_here = entries::<PropertyRange>(ranges, "acceptable_ranges.property_ranges");
+            let mut problems_here =
+                entries::<PropertyRange>(ranges, "acceptable_ranges.property_ranges");
             if problems_here.is_empty() {
                 problems_here.extend(section::<RangesText>(v, "acceptable_ranges").err());
             }
@@ -356,14 +358,18 @@ impl Manifest {
                     problems.push("input.featurizer.morgan_bits must be a multiple of 8".into());
                 }
                 if d.fingerprints.is_some() != d.min_similarity.is_some() {
-                    problems.push("applicability_domain: give both fingerprints and \
+                    problems.push(
+                        "applicability_domain: give both fingerprints and \
                                 min_similarity, or neither"
-                        .into());
+                            .into(),
+                    );
                 }
                 if d.fingerprints.is_some() && featurizer.morgan_bits == 0 {
-                    problems.push("applicability_domain.fingerprints needs \
+                    problems.push(
+                        "applicability_domain.fingerprints needs \
                                 input.featurizer.morgan_bits"
-                        .into());
+                            .into(),
+                    );
                 }
                 if let Some(s) = d.min_similarity
                     && !(0.0..=1.0).contains(&s)
@@ -458,7 +464,10 @@ mod tests {
         let problems = Manifest::parse_all(&text).unwrap_err();
         let all = problems.join("\n");
         assert!(all.contains("[citation]: missing"), "{all}");
-        assert!(all.contains("[info]") && all.contains("maintainer"), "{all}");
+        assert!(
+            all.contains("[info]") && all.contains("maintainer"),
+            "{all}"
+        );
         assert!(
             all.contains("sepal_width_cm") && all.contains("validation_metrics"),
             "{all}"

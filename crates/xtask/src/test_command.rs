@@ -99,7 +99,9 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
         println!("tests: SKIPPED the bench's instructions section (valgrind missing; see above)");
     }
     if !python {
-        println!("tests: SKIPPED the schemathesis runs and the bring-your-own-model test (the tests' Python tools missing; see above)");
+        println!(
+            "tests: SKIPPED the schemathesis runs and the bring-your-own-model test (the tests' Python tools missing; see above)"
+        );
     }
     if !totals.ok || totals.failed > 0 {
         return Err("tests failed".into());

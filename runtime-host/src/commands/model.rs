@@ -82,9 +82,7 @@ pub async fn run(args: ModelArgs) -> Result<()> {
         trigger: trigger.clone(),
     };
     let hooks = hooks::for_model(&version, Some(shutdown));
-    let loaded = launcher
-        .launch_flagged(&component, &vars, hooks)
-        .await?;
+    let loaded = launcher.launch_flagged(&component, &vars, hooks).await?;
     let stop = async move {
         tokio::select! {
             _ = signals::wait() => {},
@@ -113,7 +111,11 @@ fn check(dirs: &[PathBuf]) -> Result<()> {
             Err(problems) => {
                 failed += 1;
                 let n = problems.len();
-                println!("{}: {n} problem{}", dir.display(), if n == 1 { "" } else { "s" });
+                println!(
+                    "{}: {n} problem{}",
+                    dir.display(),
+                    if n == 1 { "" } else { "s" }
+                );
                 for p in problems {
                     println!("  - {p}");
                 }

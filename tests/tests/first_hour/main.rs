@@ -1,6 +1,7 @@
 //! A newcomer's first hour (issue 46): what a new user ran into following the README, each
 //! tried as they did it. Start-up never drops a model ([`startup`]); every answer has the right
-//! flags ([`ranges`]).
+//! flags ([`ranges`]); bringing a model is quick ([`own_model`]).
 
+mod own_model;
 mod ranges;
 mod startup;

@@ -14,8 +14,8 @@ const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 /// The directory's manifest, or every problem found, each naming its field or file.
 pub fn check_model_dir(dir: &Path) -> Result<Manifest, Vec<String>> {
     let path = dir.join("model.toml");
-    let meta = std::fs::symlink_metadata(&path)
-        .map_err(|e| vec![format!("{}: {e}", path.display())])?;
+    let meta =
+        std::fs::symlink_metadata(&path).map_err(|e| vec![format!("{}: {e}", path.display())])?;
     if !meta.is_file() {
         return Err(vec![format!("{}: not a regular file", path.display())]);
     }
@@ -27,8 +27,8 @@ pub fn check_model_dir(dir: &Path) -> Result<Manifest, Vec<String>> {
         )]);
     }
     let text = std::fs::read(&path).map_err(|e| vec![format!("{}: {e}", path.display())])?;
-    let text = String::from_utf8(text)
-        .map_err(|_| vec![format!("{}: not UTF-8 text", path.display())])?;
+    let text =
+        String::from_utf8(text).map_err(|_| vec![format!("{}: not UTF-8 text", path.display())])?;
     let manifest = Manifest::parse_all(&text).map_err(|problems| {
         problems
             .into_iter()

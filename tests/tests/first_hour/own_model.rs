@@ -1,0 +1,159 @@
+//! Bringing your own model takes one try (issue 46 §3): docs/own-model.md followed as
+//! written. Its files (`<!-- file: PATH -->` before a code block) are written out, its
+//! training script run with the tests' pinned scikit-learn and skl2onnx (default export
+//! options: the classifier ends in ZipMap), `runtime-host model check` passes both models,
+//! and both deploy by being moved into a watched `--models` directory and answer their test
+//! examples on the app port.
+
+use e2e_tests::{Client, Stack, host_binary, temp_dir, workspace_root};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The files the page gives: each `<!-- file: PATH -->` and the fenced block after it.
+fn files_of(page: &str) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    let mut lines = page.lines();
+    while let Some(line) = lines.next() {
+        let Some(path) = line
+            .trim()
+            .strip_prefix("<!-- file: ")
+            .and_then(|l| l.strip_suffix(" -->"))
+        else {
+            continue;
+        };
+        let fence = lines.next().expect("a code block after the file marker");
+        assert!(fence.starts_with("```"), "{path}: {fence}");
+        let body: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("```"))
+            .collect();
+        files.push((path.to_owned(), body.join("\n") + "\n"));
+    }
+    files
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bring_your_own_model_page_works_as_written() {
+    let Some(python) = e2e_tests::test_python("the bring-your-own-model page") else {
+        return;
+    };
+    let page = std::fs::read_to_string(workspace_root().join("docs/own-model.md")).unwrap();
+    let files = files_of(&page);
+    let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(
+        names,
+        ["train.py", "flowers/model.toml", "diabetes/model.toml"]
+    );
+    let work = temp_dir();
+    for (path, text) in &files {
+        let to = work.path().join(path);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, text).unwrap();
+    }
+
+    // 1. Train and export, as the page says.
+    let trained = Command::new(python.join("bin/python"))
+        .arg("train.py")
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&trained.stdout).into_owned()
+        + &String::from_utf8_lossy(&trained.stderr);
+    assert!(trained.status.success(), "train.py: {said}");
+    assert!(
+        said.contains("['setosa', 'versicolor', 'virginica']"),
+        "{said}"
+    );
+
+    // 3. Check: both pass, in well under a second.
+    let started = Instant::now();
+    let checked = Command::new(host_binary())
+        .args(["model", "check", "flowers", "diabetes"])
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let out = String::from_utf8_lossy(&checked.stdout);
+    assert!(
+        checked.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    assert!(
+        out.contains("flowers: ok (flowers: classification of species into 3 labels"),
+        "{out}"
+    );
+    assert!(
+        out.contains("diabetes: ok (diabetes: regression of progression"),
+        "{out}"
+    );
+    assert!(took < Duration::from_secs(1), "model check took {took:?}");
+
+    // 4. Deploy: moved into the directory a running stack watches.
+    let models = temp_dir();
+    let dir = models.path().to_str().unwrap();
+    let stack = Stack::up(&["--models", dir, "--watch-interval", "300ms"], 4);
+    for name in ["flowers", "diabetes"] {
+        std::fs::rename(work.path().join(name), models.path().join(name)).unwrap();
+    }
+    let c = Client::new();
+    for name in ["flowers", "diabetes"] {
+        wait_until_healthy(&c, &stack, name).await;
+    }
+
+    // 5. Call it: the page's request, and each model's own test example.
+    let virginica = serde_json::json!({"input_type": "tabular", "data": {"features": {
+        "sepal_length_cm": 6.3, "sepal_width_cm": 3.3, "petal_length_cm": 6.0, "petal_width_cm": 2.5}}});
+    let r = c
+        .post_json(&stack.app("/models/flowers/predict"), &virginica, None)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let results = &r.value()["results"];
+    assert_eq!(results["prediction"], "virginica", "{results}");
+    let p = &results["probabilities"];
+    let total: f64 = ["setosa", "versicolor", "virginica"]
+        .iter()
+        .map(|l| p[l].as_f64().unwrap_or_else(|| panic!("{l} in {p}")))
+        .sum();
+    assert!(
+        (total - 1.0).abs() < 1e-4,
+        "probabilities of the three labels: {p}"
+    );
+    assert_eq!(results["in_domain"], true, "{results}");
+
+    let examples = c
+        .get(&stack.app("/models/diabetes/test_examples"))
+        .await
+        .value();
+    let features = &examples["examples"][0]["features"];
+    let request = serde_json::json!({"input_type": "tabular", "data": {"features": features}});
+    let r = c
+        .post_json(&stack.app("/models/diabetes/predict"), &request, None)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let progression = r.value()["results"]["prediction"].as_f64().unwrap();
+    // train.py printed scikit-learn's own prediction for that row.
+    let sklearn: f64 = said
+        .lines()
+        .find_map(|l| l.strip_prefix("diabetes: first row"))
+        .and_then(|l| l.rsplit("-> ").next())
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("scikit-learn's prediction in {said}"));
+    assert!(
+        (progression - sklearn).abs() < 0.5,
+        "the served forest {progression} against scikit-learn's {sklearn}"
+    );
+}
+
+async fn wait_until_healthy(c: &Client, stack: &Stack, name: &str) {
+    let started = Instant::now();
+    let url = stack.app(&format!("/models/{name}/health"));
+    while c.get(&url).await.status != 200 {
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "{name} deployed within 180 s:\n{}",
+            stack.log()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
