@@ -1,7 +1,9 @@
 //! A newcomer's first hour (issue 46): what a new user ran into following the README, each
 //! tried as they did it. Start-up never drops a model ([`startup`]); every answer has the right
-//! flags ([`ranges`]); bringing a model is quick ([`own_model`]).
+//! flags ([`ranges`]); bringing a model is quick
+//! ([`own_model`]) and one that cannot serve says why ([`deploy_errors`]).
 
+mod deploy_errors;
 mod own_model;
 mod ranges;
 mod startup;

@@ -91,7 +91,8 @@ impl Admin {
                 match (method, parts.next()) {
                     (Method::DELETE, None) => self.undeploy(&name).await,
                     (Method::POST, Some("reload")) => {
-                        answer_listed(200, self.live.reload(&name).await, &name)
+                        let failed = "was not reloaded (what served, if anything, keeps serving)";
+                        answer_listed(200, self.live.reload(&name).await, &name, failed)
                     }
                     (m, None) => not_allowed(&m, &path, "DELETE"),
                     (m, Some("reload")) => not_allowed(&m, &path, "POST"),
@@ -147,7 +148,8 @@ impl Admin {
             return responses::error(ErrorCode::InvalidField, why);
         }
         let name = spec.name.clone();
-        answer_listed(201, self.live.deploy(spec).await, &name)
+        let failed = "could not be deployed";
+        answer_listed(201, self.live.deploy(spec).await, &name, failed)
     }
 
     async fn undeploy(&self, name: &str) -> HostResponse {
@@ -169,7 +171,13 @@ impl HostRoute for Admin {
     }
 }
 
-fn answer_listed(status: u16, outcome: Result<Listed, Refused>, name: &str) -> HostResponse {
+/// The admin API's answer about deployment `name`; `failed` says what a refusal means for it.
+fn answer_listed(
+    status: u16,
+    outcome: Result<Listed, Refused>,
+    name: &str,
+    failed: &str,
+) -> HostResponse {
     match outcome {
         Ok(listed) => responses::json(
             status,
@@ -194,10 +202,9 @@ fn answer_listed(status: u16, outcome: Result<Listed, Refused>, name: &str) -> H
             resp
         }
         // The specification's code for a model that failed its self-test or did not load.
-        Err(Refused::Failed(why)) => responses::error(
-            ErrorCode::NotReady,
-            format!("{name}: the new version was refused (what served keeps serving): {why}"),
-        ),
+        Err(Refused::Failed(why)) => {
+            responses::error(ErrorCode::NotReady, format!("{name} {failed}: {why}"))
+        }
     }
 }
 

@@ -135,8 +135,10 @@ impl Live {
         match self.run(Action::Add, spec, fingerprint).await {
             Ok(()) => self.get(&name).await.ok_or(Refused::Gone),
             Err(why) => {
-                // A model the API could not start is not kept (its name is free again).
+                // A model the API could not start is not kept (its name is free again), nor
+                // is what its start copied: nothing of it ever served.
                 self.entries.lock().await.remove(&name);
+                self.prune_after(&name, std::time::Duration::ZERO);
                 Err(Refused::Failed(why))
             }
         }
@@ -229,10 +231,15 @@ impl Live {
     /// (all of them, if the model was removed meanwhile). Skipped while a new version is
     /// being deployed, whose copy must not go: its own end prunes again.
     fn prune_later(self: &Arc<Self>, name: &str) {
-        let (live, name) = (self.clone(), name.to_owned());
         let drain = self.deployer.launcher.limits().deadline + DRAIN_GRACE;
+        self.prune_after(name, drain + std::time::Duration::from_secs(1));
+    }
+
+    /// [`Live::prune_later`] after `wait` (zero: for a version that never served).
+    fn prune_after(self: &Arc<Self>, name: &str, wait: std::time::Duration) {
+        let (live, name) = (self.clone(), name.to_owned());
         tokio::spawn(async move {
-            tokio::time::sleep(drain + std::time::Duration::from_secs(1)).await;
+            tokio::time::sleep(wait).await;
             let keep = match live.entries.lock().await.get(&name) {
                 Some(e) if e.busy => return,
                 Some(e) => [Some(e.version.clone()), e.previous_version.clone()],
