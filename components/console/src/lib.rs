@@ -15,6 +15,7 @@
 //! | GET       | /console.json     | `{"models": [...]}`: names under /models/   |
 //! | GET, HEAD | /depict.svg       | `?smiles=`: the molecule drawn (SVG)        |
 //! | any       | /models/{name}/...| 404: no such model (each model has its own route), naming the models |
+//! | any       | anything else     | 404 (a model endpoint such as `/predict`: saying models are under `/models/<name>/`) |
 
 mod assets;
 mod depict;
@@ -51,6 +52,13 @@ fn route(req: &ApiRequest) -> Result<Response, ApiError> {
             ),
         ));
     }
+    // A path the console does not serve is 404 whatever the method (a POST to /predict on
+    // the app port is a model endpoint without its model's prefix, not a wrong method).
+    let console_path = matches!(path, "/" | "/index.html" | "/console.json" | "/depict.svg")
+        || path.starts_with("/assets/");
+    if !console_path {
+        return Err(not_here(path));
+    }
     if !matches!(req.method.as_str(), "GET" | "HEAD") {
         return Ok(http::method_not_allowed(
             &req.method,
@@ -77,6 +85,41 @@ fn route(req: &ApiRequest) -> Result<Response, ApiError> {
         )
     })?;
     Ok(assets::respond(asset, req.header("if-none-match"), head))
+}
+
+/// The model endpoints of interface B, which on the app port live under each model's prefix.
+const MODEL_ENDPOINTS: &[&str] = &[
+    "/health",
+    "/capabilities",
+    "/acceptable_ranges",
+    "/predict",
+    "/info",
+    "/metrics",
+    "/citation",
+    "/test_examples",
+    "/shutdown",
+    "/openapi.json",
+    "/evidence",
+];
+
+/// 404 for a path no service of the app serves; a model endpoint's says where models are.
+fn not_here(path: &str) -> ApiError {
+    if MODEL_ENDPOINTS.contains(&path) {
+        let names = model_names();
+        let example = names.first().map_or("<name>", String::as_str);
+        return ApiError::new(
+            ErrorCode::NotFound,
+            format!(
+                "no route for {path} here: on the app port each model answers under \
+                 /models/<name>/ (e.g. /models/{example}{path}); the models are: {}",
+                names.join(", ")
+            ),
+        );
+    }
+    ApiError::new(
+        ErrorCode::NotFound,
+        format!("the console has no file {path}"),
+    )
 }
 
 /// The `models` variable: model names separated by commas or white space. Names that could

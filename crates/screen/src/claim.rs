@@ -1,9 +1,11 @@
 //! The output file is one run's alone, and is the file it names, never what a link points
 //! to. A run holds an advisory lock on its output for as long as it writes, so a second run
 //! on the same output (a `--resume` started twice, a `--force` while the first still writes)
-//! is refused instead of interleaving rows. A new output is written beside the path and
-//! renamed over it, so `-o link --force` replaces the link itself, and a dangling link gets
-//! no target created.
+//! is refused instead of interleaving rows. A new output is written beside the path
+//! (`.<name>.partial`, locked too) and renamed over it once the first answers are good
+//! ([`Pending::publish`]): a run that fails at once (a wrong `--data`) leaves no file behind
+//! and, with `--force`, the old one in place. So `-o link --force` replaces the link itself,
+//! and a dangling link gets no target created.
 
 use anyhow::{Context, Result, bail};
 use std::fs::{File, OpenOptions, TryLockError};
@@ -14,19 +16,49 @@ pub struct Claimed {
     pub file: File,
     /// It holds an earlier run's rows, to be continued.
     pub resuming: bool,
+    /// A new output, not yet at its path: [`Pending::publish`] puts it there.
+    pub pending: Option<Pending>,
+}
+
+/// A new output written beside its path, renamed over it when published; removed if the run
+/// ends before that.
+pub struct Pending {
+    temp: std::path::PathBuf,
+    path: std::path::PathBuf,
+    /// The file being replaced (`--force`), locked until the new one takes its place.
+    _old: Option<File>,
+    published: bool,
+}
+
+impl Pending {
+    /// Puts the new output at its path (replacing what was there).
+    pub fn publish(mut self) -> Result<()> {
+        std::fs::rename(&self.temp, &self.path)
+            .with_context(|| format!("cannot write {}", self.path.display()))?;
+        self.published = true;
+        Ok(())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
 }
 
 /// Claims `path` for writing: continues it (`resume`, if it exists), replaces it (`force`),
 /// or makes it; refused while another run writes it.
 pub fn claim(path: &Path, resume: bool, force: bool) -> Result<Claimed> {
     match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => replace(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => replace(path, None),
         Err(e) => Err(e).with_context(|| format!("cannot look at {}", path.display())),
         Ok(m) if m.file_type().is_symlink() => {
             if resume || !force {
                 claim_refusal(path, resume)?;
             }
-            replace(path)
+            replace(path, None)
         }
         Ok(m) if m.is_file() => {
             let file = open_no_follow(path)?;
@@ -35,15 +67,14 @@ pub fn claim(path: &Path, resume: bool, force: bool) -> Result<Claimed> {
                 return Ok(Claimed {
                     file,
                     resuming: true,
+                    pending: None,
                 });
             }
             if !force {
                 claim_refusal(path, resume)?;
             }
             // The old file stays locked until the new one has taken its place.
-            let claimed = replace(path);
-            drop(file);
-            claimed
+            replace(path, Some(file))
         }
         Ok(_) => bail!("{} is not a regular file", path.display()),
     }
@@ -81,31 +112,57 @@ fn claim_refusal(path: &Path, resume: bool) -> Result<()> {
     )
 }
 
-/// A new, empty, locked file at `path`: made beside it and renamed over it.
-fn replace(path: &Path) -> Result<Claimed> {
+/// A new, empty, locked file beside `path` (`.<name>.partial`), to be renamed over it once
+/// published. The partial's name is the same for every run on `path`, so a second run is
+/// refused by its lock while the first has not published yet; one a killed run left is
+/// taken over.
+fn replace(path: &Path, old: Option<File>) -> Result<Claimed> {
     let name = path
         .file_name()
         .with_context(|| format!("{} names no file", path.display()))?;
     let mut temp_name = std::ffi::OsString::from(".");
     temp_name.push(name);
-    temp_name.push(format!(".{}.partial", std::process::id()));
+    temp_name.push(".partial");
     let temp = path.with_file_name(temp_name);
-    let _ = std::fs::remove_file(&temp);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&temp)
-        .with_context(|| format!("cannot write {}", temp.display()))?;
+    let file = open_partial(&temp)?;
     lock(&file, path)?;
-    if let Err(e) = std::fs::rename(&temp, path) {
-        let _ = std::fs::remove_file(&temp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
-    }
+    file.set_len(0)
+        .with_context(|| format!("cannot write {}", temp.display()))?;
     Ok(Claimed {
         file,
         resuming: false,
+        pending: Some(Pending {
+            temp,
+            path: path.to_owned(),
+            _old: old,
+            published: false,
+        }),
     })
+}
+
+/// Opens (or makes) the partial file itself, never what a link there points to.
+#[cfg(unix)]
+fn open_partial(temp: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(temp)
+        .with_context(|| format!("cannot write {}", temp.display()))
+}
+
+#[cfg(not(unix))]
+fn open_partial(temp: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(temp)
+        .with_context(|| format!("cannot write {}", temp.display()))
 }
 
 #[cfg(unix)]
@@ -153,6 +210,14 @@ mod tests {
         let out = dir.path().join("out.csv");
         let mut first = claim(&out, false, false).unwrap();
         first.file.write_all(b"id\n").unwrap();
+        // Not yet published: another run is refused by the partial file's lock.
+        let err = claim(&out, false, false).err().unwrap();
+        assert!(format!("{err:#}").contains("another"), "{err:#}");
+        assert!(
+            !out.exists(),
+            "nothing at the output's path before the first good answer"
+        );
+        first.pending.take().unwrap().publish().unwrap();
         for (resume, force) in [(true, false), (false, true), (false, false)] {
             let err = claim(&out, resume, force).err().unwrap();
             assert!(format!("{err:#}").contains("another"), "{err:#}");
@@ -170,14 +235,28 @@ mod tests {
         std::os::unix::fs::symlink(&target, &link).unwrap();
         assert!(claim(&link, true, false).is_err());
         assert!(claim(&link, false, false).is_err());
-        claim(&link, false, true).unwrap();
+        let mut forced = claim(&link, false, true).unwrap();
+        forced.pending.take().unwrap().publish().unwrap();
         assert!(!std::fs::symlink_metadata(&link).unwrap().is_symlink());
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
 
         let dangling = dir.path().join("dangling.csv");
         let nowhere = dir.path().join("nowhere");
         std::os::unix::fs::symlink(&nowhere, &dangling).unwrap();
-        claim(&dangling, false, true).unwrap();
+        let mut forced = claim(&dangling, false, true).unwrap();
+        forced.pending.take().unwrap().publish().unwrap();
         assert!(!nowhere.exists());
+    }
+
+    #[test]
+    fn an_unpublished_output_leaves_nothing_and_the_old_file_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.csv");
+        drop(claim(&out, false, false).unwrap());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        std::fs::write(&out, "id\nkeep\n").unwrap();
+        drop(claim(&out, false, true).unwrap());
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "id\nkeep\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

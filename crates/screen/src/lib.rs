@@ -145,6 +145,8 @@ pub async fn run(
     let total = input::count(&args.input, format)?;
     // Held until the run ends: a second run on this output is refused.
     let mut claimed = claim::claim(&out_path, args.resume, args.force)?;
+    // A new output is put at its path with the first good answers (see `claim`).
+    let mut pending = claimed.pending.take();
     let existing = if claimed.resuming {
         Some(output::existing(&mut claimed.file, &out_path, out_format)?)
     } else {
@@ -206,11 +208,13 @@ pub async fn run(
         .buffered(concurrency);
     let mut summary = Summary {
         model: target.model.clone(),
-        resumed: done_before,
         total,
         output: out_path.display().to_string(),
         ..Summary::default()
     };
+    if let Some(existing) = &existing {
+        summary.add_existing(existing);
+    }
     let mut progress = progress::Progress::new(
         total,
         done_before,
@@ -243,6 +247,9 @@ pub async fn run(
         output
             .write(&rows)
             .with_context(|| format!("writing {}", out_path.display()))?;
+        if let Some(p) = pending.take() {
+            p.publish()?;
+        }
         rows.iter().for_each(|(_, o)| summary.count(o));
         progress.advance(rows.len() as u64);
     }
@@ -255,19 +262,28 @@ pub async fn run(
         && fatal.is_none()
         && read_error.is_none()
         && summary.resumed + summary.rows < total;
+    // Nothing good came back: no output file (a new one is never put in place), and no
+    // `--resume` to suggest.
+    let written = summary.resumed + summary.rows;
+    let next = if written == 0 && pending.is_some() {
+        format!(
+            "nothing was written to {}; fix it and run the command again",
+            out_path.display()
+        )
+    } else {
+        format!("{written} rows were written; continue with --resume")
+    };
     if let Some(e) = read_error {
         eprint!("{summary}");
-        return Err(e.context(format!(
-            "{} rows were written; fix the input and continue with --resume",
-            summary.resumed + summary.rows
-        )));
+        return Err(e.context(format!("{next} (after fixing the input)")));
     }
     if let Some(why) = fatal {
         eprint!("{summary}");
-        bail!(
-            "{why}\n{} rows were written; continue with --resume",
-            summary.resumed + summary.rows
-        );
+        bail!("{why}\n{next}");
+    }
+    // An input with no rows (or a stop before the first answer) still gets its output.
+    if let Some(p) = pending.take() {
+        p.publish()?;
     }
     Ok(summary)
 }

@@ -58,6 +58,23 @@ pub struct Existing {
     pub last_id: Option<String>,
     /// The CSV header found (its result columns are kept for the rows to come).
     pub header: Option<Vec<String>>,
+    /// What those rows say, so the summary accounts for the whole file: their failures
+    /// (each error, with how many rows have it) and rows outside the domain.
+    pub errors: std::collections::HashMap<String, u64>,
+    pub outside_domain: u64,
+}
+
+impl Existing {
+    /// Counts one row already written: its error (if any) and whether it was in the domain.
+    fn tally(&mut self, error: Option<&str>, in_domain: Option<bool>) {
+        self.rows += 1;
+        if let Some(e) = error.filter(|e| !e.is_empty()) {
+            *self.errors.entry(e.to_owned()).or_default() += 1;
+        }
+        if in_domain == Some(false) {
+            self.outside_domain += 1;
+        }
+    }
 }
 
 /// Reads what an earlier run wrote to `file` (the output at `path`), cutting a last line
@@ -85,7 +102,8 @@ pub fn existing(file: &mut File, path: &Path, format: OutputFormat) -> Result<Ex
                         path.display()
                     )
                 })?;
-                found.rows += 1;
+                let error = value.get(ERROR).and_then(Value::as_str);
+                found.tally(error, value.get(IN_DOMAIN).and_then(Value::as_bool));
                 found.last_id = value.get("id").and_then(Value::as_str).map(str::to_owned);
             }
             Ok(found)
@@ -104,13 +122,17 @@ pub fn existing(file: &mut File, path: &Path, format: OutputFormat) -> Result<Ex
                     path.display()
                 );
             }
+            let at = |name: &str| header.iter().position(|h| h == name);
+            let (error_at, domain_at) = (at(ERROR), at(IN_DOMAIN));
             let mut found = Existing {
-                header: Some(header),
+                header: Some(header.clone()),
                 ..Existing::default()
             };
             for record in reader.records() {
                 let record = record?;
-                found.rows += 1;
+                let error = error_at.and_then(|i| record.get(i));
+                let in_domain = domain_at.and_then(|i| record.get(i)?.parse::<bool>().ok());
+                found.tally(error, in_domain);
                 found.last_id = record.get(0).map(str::to_owned);
             }
             Ok(found)

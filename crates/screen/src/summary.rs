@@ -28,6 +28,16 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Accounts for the rows an earlier run wrote (resumed): the summary is of the whole file.
+    pub fn add_existing(&mut self, existing: &crate::output::Existing) {
+        self.resumed = existing.rows;
+        for (error, n) in &existing.errors {
+            self.failed += n;
+            *self.errors.entry(kind_of(error)).or_default() += n;
+        }
+        self.outside_domain += existing.outside_domain;
+    }
+
     pub fn count(&mut self, outcome: &Outcome) {
         self.rows += 1;
         if let Some(error) = &outcome.error {
@@ -89,6 +99,7 @@ impl fmt::Display for Summary {
             "  written:  {written} of {} rows to {}",
             self.total, self.output
         )?;
+        // Failures and the domain count every row of the file, resumed ones included.
         writeln!(f, "  failed:   {}", self.failed)?;
         let mut kinds: Vec<_> = self.errors.iter().collect();
         kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));

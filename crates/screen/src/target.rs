@@ -9,6 +9,18 @@ use serde_json::{Map, Value, json};
 use service_client::HttpClient;
 use std::time::Duration;
 
+/// The endpoints of interface B, which a model's base URL does not end with.
+const ENDPOINTS: &[&str] = &[
+    "/predict",
+    "/health",
+    "/capabilities",
+    "/info",
+    "/metrics",
+    "/acceptable_ranges",
+    "/test_examples",
+    "/citation",
+];
+
 /// What the deployment told us about itself.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -27,8 +39,18 @@ pub struct Target {
 }
 
 impl Target {
+    /// The model at base URL `url` (`http://127.0.0.1:3000/models/molprop`): what it takes
+    /// and answers, from its `/capabilities` and `/info`.
     pub async fn discover(client: &HttpClient, url: &str) -> Result<Self> {
         let url = url.trim_end_matches('/').to_owned();
+        // The URL names the model, not one of its endpoints: `.../predict` is a common slip.
+        if let Some(base) = ENDPOINTS.iter().find_map(|e| url.strip_suffix(e)) {
+            bail!(
+                "--url {url} names an endpoint; give the model's base URL, without `{}`: \
+                 --url {base}",
+                &url[base.len()..]
+            );
+        }
         let get = |path: &'static str| {
             let full = format!("{url}{path}");
             async move {

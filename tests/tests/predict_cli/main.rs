@@ -1,8 +1,9 @@
 //! `runtime-host predict`: libraries through real models, in process and against a running
 //! deployment, with bad rows, every input format, the limits, Ctrl-C and --resume
-//! (`resume`).
+//! (`resume`), hostile input (`hostile`) and the usual slips (`mistakes`).
 
 mod hostile;
+mod mistakes;
 mod resume;
 
 use e2e_tests::host::HostBuilder;
