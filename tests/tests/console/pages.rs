@@ -117,6 +117,28 @@ pub(crate) async fn try_it(browser: &Browser, stack: &Stack, c: &Client) {
             "sized: {d}"
         );
     }
+    // The examples' molecules at one bond length: every one at the same scale of its own
+    // drawing (shrunk only if it did not fit its box; none of molprop's needs that).
+    let scales = browser
+        .eval(
+            "return [...document.querySelectorAll('ul.examples img.structure')] \
+             .map((i) => i.getBoundingClientRect().width / i.naturalWidth);",
+        )
+        .await;
+    let scales: Vec<f64> = scales
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_f64())
+        .collect();
+    assert!(scales.len() >= 3, "{scales:?}");
+    let (lo, hi) = scales
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+    assert!(
+        hi - lo < 0.02,
+        "one bond length for every example: {scales:?}"
+    );
     let answer = drawn.iter().find(|d| d["where"] == "answer").unwrap();
     assert_eq!(answer["alt"], format!("Structure of {smiles}"));
     browser.screenshot("try-molprop").await;
@@ -169,6 +191,15 @@ pub(crate) async fn try_it(browser: &Browser, stack: &Stack, c: &Client) {
         shown.contains("could not predict") && shown.contains(&message),
         "{shown}"
     );
+    // No drawing beside a refused SMILES (before: a broken-image icon).
+    let images = browser
+        .eval("return document.querySelectorAll('#result-area img').length;")
+        .await;
+    assert_eq!(
+        images,
+        json!(0),
+        "no image for a SMILES that cannot be read"
+    );
 
     // A classifier: its probabilities and the applicability-domain flag.
     browser.goto(&stack.app("/#/try/iris")).await;
@@ -178,6 +209,16 @@ pub(crate) async fn try_it(browser: &Browser, stack: &Stack, c: &Client) {
         .wait_text("#result-area", |t| t.contains("Probabilities"))
         .await;
     assert!(shown.contains("applicability domain"), "{shown}");
+    // The applicability domain's details as named fields, not raw JSON.
+    let other = browser.text("#result-area table:last-of-type").await;
+    let fields = browser
+        .eval("return document.querySelectorAll('#result-area dl.field-facts').length;")
+        .await;
+    assert!(
+        fields.as_u64().unwrap() >= 1,
+        "applicability_domain as fields: {other}"
+    );
+    assert!(!other.contains("{\""), "no raw JSON in the fields: {other}");
     browser.screenshot("try-iris").await;
 
     // Keyboard: an example runs from Enter on its focused button.
@@ -248,6 +289,28 @@ pub(crate) async fn batch_page(browser: &Browser, stack: &Stack, c: &Client) {
     browser
         .wait_text("#batch-model", |t| t.contains("molprop"))
         .await;
+    // Idle: a molecule model is chosen, the box asks for SMILES, and Stop cannot be pressed
+    // (before: iris, a tabular model, under a box asking for SMILES).
+    let idle = browser
+        .eval(
+            "return [document.getElementById('batch-model').value, \
+             document.getElementById('batch-text').placeholder, \
+             document.getElementById('batch-stop').disabled];",
+        )
+        .await;
+    assert_eq!(idle[0], "molprop", "{idle}");
+    assert!(idle[1].as_str().unwrap().contains("SMILES"), "{idle}");
+    assert_eq!(idle[2], true, "{idle}");
+    browser
+        .eval(
+            "const m = document.getElementById('batch-model'); m.value = 'iris'; \
+             m.dispatchEvent(new Event('change')); \
+             return document.getElementById('batch-text').placeholder;",
+        )
+        .await
+        .as_str()
+        .filter(|p| p.contains("features"))
+        .expect("a tabular model's box asks for its features");
     browser
         .eval("document.getElementById('batch-model').value = 'molprop'; return true;")
         .await;

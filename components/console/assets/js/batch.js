@@ -221,11 +221,36 @@ export async function batchPage() {
   const bar = h("progress", { id: "batch-progress", max: 1, value: 0 });
   const out = h("div", { id: "batch-results" });
   const file = h("input", { id: "batch-file", type: "file", accept: ".smi,.smiles,.csv,.tsv,.txt" });
-  const paste = h("textarea", { id: "batch-text", rows: 8, placeholder: "SMILES [name], one per line, or CSV/TSV with a smiles column" });
+  const paste = h("textarea", { id: "batch-text", rows: 8 });
   const model = h("select", { id: "batch-model" }, models.map((m) => h("option", { value: m }, m)));
+  // What each model reads, so the box asks for the right thing: SMILES, texts or rows.
+  const reads = Object.fromEntries(await Promise.all(models.map(async (m) => {
+    try {
+      const [caps, examples] = await Promise.all([
+        call(`${modelPath(m)}/capabilities`), call(`${modelPath(m)}/test_examples`)]);
+      const types = caps.capabilities.flatMap((c) => c.input_types);
+      const text = examples.usage_instructions?.body_format?.data?.text;
+      const kind = types.includes("text") ? (text === "<SMILES>" ? "smiles" : "text")
+        : types.includes("tabular") ? "tabular" : "other";
+      return [m, kind];
+    } catch {
+      return [m, "other"];
+    }
+  })));
+  const PLACEHOLDERS = {
+    smiles: "SMILES [name], one per line, or CSV/TSV with a smiles column",
+    text: "one text per line, or CSV/TSV with a text column",
+    tabular: "CSV or TSV with a header row naming the model's features, a row per input",
+    other: "one input per line",
+  };
+  // A molecule model first (the page is mostly for libraries of molecules).
+  model.value = models.find((m) => reads[m] === "smiles") ?? models.find((m) => reads[m] === "text") ?? models[0] ?? "";
   const extra = h("input", { id: "batch-data", type: "text", placeholder: "e.g. property=logp" });
   let stop = false;
   const stopButton = h("button", { type: "button", id: "batch-stop", disabled: true, onclick: () => { stop = true; } }, "Stop");
+  const askFor = () => { paste.placeholder = PLACEHOLDERS[reads[model.value]] ?? PLACEHOLDERS.other; };
+  askFor();
+  model.addEventListener("change", askFor);
   file.addEventListener("change", async () => {
     if (file.files[0]) paste.value = await file.files[0].text();
   });

@@ -19,6 +19,21 @@ function value(v) {
   return JSON.stringify(v);
 }
 
+/** A field's value as the page shows fields: numbers rounded, an object as its named
+ *  values (nested as deep as it goes), a list as its items, an empty list as "none". */
+function field(v) {
+  if (Array.isArray(v)) {
+    if (!v.length) return "none";
+    if (v.every((x) => x === null || typeof x !== "object")) return v.map(value).join(", ");
+    return h("ul", { class: "field-list" }, v.map((x) => h("li", {}, field(x))));
+  }
+  if (v !== null && typeof v === "object") {
+    return h("dl", { class: "field-facts" },
+      Object.entries(v).map(([k, x]) => [h("dt", {}, k.replaceAll("_", " ")), h("dd", {}, field(x))]));
+  }
+  return value(v);
+}
+
 /** One row per predicted property: value, unit, reliable range and whether it is inside. */
 function predictionTable(results, ranges) {
   const p = results.prediction;
@@ -71,7 +86,10 @@ function vectorSummary(name, vector) {
 /** The whole answer of POST /predict; `smiles`, when the request had one, is drawn. */
 export function renderPrediction(response, ranges, smiles) {
   const parts = [];
-  if (typeof smiles === "string" && smiles.trim()) parts.push(structure(smiles.trim(), "large"));
+  // Drawn only when the model read it: a refused SMILES has its message instead.
+  if (response.success && typeof smiles === "string" && smiles.trim()) {
+    parts.push(structure(smiles.trim(), "large"));
+  }
   if (!response.success) {
     parts.push(errorBox({ message: response.error_message || "the model reported failure" },
       "The model could not predict"));
@@ -90,7 +108,7 @@ export function renderPrediction(response, ranges, smiles) {
         parts.push(r.embeddings.map((e, i) => vectorSummary(`Embedding ${i + 1}`, e)));
       }
       const other = Object.entries(r).filter(([k]) => !SHOWN.has(k));
-      if (other.length) parts.push(table("Other fields", ["Field", "Value"], other.map(([k, v]) => [k, value(v)])));
+      if (other.length) parts.push(table("Other fields", ["Field", "Value"], other.map(([k, v]) => [k, field(v)])));
     } else if (Array.isArray(r)) {
       parts.push(vectorSummary("Result", r));
     } else {

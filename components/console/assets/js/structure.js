@@ -11,14 +11,35 @@ export function structureUrl(smiles) {
   return `/depict.svg?smiles=${encodeURIComponent(smiles)}`;
 }
 
-/** The molecule as an image (loaded when scrolled into view), described for screen readers. */
+/** Each size of drawing: the scale of the drawing's own size (one bond length for every
+ *  molecule, as chemists draw them) and the box it must fit; only what does not fit is
+ *  shrunk further. */
+const SIZES = {
+  small: { scale: 0.5, width: 144, height: 160 },
+  medium: { scale: 0.75, width: 256, height: 240 },
+  large: { scale: 1, width: 416, height: 352 },
+};
+
+/** The molecule as an image (loaded when scrolled into view), described for screen readers,
+ *  at its size's bond length. A drawing that fails to load (a SMILES the parser refuses)
+ *  gives way to a line saying so, never a broken-image icon. */
 export function structure(smiles, size = "medium") {
+  const fit = SIZES[size] ?? SIZES.medium;
   return h("img", {
     class: `structure ${size}`,
     src: structureUrl(smiles),
     alt: `Structure of ${smiles}`,
     loading: "lazy",
     decoding: "async",
+    onload: (e) => {
+      const img = e.target;
+      if (!img.naturalWidth || !img.naturalHeight) return;
+      const scale = Math.min(fit.scale, fit.width / img.naturalWidth, fit.height / img.naturalHeight);
+      img.style.width = `${Math.round(img.naturalWidth * scale)}px`;
+      img.dataset.scale = scale.toFixed(3);
+    },
+    onerror: (e) => e.target.replaceWith(
+      h("span", { class: "muted structure-missing" }, "(no drawing: this SMILES cannot be read)")),
   });
 }
 
