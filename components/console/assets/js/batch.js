@@ -37,7 +37,7 @@ function cells(line, sep) {
 /** The rows of a library: `{ id, input }`, input a SMILES string (text models) or a
  *  feature object (tabular ones). A first line naming columns makes it CSV/TSV; otherwise
  *  each line is a SMILES with an optional name, as in a .smi file. */
-export function parseLibrary(text, tabular) {
+export function parseLibrary(text, tabular, wholeLines = false) {
   const lines = text.split(/\r?\n/).filter((l) => l.trim() !== "" && !l.startsWith("#"));
   if (!lines.length) throw new Error("the library is empty");
   const sep = lines[0].includes("\t") ? "\t" : lines[0].includes(",") ? "," : null;
@@ -64,6 +64,8 @@ export function parseLibrary(text, tabular) {
       return { id: idCol >= 0 && values[idCol] ? values[idCol] : String(i + 1), input: values[smilesCol] ?? "" };
     });
   }
+  // A text model reads whole lines (a sentence has spaces); SMILES lines may name the row.
+  if (wholeLines) return lines.map((line, i) => ({ id: String(i + 1), input: line.trim() }));
   return lines.map((line, i) => {
     const [smiles, ...name] = line.trim().split(/\s+/);
     return { id: name.length ? name.join(" ") : String(i + 1), input: smiles };
@@ -179,8 +181,9 @@ function csvOf(results) {
   return `${lines.join("\n")}\n`;
 }
 
-/** The table of the first rows, sorted by a column when its header is pressed. */
-function resultsTable(results, sort = { key: null, up: true }) {
+/** The table of the first rows, sorted by a column when its header is pressed; `molecules`:
+ *  the inputs are SMILES, drawn under each. */
+function resultsTable(results, molecules, sort = { key: null, up: true }) {
   const columns = [["id", (r) => r.id], ["input", (r) => (typeof r.input === "string" ? r.input : JSON.stringify(r.input))],
     ["prediction", (r) => valueOf(r) ?? shownPrediction(r)], ["in domain", (r) => String(inDomain(r) ?? "")], ["error", (r) => r.error]];
   const wrap = h("div", { class: "scroll", id: "batch-table" });
@@ -204,8 +207,8 @@ function resultsTable(results, sort = { key: null, up: true }) {
     const body = rows.slice(0, SHOWN).map((r) => h("tr", { class: r.error ? "failed" : "" },
       h("th", { scope: "row" }, r.id),
       h("td", { class: "mono" }, columns[1][1](r),
-        typeof r.input === "string" && !r.error ? h("br") : null,
-        typeof r.input === "string" && !r.error ? structure(r.input, "small") : null),
+        molecules && typeof r.input === "string" && !r.error ? h("br") : null,
+        molecules && typeof r.input === "string" && !r.error ? structure(r.input, "small") : null),
       h("td", { class: "num" }, shownPrediction(r)),
       h("td", {}, String(inDomain(r) ?? "")), h("td", {}, r.error)));
     replace(wrap, h("table", {}, h("caption", {}, `First ${Math.min(SHOWN, rows.length)} of ${rows.length} rows`),
@@ -263,7 +266,7 @@ export async function batchPage() {
       const caps = await call(`${modelPath(name)}/capabilities`);
       const types = caps.capabilities.flatMap((c) => c.input_types);
       const tabular = !types.includes("text") && types.includes("tabular");
-      const rows = parseLibrary(paste.value, tabular);
+      const rows = parseLibrary(paste.value, tabular, reads[name] === "text");
       if (rows.length > MAX_ROWS) throw new Error(`${rows.length} rows: the console takes ${MAX_ROWS} at most; use runtime-host predict for larger libraries`);
       const shared = {};
       for (const pair of extra.value.split(/[\s;]+/).filter(Boolean)) {
@@ -292,7 +295,7 @@ export async function batchPage() {
         histogram(results),
         h("p", { class: "muted" }, "Bars: predictions in the applicability domain in blue, outside it in orange."),
         h("p", {}, h("a", { id: "batch-download", href, download: `${name}-predictions.csv` }, "Download the results (CSV)")),
-        resultsTable(results));
+        resultsTable(results, reads[name] === "smiles"));
     } catch (e) {
       stopButton.disabled = true;
       status.textContent = "";

@@ -1,0 +1,259 @@
+//! Reading `model.toml`: the TOML read once, then each section (and each property range and
+//! test example) on its own, so every problem is found in one pass; then what types alone
+//! cannot say ([`Manifest::check`]).
+
+use crate::*;
+
+/// A TOML error as `line L, column C: why`, without the line itself that the error's own
+/// text quotes: the file is untrusted (a `model.toml` linked to `/etc/shadow` once put that
+/// file's first line in the host's log).
+fn where_and_why(text: &str, e: &toml::de::Error) -> String {
+    let Some(span) = e.span() else {
+        return e.message().to_owned();
+    };
+    let before = text.get(..span.start).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before.len() - start + 1;
+    // The key the line sets, if it is a plain one: a field name, never a value.
+    let key = text[start..]
+        .lines()
+        .next()
+        .and_then(|l| l.split_once('='))
+        .map(|(k, _)| k.trim())
+        .filter(|k| {
+            !k.is_empty()
+                && k.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+        });
+    match key {
+        Some(key) => format!("line {line}, column {column} (`{key}`): {}", e.message()),
+        None => format!("line {line}, column {column}: {}", e.message()),
+    }
+}
+
+/// The manifest's sections: name, and whether it must be there.
+const SECTIONS: [(&str, bool); 9] = [
+    ("info", true),
+    ("citation", true),
+    ("capability", true),
+    ("input", true),
+    ("output", true),
+    ("onnx", false),
+    ("acceptable_ranges", true),
+    ("applicability_domain", false),
+    ("test_examples", true),
+];
+
+/// Deserializes one section (or entry) from its TOML value; the error says where.
+fn section<T: serde::de::DeserializeOwned>(value: &toml::Value, at: &str) -> Result<T, String> {
+    // Its display names the key within the section (`... in \`training_samples\``).
+    value.clone().try_into().map_err(|e: toml::de::Error| {
+        let why = e.to_string();
+        let why: Vec<&str> = why
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        format!("[{at}]: {}", why.join(" "))
+    })
+}
+
+/// Every problem of a section's entries, each entry deserialized alone (so one bad property
+/// range does not hide the next).
+fn entries<T: serde::de::DeserializeOwned>(value: Option<&toml::Value>, at: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    match value {
+        Some(toml::Value::Table(t)) => {
+            for (k, v) in t {
+                problems.extend(section::<T>(v, &format!("{at}.{k}")).err());
+            }
+        }
+        Some(toml::Value::Array(items)) => {
+            for (i, v) in items.iter().enumerate() {
+                problems.extend(section::<T>(v, &format!("{at}[{i}]")).err());
+            }
+        }
+        _ => {}
+    }
+    problems
+}
+
+impl Manifest {
+    /// Parses `text`, then checks what types alone cannot say; the error lists every
+    /// problem found, one per line, each naming the field.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        Self::parse_all(text).map_err(|problems| problems.join("\n"))
+    }
+
+    /// [`Manifest::parse`], every problem apart: a wrong section does not hide the next
+    /// one, nor does a bad entry of a table or list its neighbours. (Within one record
+    /// serde stops at the first problem.)
+    pub fn parse_all(text: &str) -> Result<Self, Vec<String>> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| vec![where_and_why(text, &e)])?;
+        let mut problems = Vec::new();
+        for key in table.keys() {
+            if !SECTIONS.iter().any(|(name, _)| name == key) && key != "evidence" {
+                let known: Vec<&str> = SECTIONS.iter().map(|(n, _)| *n).collect();
+                problems.push(format!(
+                    "[{key}]: not a section of model.toml (they are {}, evidence)",
+                    known.join(", ")
+                ));
+            }
+        }
+        for (name, required) in SECTIONS {
+            if required && !table.contains_key(name) {
+                problems.push(format!("[{name}]: missing"));
+            }
+        }
+        let get = |k: &str| table.get(k);
+        if let Some(v) = get("info") {
+            problems.extend(section::<ModelInfo>(v, "info").err());
+        }
+        if let Some(v) = get("citation") {
+            problems.extend(section::<Citation>(v, "citation").err());
+        }
+        if let Some(v) = get("capability") {
+            problems.extend(section::<CapabilityText>(v, "capability").err());
+        }
+        if let Some(v) = get("input") {
+            problems.extend(section::<Input>(v, "input").err());
+        }
+        if let Some(v) = get("output") {
+            problems.extend(section::<Output>(v, "output").err());
+        }
+        if let Some(v) = get("onnx") {
+            problems.extend(section::<OnnxFile>(v, "onnx").err());
+        }
+        if let Some(v) = get("applicability_domain") {
+            problems.extend(section::<Domain>(v, "applicability_domain").err());
+        }
+        if let Some(v) = get("evidence") {
+            problems.extend(section::<EvidenceSpec>(v, "evidence").err());
+        }
+        if let Some(v) = get("acceptable_ranges") {
+            let ranges = v.get("property_ranges");
+            let mut problems_here =
+                entries::<PropertyRange>(ranges, "acceptable_ranges.property_ranges");
+            if problems_here.is_empty() {
+                problems_here.extend(section::<RangesText>(v, "acceptable_ranges").err());
+            }
+            problems.extend(problems_here);
+        }
+        if let Some(v) = get("test_examples") {
+            let examples = v.get("examples");
+            let mut problems_here = entries::<Example>(examples, "test_examples.examples");
+            if problems_here.is_empty() {
+                problems_here.extend(section::<ExamplesText>(v, "test_examples").err());
+            }
+            problems.extend(problems_here);
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let m: Manifest = toml::from_str(text).map_err(|e| vec![where_and_why(text, &e)])?;
+        let problems = m.check();
+        if problems.is_empty() {
+            Ok(m)
+        } else {
+            Err(problems)
+        }
+    }
+
+    /// The ONNX graph's file and the other files the manifest names (test set,
+    /// fingerprints), relative to the model directory.
+    pub fn files(&self) -> Vec<(&'static str, &str)> {
+        let mut files = vec![("onnx.file", self.onnx.file.as_str())];
+        if let Some(f) = &self.applicability_domain.fingerprints {
+            files.push(("applicability_domain.fingerprints", f));
+        }
+        if let Some(e) = &self.evidence {
+            files.push(("evidence.test_set", &e.test_set));
+        }
+        files
+    }
+
+    /// What types alone cannot say, every problem.
+    fn check(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if self.info.name.trim().is_empty() {
+            problems.push("info.name must not be empty".into());
+        }
+        if self.test_examples.examples.is_empty() {
+            problems.push(
+                "test_examples.examples must hold at least one example: /health runs \
+                        them before the model is ready"
+                    .into(),
+            );
+        }
+        if let Output::Classification { labels, .. } = &self.output
+            && labels.len() < 2
+        {
+            problems.push("output.labels must name at least two classes".into());
+        }
+        let d = &self.applicability_domain;
+        match &self.input {
+            Input::Text { featurizer, .. } => {
+                if !featurizer.morgan_bits.is_multiple_of(8) {
+                    problems.push("input.featurizer.morgan_bits must be a multiple of 8".into());
+                }
+                if d.fingerprints.is_some() != d.min_similarity.is_some() {
+                    problems.push(
+                        "applicability_domain: give both fingerprints and \
+                                min_similarity, or neither"
+                            .into(),
+                    );
+                }
+                if d.fingerprints.is_some() && featurizer.morgan_bits == 0 {
+                    problems.push(
+                        "applicability_domain.fingerprints needs \
+                                input.featurizer.morgan_bits"
+                            .into(),
+                    );
+                }
+                if let Some(s) = d.min_similarity
+                    && !(0.0..=1.0).contains(&s)
+                {
+                    problems.push("applicability_domain.min_similarity must be within 0..1".into());
+                }
+                if let Some(k) = d
+                    .descriptor_ranges
+                    .keys()
+                    .find(|k| !featurizer.descriptors.contains(k))
+                {
+                    problems.push(format!(
+                        "applicability_domain.descriptor_ranges.{k}: not one of \
+                         input.featurizer.descriptors"
+                    ));
+                }
+                for (i, e) in self.test_examples.examples.iter().enumerate() {
+                    if !e.input.contains_key("smiles") && !e.input.contains_key("text") {
+                        problems.push(format!(
+                            "test_examples.examples[{i}] (`{}`) needs a smiles field",
+                            e.name
+                        ));
+                    }
+                }
+            }
+            Input::Tabular { features } => {
+                if features.is_empty() {
+                    problems.push("input.features must name at least one feature".into());
+                }
+                if let Some(k) = d.feature_ranges.keys().find(|k| !features.contains(k)) {
+                    problems.push(format!(
+                        "applicability_domain.feature_ranges.{k}: not one of input.features"
+                    ));
+                }
+                for (i, e) in self.test_examples.examples.iter().enumerate() {
+                    if !e.input.contains_key("features") {
+                        problems.push(format!(
+                            "test_examples.examples[{i}] (`{}`) needs a features field",
+                            e.name
+                        ));
+                    }
+                }
+            }
+        }
+        problems
+    }
+}

@@ -1,0 +1,76 @@
+//! The manifest parsed and checked: the repository's own, and every problem at once.
+
+use super::*;
+
+const IRIS: &str = include_str!("../../../models/iris/model.toml");
+
+/// `text` without the lines `drop` says (whole lines, trimmed, compared exactly) and the
+/// table `[section]` with its lines.
+fn without(text: &str, section: &str, drop: &[&str]) -> String {
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            skipping = t == format!("[{section}]");
+        }
+        if skipping || drop.iter().any(|d| t.starts_with(d)) {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn the_repositorys_manifest_parses() {
+    let m = Manifest::parse(IRIS).unwrap();
+    assert_eq!(m.info.name, "iris");
+    assert_eq!(m.files()[0], ("onnx.file", "model.onnx"));
+}
+
+/// The three problems a newcomer met one at a time, each after a 15 s recompile, come
+/// in one answer.
+#[test]
+fn every_problem_comes_at_once() {
+    let mut text = without(IRIS, "citation", &["maintainer ="]);
+    // One property range without its validation metrics.
+    text = text.replacen(
+        "[acceptable_ranges.property_ranges.sepal_width_cm.validation_metrics]",
+        "[acceptable_ranges.property_ranges.sepal_width_cm.not_metrics]",
+        1,
+    );
+    let problems = Manifest::parse_all(&text).unwrap_err();
+    let all = problems.join("\n");
+    assert!(all.contains("[citation]: missing"), "{all}");
+    assert!(
+        all.contains("[info]") && all.contains("maintainer"),
+        "{all}"
+    );
+    assert!(
+        all.contains("sepal_width_cm") && all.contains("validation_metrics"),
+        "{all}"
+    );
+    assert_eq!(problems.len(), 3, "{all}");
+}
+
+#[test]
+fn a_syntax_error_names_its_line_and_key() {
+    let e = Manifest::parse("[info]\nname = \"x\"\ndescription = oops\n").unwrap_err();
+    assert!(e.starts_with("line 3"), "{e}");
+    assert!(e.contains("`description`"), "{e}");
+}
+
+#[test]
+fn unknown_sections_and_checks_beyond_types_are_all_listed() {
+    let text = format!("{IRIS}\n[extras]\nx = 1\n");
+    let all = Manifest::parse(&text).unwrap_err();
+    assert!(all.contains("[extras]: not a section"), "{all}");
+    let one_label = IRIS.replace(
+        "labels = [\n    \"setosa\",\n    \"versicolor\",\n    \"virginica\",\n]",
+        "labels = [\"setosa\"]",
+    );
+    let all = Manifest::parse(&one_label).unwrap_err();
+    assert!(all.contains("at least two classes"), "{all}");
+}
