@@ -293,7 +293,10 @@ pub fn free_port() -> u16 {
 /// xtask test` once it has it) its absence fails instead.
 pub fn test_python(test: &str) -> Option<PathBuf> {
     let venv = workspace_root().join("target/test-python");
-    if venv.join("bin/st").exists() {
+    // Installed from the pins as they are now (the test command leaves a copy beside it).
+    let pinned = std::fs::read_to_string(workspace_root().join("tests/python/requirements.txt"));
+    let installed = std::fs::read_to_string(venv.join("requirements.txt"));
+    if venv.join("bin/st").exists() && pinned.is_ok() && pinned.ok() == installed.ok() {
         return Some(venv);
     }
     if std::env::var("E2E_REQUIRE_TEST_PYTHON").is_ok_and(|v| v == "1") {
@@ -308,4 +311,17 @@ pub fn test_python(test: &str) -> Option<PathBuf> {
         venv.display()
     );
     None
+}
+
+/// Polls `check` every 100 ms until it holds; fails the test naming `what` after `within`.
+pub async fn until<F: std::future::Future<Output = bool>>(
+    what: &str,
+    within: std::time::Duration,
+    mut check: impl FnMut() -> F,
+) {
+    let started = std::time::Instant::now();
+    while !check().await {
+        assert!(started.elapsed() < within, "{what} within {within:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }

@@ -87,24 +87,10 @@ fn route(req: &ApiRequest) -> Result<Response, ApiError> {
     Ok(assets::respond(asset, req.header("if-none-match"), head))
 }
 
-/// The model endpoints of interface B, which on the app port live under each model's prefix.
-const MODEL_ENDPOINTS: &[&str] = &[
-    "/health",
-    "/capabilities",
-    "/acceptable_ranges",
-    "/predict",
-    "/info",
-    "/metrics",
-    "/citation",
-    "/test_examples",
-    "/shutdown",
-    "/openapi.json",
-    "/evidence",
-];
-
 /// 404 for a path no service of the app serves; a model endpoint's says where models are.
 fn not_here(path: &str) -> ApiError {
-    if MODEL_ENDPOINTS.contains(&path) {
+    // The model endpoints of interface B live under each model's prefix on the app port.
+    if edge_api::model::ROUTES.iter().any(|r| r.path == path) {
         let names = model_names();
         let example = names.first().map_or("<name>", String::as_str);
         return ApiError::new(

@@ -126,6 +126,7 @@ fn replace(path: &Path, old: Option<File>) -> Result<Claimed> {
     let temp = path.with_file_name(temp_name);
     let file = open_partial(&temp)?;
     lock(&file, path)?;
+    owned_here(&file, &temp)?;
     file.set_len(0)
         .with_context(|| format!("cannot write {}", temp.display()))?;
     Ok(Claimed {
@@ -140,49 +141,55 @@ fn replace(path: &Path, old: Option<File>) -> Result<Claimed> {
     })
 }
 
+/// Whether the partial file opened is one this run may take over: still the file at `temp`
+/// (not one a finished run just removed), a plain file of this user with no other name (not
+/// someone else's file, nor a hard link to a file elsewhere, which truncating would empty).
+#[cfg(unix)]
+fn owned_here(file: &File, temp: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let open = file.metadata()?;
+    let named = std::fs::symlink_metadata(temp);
+    let same = named.is_ok_and(|n| n.dev() == open.dev() && n.ino() == open.ino());
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if !same || !open.is_file() || open.nlink() != 1 || open.uid() != me {
+        bail!(
+            "{} is not a partial output this run can take over (another run's, another \
+             user's, or a link): remove it, or write to another file",
+            temp.display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn owned_here(_file: &File, _temp: &Path) -> Result<()> {
+    Ok(())
+}
+
 /// Opens (or makes) the partial file itself, never what a link there points to.
-#[cfg(unix)]
 fn open_partial(temp: &Path) -> Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(temp)
-        .with_context(|| format!("cannot write {}", temp.display()))
+    open_no_follow_with(temp, true).with_context(|| format!("cannot write {}", temp.display()))
 }
 
-#[cfg(not(unix))]
-fn open_partial(temp: &Path) -> Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(temp)
-        .with_context(|| format!("cannot write {}", temp.display()))
-}
-
-#[cfg(unix)]
 fn open_no_follow(path: &Path) -> Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))
+    open_no_follow_with(path, false).with_context(|| format!("cannot open {}", path.display()))
 }
 
-#[cfg(not(unix))]
-fn open_no_follow(path: &Path) -> Result<File> {
-    OpenOptions::new()
+/// `path` opened for reading and writing (made if `create`), never through a link at it.
+fn open_no_follow_with(path: &Path, create: bool) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options
         .read(true)
         .write(true)
-        .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))
+        .create(create)
+        .truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)
 }
 
 fn lock(file: &File, path: &Path) -> Result<()> {
@@ -246,6 +253,18 @@ mod tests {
         let mut forced = claim(&dangling, false, true).unwrap();
         forced.pending.take().unwrap().publish().unwrap();
         assert!(!nowhere.exists());
+    }
+
+    #[test]
+    fn a_partial_file_with_another_name_is_not_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.csv");
+        let precious = dir.path().join("precious");
+        std::fs::write(&precious, "keep me").unwrap();
+        std::fs::hard_link(&precious, dir.path().join(".out.csv.partial")).unwrap();
+        let err = claim(&out, false, false).err().unwrap();
+        assert!(format!("{err:#}").contains("take over"), "{err:#}");
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me");
     }
 
     #[test]

@@ -9,18 +9,6 @@ use serde_json::{Map, Value, json};
 use service_client::HttpClient;
 use std::time::Duration;
 
-/// The endpoints of interface B, which a model's base URL does not end with.
-const ENDPOINTS: &[&str] = &[
-    "/predict",
-    "/health",
-    "/capabilities",
-    "/info",
-    "/metrics",
-    "/acceptable_ranges",
-    "/test_examples",
-    "/citation",
-];
-
 /// What the deployment told us about itself.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -44,7 +32,10 @@ impl Target {
     pub async fn discover(client: &HttpClient, url: &str) -> Result<Self> {
         let url = url.trim_end_matches('/').to_owned();
         // The URL names the model, not one of its endpoints: `.../predict` is a common slip.
-        if let Some(base) = ENDPOINTS.iter().find_map(|e| url.strip_suffix(e)) {
+        if let Some(base) = edge_api::model::ROUTES
+            .iter()
+            .find_map(|r| url.strip_suffix(r.path))
+        {
             bail!(
                 "--url {url} names an endpoint; give the model's base URL, without `{}`: \
                  --url {base}",

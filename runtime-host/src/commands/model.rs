@@ -6,7 +6,7 @@ use crate::services::announce::announce;
 use crate::services::launch::Launcher;
 use crate::services::model::hooks::{self, ShutdownRoute};
 use crate::services::model::lifecycle::deploy;
-use crate::services::model::manifest::{check_model_dir, check_mounts, summary};
+use crate::services::model::manifest::{check_model_dir, check_mounts, listed, summary};
 use crate::services::model::registration::DeployOptions;
 use crate::services::model::versions::version_blocking;
 use anyhow::Result;
@@ -110,15 +110,11 @@ fn check(dirs: &[PathBuf]) -> Result<()> {
             Ok(m) => println!("{}: ok ({})", dir.display(), summary(&m)),
             Err(problems) => {
                 failed += 1;
-                let n = problems.len();
                 println!(
-                    "{}: {n} problem{}",
+                    "{}: {}",
                     dir.display(),
-                    if n == 1 { "" } else { "s" }
+                    listed(&problems).replace('\n', "\n  - ")
                 );
-                for p in problems {
-                    println!("  - {p}");
-                }
             }
         }
     }

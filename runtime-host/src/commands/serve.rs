@@ -21,8 +21,8 @@ pub struct ServeArgs {
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {
-    announce(args.runtime.metrics_listen).await?;
     check_mounts(&args.runtime.dirs)?;
+    announce(args.runtime.metrics_listen).await?;
     let launcher = Launcher::new(&args.runtime)?;
     let loaded = launcher
         .launch_flagged(&args.component, &[], Vec::new())

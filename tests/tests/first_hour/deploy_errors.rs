@@ -57,8 +57,9 @@ async fn a_failed_deploy_says_why_and_leaves_nothing_behind() {
     let started = Instant::now();
     let body = serde_json::json!({"path": listed, "name": "listed"});
     let r = stack.admin(Method::POST, "", Some(body)).await;
+    // No compile, no copy: seconds at most even on a loaded machine (a compile takes 25 s).
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(5),
         "{:?}",
         started.elapsed()
     );

@@ -60,16 +60,13 @@ async fn every_onnx_models_examples_are_inside_its_domain_and_reliable_range() {
                 results.get("warning").is_none_or(Value::is_null),
                 "{name}: {results}"
             );
-            // A numeric prediction lies within the reliable range of its property.
+            // A numeric prediction (a regression) has a reliable range, and lies within it.
             let property = results["property_type"].as_str().unwrap_or_default();
-            if let (Some(p), Some(range)) = (
-                results["prediction"].as_f64(),
-                ranges["property_ranges"][property]["reliable_range"].as_object(),
-            ) {
-                let (min, max) = (
-                    range["min"].as_f64().unwrap(),
-                    range["max"].as_f64().unwrap(),
-                );
+            if let Some(p) = results["prediction"].as_f64() {
+                let range = &ranges["property_ranges"][property]["reliable_range"];
+                let (Some(min), Some(max)) = (range["min"].as_f64(), range["max"].as_f64()) else {
+                    panic!("{name}: no reliable range for {property:?} in {ranges}");
+                };
                 assert!((min..=max).contains(&p), "{name}: {p} outside {min}..{max}");
             }
         }

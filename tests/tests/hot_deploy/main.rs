@@ -13,7 +13,7 @@ use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use untrusted_files::copy_model;
 
 const VERSION: &str = "x-model-version";
@@ -39,19 +39,11 @@ pub fn put(path: &Path, bytes: &[u8]) {
     std::fs::rename(partial, path).unwrap();
 }
 
-/// Polls `check` until it holds (within 60 s).
-pub async fn until<F: std::future::Future<Output = bool>>(
-    what: &str,
-    mut check: impl FnMut() -> F,
-) {
-    let started = Instant::now();
-    while !check().await {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "{what} within 60 s"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+/// Polls `check` until it holds (within 180 s: a new version of an ONNX model directory is
+/// a new pre-initialized component, compiled anew, which beside the other test binaries on
+/// two cores once took over 60 s).
+pub async fn until<F: std::future::Future<Output = bool>>(what: &str, check: impl FnMut() -> F) {
+    e2e_tests::until(what, Duration::from_secs(180), check).await;
 }
 
 pub async fn listing(stack: &Stack) -> RegistryListing {

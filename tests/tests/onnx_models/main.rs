@@ -1,11 +1,13 @@
 //! The ONNX model component serving the repository's trained models from mounted directories:
 //! the solubility model reproduces its recorded test-set metrics over HTTP and judges its
 //! applicability domain; the tabular iris model reads named and ordered features; bad model
-//! directories stop `runtime-host model` with the file and field at fault; `check` passes.
+//! directories stop `runtime-host model` with the file and field at fault; a default skl2onnx
+//! classifier export (ZipMap) answers as scikit-learn does; `check` passes.
 
 mod refusals;
 mod solubility;
 mod tabular;
+mod zipmap;
 
 use e2e_tests::{Client, Host, HostBuilder, component, model_dir, temp_dir};
 use serde_json::{Value, json};

@@ -16,18 +16,22 @@ fn library(path: &std::path::Path, extra: &[&str]) {
     std::fs::write(path, text).unwrap();
 }
 
+/// `predict` of `dir`'s lib.smi through molprop into lib.csv, with `extra` flags.
+fn run_in(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let (input, output) = (dir.join("lib.smi"), dir.join("lib.csv"));
+    let molprop = component("molprop");
+    let mut args = vec![s(&input), "--model", s(&molprop), "-o", s(&output)];
+    args.extend_from_slice(&["--data-dir", s(dir), "--quiet"]);
+    args.extend_from_slice(extra);
+    predict(&args)
+}
+
 #[test]
 fn a_wrong_data_field_leaves_no_output_and_the_fixed_run_just_runs() {
     let dir = temp_dir();
     let (input, output) = (dir.path().join("lib.smi"), dir.path().join("lib.csv"));
     library(&input, &[]);
-    let molprop = component("molprop");
-    let run = |extra: &[&str]| {
-        let mut args = vec![s(&input), "--model", s(&molprop), "-o", s(&output)];
-        args.extend_from_slice(&["--data-dir", s(dir.path()), "--quiet"]);
-        args.extend_from_slice(extra);
-        predict(&args)
-    };
+    let run = |extra: &[&str]| run_in(dir.path(), extra);
     let bad = run(&["--data", "property=colour"]);
     assert!(!bad.status.success());
     let said = stderr(&bad);
@@ -59,15 +63,9 @@ fn a_wrong_data_field_leaves_no_output_and_the_fixed_run_just_runs() {
 #[test]
 fn the_summary_after_resume_counts_the_whole_file() {
     let dir = temp_dir();
-    let (input, output) = (dir.path().join("lib.smi"), dir.path().join("lib.csv"));
+    let input = dir.path().join("lib.smi");
     library(&input, &[]);
-    let molprop = component("molprop");
-    let run = |extra: &[&str]| {
-        let mut args = vec![s(&input), "--model", s(&molprop), "-o", s(&output)];
-        args.extend_from_slice(&["--data-dir", s(dir.path()), "--quiet"]);
-        args.extend_from_slice(extra);
-        predict(&args)
-    };
+    let run = |extra: &[&str]| run_in(dir.path(), extra);
     assert!(run(&[]).status.success());
     // Two more rows, one of them broken: the resumed run writes those two.
     library(&input, &["C1CC\tbroken-too", "CC(=O)O\tacetic acid"]);

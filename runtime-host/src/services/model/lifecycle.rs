@@ -171,6 +171,7 @@ async fn bind_or_move(
             busy.push(port);
         }
         if moves == MAX_MOVES {
+            registration::release(registry, state).await;
             PortGuard::release_all(guards).await;
             bail!(
                 "moved {MAX_MOVES} times and every port assigned was held by another program \

@@ -14,52 +14,97 @@ const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 /// The directory's manifest, or every problem found, each naming its field or file.
 pub fn check_model_dir(dir: &Path) -> Result<Manifest, Vec<String>> {
     let path = dir.join("model.toml");
-    let meta =
-        std::fs::symlink_metadata(&path).map_err(|e| vec![format!("{}: {e}", path.display())])?;
-    if !meta.is_file() {
-        return Err(vec![format!("{}: not a regular file", path.display())]);
-    }
-    if meta.len() > MAX_MANIFEST_BYTES {
-        return Err(vec![format!(
-            "{}: {} bytes; a manifest is at most {MAX_MANIFEST_BYTES}",
-            path.display(),
-            meta.len()
-        )]);
-    }
-    let text = std::fs::read(&path).map_err(|e| vec![format!("{}: {e}", path.display())])?;
-    let text =
-        String::from_utf8(text).map_err(|_| vec![format!("{}: not UTF-8 text", path.display())])?;
+    let text = read_manifest(&path).map_err(|why| vec![format!("{}: {why}", path.display())])?;
     let manifest = Manifest::parse_all(&text).map_err(|problems| {
         problems
             .into_iter()
             .map(|p| format!("{}: {p}", path.display()))
             .collect::<Vec<_>>()
     })?;
-    let mut problems = Vec::new();
-    for (field, file) in manifest.files() {
-        let inside = !file.is_empty()
-            && Path::new(file)
-                .components()
-                .all(|c| matches!(c, Component::Normal(_)));
-        if !inside {
-            problems.push(format!(
-                "{}: {field} = {file:?} must name a file inside the model directory",
-                path.display()
-            ));
-            continue;
-        }
-        let named = dir.join(file);
-        match std::fs::metadata(&named) {
-            Ok(m) if m.is_file() => {}
-            Ok(_) => problems.push(format!("{}: not a regular file ({field})", named.display())),
-            Err(e) => problems.push(format!("{}: {e} ({field})", named.display())),
-        }
-    }
+    let problems: Vec<String> = manifest
+        .files()
+        .into_iter()
+        .filter_map(|(field, file)| named_file_problem(dir, field, file))
+        .map(|p| format!("{}: {p}", path.display()))
+        .collect();
     if problems.is_empty() {
         Ok(manifest)
     } else {
         Err(problems)
     }
+}
+
+/// `model.toml`'s text: the file itself (never through a link, never a FIFO or device,
+/// which could hang or never end), at most [`MAX_MANIFEST_BYTES`], UTF-8.
+fn read_manifest(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => {
+                "a link; a model directory's model.toml is a file of its own".into()
+            }
+            _ => e.to_string(),
+        })?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_MANIFEST_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(format!(
+            "over {MAX_MANIFEST_BYTES} bytes; a manifest is text"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
+}
+
+/// What is wrong with the file `field` names (`file`, relative to `dir`), if anything: it
+/// must be a regular file inside the directory, a link only to one inside it (as the
+/// directory's snapshot requires).
+fn named_file_problem(dir: &Path, field: &str, file: &str) -> Option<String> {
+    let plain = !file.is_empty()
+        && Path::new(file)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if !plain {
+        return Some(format!(
+            "{field} = {file:?} must name a file inside the model directory"
+        ));
+    }
+    let named = dir.join(file);
+    let inside = match (named.canonicalize(), dir.canonicalize()) {
+        (Ok(target), Ok(root)) => target.starts_with(root),
+        (Err(e), _) => return Some(format!("{field}: {}: {e}", named.display())),
+        (_, Err(e)) => return Some(format!("{}: {e}", dir.display())),
+    };
+    if !inside {
+        return Some(format!(
+            "{field}: {} links out of the model directory",
+            named.display()
+        ));
+    }
+    match std::fs::metadata(&named) {
+        Ok(m) if m.is_file() => None,
+        Ok(_) => Some(format!(
+            "{field}: {} is not a regular file",
+            named.display()
+        )),
+        Err(e) => Some(format!("{field}: {}: {e}", named.display())),
+    }
+}
+
+/// `model.toml has N problems:` and each, a line apiece.
+pub fn listed(problems: &[String]) -> String {
+    let n = problems.len();
+    let s = if n == 1 { "" } else { "s" };
+    format!("model.toml has {n} problem{s}:\n{}", problems.join("\n"))
 }
 
 /// One line saying what a checked manifest describes.
@@ -83,21 +128,22 @@ pub fn summary(m: &Manifest) -> String {
 /// every problem rather than serve 503 to every request.
 pub fn check_mounts(dirs: &[String]) -> anyhow::Result<()> {
     for mount in dirs {
-        let Some((host, "/model")) = mount.rsplit_once(':') else {
+        let Some((host, guest)) = mount.rsplit_once(':') else {
             continue;
         };
+        if guest.trim_end_matches('/') != "/model" {
+            continue;
+        }
         let dir = Path::new(host);
         if !dir.join("model.toml").is_file() {
             continue;
         }
         if let Err(problems) = check_model_dir(dir) {
             anyhow::bail!(
-                "the model in {} cannot serve: model.toml has {} problem{}:\n{}\n(`runtime-host \
-                 model check {}` checks it again without starting anything)",
+                "the model in {} cannot serve: {}\n(`runtime-host model check {}` checks it \
+                 again without starting anything)",
                 dir.display(),
-                problems.len(),
-                if problems.len() == 1 { "" } else { "s" },
-                problems.join("\n"),
+                listed(&problems),
                 dir.display()
             );
         }

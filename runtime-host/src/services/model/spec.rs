@@ -4,7 +4,7 @@
 //! `predict --model` and the admin API take one.
 
 use crate::services::launch::default_component;
-use crate::services::model::manifest::check_model_dir;
+use crate::services::model::manifest::{check_model_dir, listed};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -28,12 +28,7 @@ impl ModelSpec {
         }
         match check_model_dir(&self.source) {
             Ok(_) => Ok(()),
-            Err(problems) => bail!(
-                "model.toml has {} problem{}:\n{}",
-                problems.len(),
-                if problems.len() == 1 { "" } else { "s" },
-                problems.join("\n")
-            ),
+            Err(problems) => bail!(listed(&problems)),
         }
     }
 }

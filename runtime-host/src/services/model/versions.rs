@@ -124,6 +124,19 @@ fn snapshots(data_dir: &Path) -> PathBuf {
     data_dir.join("snapshots")
 }
 
+/// Removes the snapshot of `version` of `model` (a version that failed to deploy and that
+/// nothing serves). Failures are logged, never fatal.
+pub fn remove_version(data_dir: &Path, model: &str, version: &str) {
+    let dir = snapshots(data_dir)
+        .join(model)
+        .join(version.replace(':', "-"));
+    if dir.exists()
+        && let Err(e) = std::fs::remove_dir_all(&dir)
+    {
+        tracing::warn!(path = ?dir, error = %e, "cannot remove a failed version's snapshot");
+    }
+}
+
 /// Removes `model`'s snapshots but the versions in `keep` (failed and old versions); with
 /// `model` `None`, the snapshots of every model not in `keep` (names), for the models `up`
 /// no longer deploys. `.partial-*` copies go only with `partials` (at start, when no copy

@@ -138,7 +138,6 @@ impl Live {
                 // A model the API could not start is not kept (its name is free again), nor
                 // is what its start copied: nothing of it ever served.
                 self.entries.lock().await.remove(&name);
-                self.prune_after(&name, std::time::Duration::ZERO);
                 Err(Refused::Failed(why))
             }
         }
@@ -231,15 +230,10 @@ impl Live {
     /// (all of them, if the model was removed meanwhile). Skipped while a new version is
     /// being deployed, whose copy must not go: its own end prunes again.
     fn prune_later(self: &Arc<Self>, name: &str) {
-        let drain = self.deployer.launcher.limits().deadline + DRAIN_GRACE;
-        self.prune_after(name, drain + std::time::Duration::from_secs(1));
-    }
-
-    /// [`Live::prune_later`] after `wait` (zero: for a version that never served).
-    fn prune_after(self: &Arc<Self>, name: &str, wait: std::time::Duration) {
         let (live, name) = (self.clone(), name.to_owned());
+        let drain = self.deployer.launcher.limits().deadline + DRAIN_GRACE;
         tokio::spawn(async move {
-            tokio::time::sleep(wait).await;
+            tokio::time::sleep(drain + std::time::Duration::from_secs(1)).await;
             let keep = match live.entries.lock().await.get(&name) {
                 Some(e) if e.busy => return,
                 Some(e) => [Some(e.version.clone()), e.previous_version.clone()],
@@ -255,16 +249,41 @@ impl Live {
         });
     }
 
-    /// Compiles `spec` (its model directory snapshotted) with its version.
+    /// Compiles `spec` (its model directory snapshotted) with its version. A version that
+    /// fails to compile has its copy removed at once (unless some deployment serves it).
     async fn prepare(&self, spec: ModelSpec) -> Result<(Ready, String)> {
         // Every problem of the manifest at once, before anything is copied or compiled.
         spec.check()?;
         let data_dir = &self.deployer.launcher.runtime().data_dir;
+        let name = spec.name.clone();
         let (spec, version) = snapshot_blocking(spec, data_dir).await?;
-        match self.deployer.prepare(spec, &mut HashMap::new()).await? {
-            Ok(ready) => Ok((ready, version)),
-            Err((_, why)) => anyhow::bail!(why),
+        let prepared = match self.deployer.prepare(spec, &mut HashMap::new()).await {
+            Ok(Ok(ready)) => Ok((ready, version.clone())),
+            Ok(Err((_, why))) => Err(anyhow::anyhow!(why)),
+            Err(e) => Err(e),
+        };
+        if prepared.is_err() {
+            self.discard(&name, &version).await;
         }
+        prepared
+    }
+
+    /// Removes the copy of `version` of `name`, which failed to deploy, unless it is the
+    /// version serving or the one before it (the same files deployed again).
+    async fn discard(&self, name: &str, version: &str) {
+        let in_use = self.entries.lock().await.get(name).is_some_and(|e| {
+            e.version == version || e.previous_version.as_deref() == Some(version)
+        });
+        if in_use {
+            return;
+        }
+        let (data_dir, name, version) = (
+            self.deployer.launcher.runtime().data_dir.clone(),
+            name.to_owned(),
+            version.to_owned(),
+        );
+        let removing = move || versions::remove_version(&data_dir, &name, &version);
+        let _ = tokio::task::spawn_blocking(removing).await;
     }
 
     /// Records a deployment `up` started itself, so later changes upgrade or remove it.
@@ -289,6 +308,8 @@ impl Live {
         let name = spec.name.clone();
         let source = spec.source.clone();
         tracing::info!(model = %name, source = ?source, "new model found; deploying");
+        // Checked before its store is made, so a refused model leaves nothing behind.
+        spec.check()?;
         let (own_stop, stopped) = oneshot::channel::<()>();
         let kv = self.deployer.model_store(&name)?;
         let (ready, version) = self.prepare(spec).await?;
@@ -321,8 +342,11 @@ impl Live {
                 Ok(())
             }
             // Not serving: the entry keeps no fingerprint and `done` records the refusal, so
-            // the next scan tries again once the files change.
-            Ok(Err(why)) => Err(anyhow::anyhow!(why)),
+            // the next scan tries again once the files change. Its copy goes now.
+            Ok(Err(why)) => {
+                self.discard(&name, &version).await;
+                Err(anyhow::anyhow!(why))
+            }
             Err(_) => Err(anyhow::anyhow!("the deployment stopped")),
         }
     }
@@ -341,9 +365,15 @@ impl Live {
         let source = spec.source.clone();
         let (ready, version) = self.prepare(spec).await?;
         let loaded = self.deployer.load(&ready, &name, kv, &version)?;
-        let tested = Tested::of(loaded, self.deployer.self_test_deadline).await?;
         let opts = self.deployer.options(&name, &version);
-        tested.take_over(&slot, &opts, &source).await?;
+        let taken = match Tested::of(loaded, self.deployer.self_test_deadline).await {
+            Ok(tested) => tested.take_over(&slot, &opts, &source).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = taken {
+            self.discard(&name, &version).await;
+            return Err(e);
+        }
         let mut entries = self.entries.lock().await;
         if let Some(e) = entries.get_mut(&name) {
             let previous = std::mem::replace(&mut e.version, version.clone());
