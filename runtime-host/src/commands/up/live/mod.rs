@@ -15,16 +15,14 @@
 //! files of a version do not change under it while the next one is being written.
 
 mod entry;
+mod pruning;
 
 use crate::commands::up::deploy::{Adopted, Deployer, Ready, Skipped};
 use crate::commands::up::started::either;
 use crate::services::app::model_route;
-use crate::services::launch::DRAIN_GRACE;
 use crate::services::model::self_test::Tested;
 use crate::services::model::spec::{ModelSpec, model_spec};
-use crate::services::model::versions::{
-    self, Fingerprint, fingerprint_blocking, snapshot_blocking,
-};
+use crate::services::model::versions::{Fingerprint, fingerprint_blocking, snapshot_blocking};
 use anyhow::{Context, Result};
 use entry::Entry;
 pub use entry::{Listed, Origin, Refused};
@@ -225,30 +223,6 @@ impl Live {
         outcome
     }
 
-    /// Once the requests of a version just replaced could have finished, removes `name`'s
-    /// snapshots but the version serving and the one before it: refused and older versions
-    /// (all of them, if the model was removed meanwhile). Skipped while a new version is
-    /// being deployed, whose copy must not go: its own end prunes again.
-    fn prune_later(self: &Arc<Self>, name: &str) {
-        let (live, name) = (self.clone(), name.to_owned());
-        let drain = self.deployer.launcher.limits().deadline + DRAIN_GRACE;
-        tokio::spawn(async move {
-            tokio::time::sleep(drain + std::time::Duration::from_secs(1)).await;
-            let keep = match live.entries.lock().await.get(&name) {
-                Some(e) if e.busy => return,
-                Some(e) => [Some(e.version.clone()), e.previous_version.clone()],
-                None => [None, None],
-            };
-            let keep: Vec<String> = keep.into_iter().flatten().collect();
-            let data_dir = live.deployer.launcher.runtime().data_dir.clone();
-            let pruning = move || {
-                let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
-                versions::prune(&data_dir, Some(&name), &keep, false);
-            };
-            let _ = tokio::task::spawn_blocking(pruning).await;
-        });
-    }
-
     /// Compiles `spec` (its model directory snapshotted) with its version. A version that
     /// fails to compile has its copy removed at once (unless some deployment serves it).
     async fn prepare(&self, spec: ModelSpec) -> Result<(Ready, String)> {
@@ -266,24 +240,6 @@ impl Live {
             self.discard(&name, &version).await;
         }
         prepared
-    }
-
-    /// Removes the copy of `version` of `name`, which failed to deploy, unless it is the
-    /// version serving or the one before it (the same files deployed again).
-    async fn discard(&self, name: &str, version: &str) {
-        let in_use = self.entries.lock().await.get(name).is_some_and(|e| {
-            e.version == version || e.previous_version.as_deref() == Some(version)
-        });
-        if in_use {
-            return;
-        }
-        let (data_dir, name, version) = (
-            self.deployer.launcher.runtime().data_dir.clone(),
-            name.to_owned(),
-            version.to_owned(),
-        );
-        let removing = move || versions::remove_version(&data_dir, &name, &version);
-        let _ = tokio::task::spawn_blocking(removing).await;
     }
 
     /// Records a deployment `up` started itself, so later changes upgrade or remove it.
