@@ -23,6 +23,7 @@ pub mod prometheus;
 pub mod raw;
 pub mod redis;
 pub mod registrations;
+pub mod spin;
 pub mod stack;
 
 pub use client::{Client, Reply};

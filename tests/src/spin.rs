@@ -1,0 +1,162 @@
+//! The project's `spin.toml` under the real Spin (`spin up`), as a child process on a free
+//! port with a state directory of its own: the components `cargo xtask test` built, the
+//! embedding model's files linked where Spin looks for them, the chat admin token given as a
+//! Spin variable. Stopped when dropped; its log is printed when it fails to start.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The Spin CLI: `SPIN`, else `spin` on the PATH, else the one the project's machines share
+/// (`../shared/bin/spin` beside the repository; see its README).
+pub fn spin_binary() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SPIN") {
+        return Some(PathBuf::from(p));
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("spin"))
+            .find(|p| p.is_file())
+    });
+    on_path.or_else(|| {
+        let shared = crate::workspace_root().join("../shared/bin/spin");
+        shared.is_file().then_some(shared)
+    })
+}
+
+/// `spin up` of the project's app.
+pub struct SpinApp {
+    child: Child,
+    pub port: u16,
+    log: Arc<Mutex<String>>,
+    _state: tempfile::TempDir,
+}
+
+impl SpinApp {
+    /// Starts the app with the chat admin token `token`, or `None` (announced loudly, naming
+    /// `test`) where Spin is not here; with `E2E_REQUIRE_SPIN=1` its absence fails instead.
+    pub fn up(test: &str, token: &str) -> Option<Self> {
+        let Some(spin) = spin_binary() else {
+            if std::env::var("E2E_REQUIRE_SPIN").is_ok_and(|v| v == "1") {
+                panic!(
+                    "{test}: no spin (SPIN, the PATH, ../shared/bin/spin), but E2E_REQUIRE_SPIN=1"
+                );
+            }
+            eprintln!(
+                "SKIPPED {test}: Spin is not installed (set SPIN, put spin on the PATH, or \
+                 use ../shared/bin/spin)"
+            );
+            return None;
+        };
+        let state = crate::temp_dir();
+        let models = state.path().join("ai-models");
+        std::fs::create_dir_all(&models).unwrap();
+        let embedding = crate::ai_models_dir().join("all-minilm-l6-v2");
+        std::os::unix::fs::symlink(&embedding, models.join("all-minilm-l6-v2")).unwrap();
+        let port = crate::free_port();
+        let mut child = Command::new(&spin)
+            .arg("up")
+            .arg("--from")
+            .arg(crate::workspace_root().join("spin.toml"))
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(["--variable", &format!("chat_admin_token={token}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", spin.display()));
+        let log = Arc::new(Mutex::new(String::new()));
+        for out in [
+            child
+                .stdout
+                .take()
+                .map(|o| Box::new(o) as Box<dyn std::io::Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|e| Box::new(e) as Box<dyn std::io::Read + Send>),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let kept = log.clone();
+            std::thread::spawn(move || {
+                use std::io::BufRead;
+                for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                    let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+                    kept.push_str(&line);
+                    kept.push('\n');
+                }
+            });
+        }
+        let mut app = Self {
+            child,
+            port,
+            log,
+            _state: state,
+        };
+        app.wait_until_serving(Duration::from_secs(300));
+        Some(app)
+    }
+
+    /// Waits for the registry's route to answer (Spin compiles every component first).
+    fn wait_until_serving(&mut self, within: Duration) {
+        let started = Instant::now();
+        loop {
+            if status_of(self.port, "/registry") == Some(200) {
+                return;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                std::thread::sleep(Duration::from_millis(200)); // the rest of its output
+                panic!(
+                    "spin up exited ({status}) before it served:\n{}",
+                    self.log()
+                );
+            }
+            assert!(
+                started.elapsed() < within,
+                "spin up did not serve within {within:?}:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// What Spin has printed so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Drop for SpinApp {
+    fn drop(&mut self) {
+        crate::interrupt(&self.child);
+        if crate::wait_for_exit(&mut self.child, Duration::from_secs(10)).is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The status of `GET path` on the loopback `port`, or `None` if nothing answers.
+fn status_of(port: u16, path: &str) -> Option<u16> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).ok()?;
+    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
+}

@@ -1,0 +1,97 @@
+//! The project's `spin.toml` under the real Spin 4 (`spin up`; issue 47 §1, first part):
+//! every route of the manifest answers from its component, every model passes
+//! `runtime-host check` (the same conformance run the native host's models pass), and the
+//! chat API reads and writes with the admin token given as a Spin variable.
+
+use e2e_tests::spin::SpinApp;
+use e2e_tests::{Client, host_binary, workspace_root};
+use serde_json::json;
+
+const TOKEN: &str = "spin-t0ken";
+
+/// What each route of `spin.toml` is probed with: a path under it and the status its
+/// component answers (a route a component does not serve would be Spin's own 404).
+fn probe(route: &str) -> (String, u16) {
+    let base = route.trim_end_matches("/...");
+    match route {
+        "/..." => ("/".into(), 200),
+        "/api/..." => ("/api/chats".into(), 200),
+        "/heartbeat/..." | "/unregister/..." => (format!("{base}/5100"), 405),
+        "/registry/..." => ("/registry/maintenance/processes".into(), 405),
+        "/register" => (route.into(), 405),
+        _ if route.starts_with("/models/") => (format!("{base}/health"), 200),
+        _ => (route.into(), 200),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_app_under_spin_serves_every_route_passes_check_and_keeps_chats() {
+    let Some(app) = SpinApp::up("the app under Spin", TOKEN) else {
+        return;
+    };
+    let c = Client::new();
+    let manifest: toml::Table =
+        toml::from_str(&std::fs::read_to_string(workspace_root().join("spin.toml")).unwrap())
+            .unwrap();
+    let triggers = manifest["trigger"]["http"]
+        .as_array()
+        .expect("[[trigger.http]]");
+    let mut models = Vec::new();
+    for trigger in triggers {
+        let route = trigger["route"].as_str().unwrap();
+        let (path, status) = probe(route);
+        let r = c.get(&app.url(&path)).await;
+        assert_eq!(
+            r.status,
+            status,
+            "{route} ({path}): {}\n{}",
+            r.text(),
+            app.log()
+        );
+        if let Some(name) = route.strip_prefix("/models/") {
+            models.push(name.trim_end_matches("/...").to_owned());
+        }
+    }
+    assert!(models.len() >= 4, "{models:?}");
+
+    // Every model conforms, as `runtime-host check` judges a deployment anywhere.
+    for name in &models {
+        let out = std::process::Command::new(host_binary())
+            .arg("check")
+            .arg(app.url(&format!("/models/{name}")))
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{name} under Spin:\n{said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(said.contains(" 0 failed"), "{name}: {said}");
+    }
+
+    // Chat: written with the token Spin was given, read back; refused without it.
+    let dialog = json!({"chatName": "under spin", "messages": [
+        {"role": "user", "content": "Hello from Spin"},
+        {"role": "assistant", "content": "Stored in Spin's key-value store"}]});
+    let none = c.post_json(&app.url("/api/chats"), &dialog, None).await;
+    none.assert_error(401, "unauthorized");
+    let made = c
+        .post_json(&app.url("/api/chats"), &dialog, Some(TOKEN))
+        .await;
+    assert_eq!(made.status, 201, "{}", made.text());
+    let id = made.value()["id"].as_str().unwrap().to_owned();
+    let read = c
+        .get(&app.url(&format!("/api/dialog?id={id}")))
+        .await
+        .value();
+    assert_eq!(
+        read["messages"][1]["content"],
+        "Stored in Spin's key-value store"
+    );
+    let listed = c.get(&app.url("/api/chats")).await.value();
+    assert!(
+        listed.as_array().unwrap().iter().any(|d| d["id"] == id),
+        "{listed}"
+    );
+}
