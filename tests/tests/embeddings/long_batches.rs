@@ -19,7 +19,7 @@ async fn a_long_batch_holds_up_no_other_request() {
     let data = temp_dir();
     let host = serve(data.path());
     let c = Client::new();
-    embed_one(&c, &host, "warm up").await;
+    embed_one(&c, &host.base_url(), "warm up").await;
     let (url, body) = (host.url("/predict"), heavy_batch());
     let batch = {
         let c = c.clone();
@@ -36,7 +36,7 @@ async fn a_long_batch_holds_up_no_other_request() {
     }
     // And so is a one-word embedding from another client: it takes its turn between the
     // batch's passes instead of waiting for all of them.
-    let small = embed_one(&c, &host, "word").await;
+    let small = embed_one(&c, &host.base_url(), "word").await;
     assert_eq!(small.len(), 384);
     assert!(
         !batch.is_finished(),
@@ -51,7 +51,7 @@ async fn a_batch_past_the_deadline_is_answered_with_a_timeout_and_the_model_reco
     let data = temp_dir();
     let host = serve_with(&ai_models_dir(), data.path(), &["--deadline", "2s"]);
     let c = Client::new();
-    embed_one(&c, &host, "warm up").await;
+    embed_one(&c, &host.base_url(), "warm up").await;
     let started = std::time::Instant::now();
     let r = c
         .post_json(&host.url("/predict"), &heavy_batch(), None)
@@ -59,5 +59,5 @@ async fn a_batch_past_the_deadline_is_answered_with_a_timeout_and_the_model_reco
     r.assert_error(500, "timeout");
     assert!(started.elapsed() < std::time::Duration::from_secs(6));
     // The abandoned work stops at its next pass; later requests are served.
-    embed_one(&c, &host, "after the timeout").await;
+    embed_one(&c, &host.base_url(), "after the timeout").await;
 }

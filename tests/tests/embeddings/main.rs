@@ -58,9 +58,10 @@ fn cosine(a: &[f64], b: &[f64]) -> f64 {
     dot(a, b) / (dot(a, a).sqrt() * dot(b, b).sqrt())
 }
 
-async fn predict(c: &Client, host: &Host, data: Value) -> e2e_tests::Reply {
+/// `POST /predict` of the model at `base` (a host's base URL, or `/models/minilm` of an app).
+async fn predict(c: &Client, base: &str, data: Value) -> e2e_tests::Reply {
     c.post_json(
-        &host.url("/predict"),
+        &format!("{base}/predict"),
         &json!({"input_type": "text", "data": data}),
         None,
     )
@@ -68,8 +69,8 @@ async fn predict(c: &Client, host: &Host, data: Value) -> e2e_tests::Reply {
 }
 
 /// The served vector of one text (asserting a 200 with 384 numbers of unit length).
-pub async fn embed_one(c: &Client, host: &Host, text: &str) -> Vec<f64> {
-    let r = predict(c, host, json!({"text": text})).await;
+pub async fn embed_one(c: &Client, base: &str, text: &str) -> Vec<f64> {
+    let r = predict(c, base, json!({"text": text})).await;
     assert_eq!(r.status, 200, "{text}: {}", r.text());
     let v = r.value();
     assert_eq!(v["success"], true, "{v}");
@@ -84,8 +85,8 @@ pub async fn embed_one(c: &Client, host: &Host, text: &str) -> Vec<f64> {
     vector
 }
 
-async fn embed_many(c: &Client, host: &Host, texts: &[String]) -> Vec<Vec<f64>> {
-    let r = predict(c, host, json!({"texts": texts})).await;
+async fn embed_many(c: &Client, base: &str, texts: &[String]) -> Vec<Vec<f64>> {
+    let r = predict(c, base, json!({"texts": texts})).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.value();
     assert_eq!(v["results"]["failed"], 0, "{v}");
@@ -108,13 +109,38 @@ fn words(n: usize) -> String {
 async fn every_reference_sentence_matches_sentence_transformers_alone_and_in_one_batch() {
     let data = temp_dir();
     let host = serve(data.path());
+    matches_sentence_transformers(&Client::new(), &host.base_url()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_of_very_different_lengths_gives_each_text_its_vector_alone() {
+    let data = temp_dir();
+    let host = serve(data.path());
+    mixed_lengths_embed_as_alone(&Client::new(), &host.base_url()).await;
+}
+
+/// The same two scenarios under Spin's own engine (issue 47 §1): the app's minilm, through
+/// Spin's `fermyon:spin/llm`, agrees with sentence-transformers alone and in mixed batches.
+#[tokio::test(flavor = "multi_thread")]
+async fn under_spin_the_embeddings_match_sentence_transformers_alone_and_batched() {
+    let Some(app) = e2e_tests::spin::SpinApp::up("embeddings under Spin", "t") else {
+        return;
+    };
     let c = Client::new();
+    let base = app.url("/models/minilm");
+    matches_sentence_transformers(&c, &base).await;
+    mixed_lengths_embed_as_alone(&c, &base).await;
+}
+
+/// Every reference sentence, alone and all in one batch, at cosine >= 0.9999 to
+/// sentence-transformers' vector.
+async fn matches_sentence_transformers(c: &Client, base: &str) {
     let reference = reference();
     assert!(reference.len() >= 50);
 
     let mut worst = 1.0f64;
     for (text, want) in &reference {
-        let got = embed_one(&c, &host, text).await;
+        let got = embed_one(c, base, text).await;
         let similarity = cosine(&got, want);
         assert!(similarity >= 0.9999, "{text}: cosine {similarity}");
         worst = worst.min(similarity);
@@ -122,7 +148,7 @@ async fn every_reference_sentence_matches_sentence_transformers_alone_and_in_one
     // All of them in one request: short and long texts share padded passes, and the
     // pooling must count each text's own tokens only.
     let texts: Vec<String> = reference.iter().map(|(t, _)| t.clone()).collect();
-    let batch = embed_many(&c, &host, &texts).await;
+    let batch = embed_many(c, base, &texts).await;
     for ((text, want), got) in reference.iter().zip(&batch) {
         let similarity = cosine(got, want);
         assert!(
@@ -132,16 +158,13 @@ async fn every_reference_sentence_matches_sentence_transformers_alone_and_in_one
         worst = worst.min(similarity);
     }
     println!(
-        "{} sentences, alone and batched: lowest cosine similarity to sentence-transformers {worst:.7}",
+        "{base}: {} sentences, alone and batched: lowest cosine similarity to sentence-transformers {worst:.7}",
         reference.len()
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_batch_of_very_different_lengths_gives_each_text_its_vector_alone() {
-    let data = temp_dir();
-    let host = serve(data.path());
-    let c = Client::new();
+/// Texts of very different lengths in one batch each get the vector they get alone.
+async fn mixed_lengths_embed_as_alone(c: &Client, base: &str) {
     let long: String = reference()
         .iter()
         .map(|(t, _)| t.as_str())
@@ -158,9 +181,9 @@ async fn a_batch_of_very_different_lengths_gives_each_text_its_vector_alone() {
         words(254),
         "Ok".to_owned(),
     ];
-    let batch = embed_many(&c, &host, &texts).await;
+    let batch = embed_many(c, base, &texts).await;
     for (text, batched) in texts.iter().zip(&batch) {
-        let alone = embed_one(&c, &host, text).await;
+        let alone = embed_one(c, base, text).await;
         let similarity = cosine(batched, &alone);
         assert!(
             similarity > 0.99999,
@@ -212,14 +235,14 @@ async fn input_rules_answer_400_naming_the_field() {
         ),
     ];
     for (data, code, mention) in refused {
-        let r = predict(&c, &host, data.clone()).await;
+        let r = predict(&c, &host.base_url(), data.clone()).await;
         let body = r.assert_error(400, code);
         assert!(body.error.contains(mention), "{data}: {}", body.error);
     }
     // In a batch, a bad text fails alone, saying why as it would alone; the rest are
     // embedded.
     let batch = json!({"texts": ["a", 7, "", words(300), "b"]});
-    let v = predict(&c, &host, batch).await.value();
+    let v = predict(&c, &host.base_url(), batch).await.value();
     let items = v["results"]["items"].as_array().unwrap();
     assert_eq!(v["results"]["failed"], 3, "{v}");
     let why = |i: usize| items[i]["error_message"].as_str().unwrap().to_owned();
@@ -230,16 +253,18 @@ async fn input_rules_answer_400_naming_the_field() {
         assert_eq!(floats(&items[i]["results"]["embedding"]).len(), 384);
     }
     // The limits themselves are accepted: 254 word pieces (+ [CLS], [SEP]) and 64 texts.
-    embed_one(&c, &host, &words(254)).await;
+    embed_one(&c, &host.base_url(), &words(254)).await;
     assert_eq!(
-        embed_many(&c, &host, &vec!["a".to_owned(); 64]).await.len(),
+        embed_many(&c, &host.base_url(), &vec!["a".to_owned(); 64])
+            .await
+            .len(),
         64
     );
     // Accents and case do not matter to an uncased model; other scripts are embedded.
-    let plain = embed_one(&c, &host, "cafe resume").await;
-    let accented = embed_one(&c, &host, "Café Résumé").await;
+    let plain = embed_one(&c, &host.base_url(), "cafe resume").await;
+    let accented = embed_one(&c, &host.base_url(), "Café Résumé").await;
     assert!(cosine(&plain, &accented) > 0.99999);
-    embed_one(&c, &host, "日本語の文です。🙂").await;
+    embed_one(&c, &host.base_url(), "日本語の文です。🙂").await;
     // Only `text` is an input type of this model.
     let r = c
         .post_json(
@@ -325,7 +350,7 @@ async fn missing_weights_say_where_they_go_and_installing_them_needs_no_restart(
     ] {
         assert!(body.error.contains(needle), "{needle}: {}", body.error);
     }
-    let r = predict(&c, &host, json!({"text": "hello"})).await;
+    let r = predict(&c, &host.base_url(), json!({"text": "hello"})).await;
     let body = r.assert_error(500, "internal_error");
     assert!(
         body.error.contains("cargo xtask install-models"),
@@ -340,7 +365,7 @@ async fn missing_weights_say_where_they_go_and_installing_them_needs_no_restart(
             .unwrap();
     }
     assert_eq!(c.get(&host.url("/health")).await.status, 200);
-    embed_one(&c, &host, "hello").await;
+    embed_one(&c, &host.base_url(), "hello").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
