@@ -98,7 +98,8 @@ impl SpinApp {
             log,
             _state: state,
         };
-        app.wait_until_serving(Duration::from_secs(300));
+        // A cold machine compiles every component of the app first (the ONNX one twice).
+        app.wait_until_serving(Duration::from_secs(480));
         Some(app)
     }
 

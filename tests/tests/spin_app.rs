@@ -4,7 +4,7 @@
 //! chat API reads and writes with the admin token given as a Spin variable.
 
 use e2e_tests::spin::SpinApp;
-use e2e_tests::{Client, host_binary, workspace_root};
+use e2e_tests::{Client, workspace_root};
 use serde_json::json;
 
 const TOKEN: &str = "spin-t0ken";
@@ -56,18 +56,7 @@ async fn the_app_under_spin_serves_every_route_passes_check_and_keeps_chats() {
 
     // Every model conforms, as `runtime-host check` judges a deployment anywhere.
     for name in &models {
-        let out = std::process::Command::new(host_binary())
-            .arg("check")
-            .arg(app.url(&format!("/models/{name}")))
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{name} under Spin:\n{said}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(said.contains(" 0 failed"), "{name}: {said}");
+        e2e_tests::assert_check_passes(app.url(&format!("/models/{name}"))).await;
     }
 
     // Chat: written with the token Spin was given, read back; refused without it.
