@@ -326,3 +326,23 @@ pub async fn until<F: std::future::Future<Output = bool>>(
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
+
+/// An app serving every service on one origin, as `spin.toml` routes them: `runtime-host
+/// up`'s app port ([`Stack`]) or `spin up` ([`spin::SpinApp`]). Scenarios written against it
+/// run on both hosts.
+pub trait App {
+    /// The URL of `path` on the app's origin.
+    fn app(&self, path: &str) -> String;
+}
+
+impl App for Stack {
+    fn app(&self, path: &str) -> String {
+        Stack::app(self, path)
+    }
+}
+
+impl App for spin::SpinApp {
+    fn app(&self, path: &str) -> String {
+        self.url(path)
+    }
+}

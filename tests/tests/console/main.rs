@@ -3,7 +3,8 @@
 //! Chromium (skipped, loudly, where Chromium is not installed).
 
 use e2e_tests::browser::Browser;
-use e2e_tests::{Client, Stack};
+use e2e_tests::spin::SpinApp;
+use e2e_tests::{App, Client, Stack};
 use hyper::Method;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -217,6 +218,24 @@ async fn the_console_works_in_a_real_browser() {
     chats(&browser, &stack, &c).await;
     long_lists(&browser, &stack, &c).await;
     accessibility(&browser, &stack).await;
+    browser.close().await;
+}
+
+/// The same pages under Spin (issue 47 §1): the project's `spin.toml` under `spin up`, its
+/// console trying molprop's and iris's examples (molecules drawn, the parser's caret, the
+/// applicability domain) and scoring a library on the batch page, the scenarios above run
+/// unchanged against the other host.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_console_under_spin_works_in_a_real_browser() {
+    let Some(app) = SpinApp::up("the console under Spin", "t0ken") else {
+        return;
+    };
+    let Some(browser) = Browser::start("the_console_under_spin", 1280, 1000).await else {
+        return;
+    };
+    let c = Client::new();
+    try_it(&browser, &app, &c).await;
+    batch_page(&browser, &app, &c).await;
     browser.close().await;
 }
 

@@ -58,7 +58,7 @@ pub(crate) async fn models_pages(browser: &Browser, stack: &Stack, c: &Client) {
 }
 
 /// Test examples, the free form, a model's failure, a classifier, the keyboard.
-pub(crate) async fn try_it(browser: &Browser, stack: &Stack, c: &Client) {
+pub(crate) async fn try_it(browser: &Browser, stack: &impl App, c: &Client) {
     // Try it: the first test example, run from its button, shows the model's own answer.
     browser.goto(&stack.app("/#/try/molprop")).await;
     browser.wait_text("ul.examples", |t| !t.is_empty()).await;
@@ -244,7 +244,7 @@ pub(crate) async fn try_it(browser: &Browser, stack: &Stack, c: &Client) {
 /// The batch page: a .smi file uploaded, scored through molprop with bad rows failing alone,
 /// the in-domain share, a histogram, a sortable table and the CSV download, each checked
 /// against the same library sent to the model directly.
-pub(crate) async fn batch_page(browser: &Browser, stack: &Stack, c: &Client) {
+pub(crate) async fn batch_page(browser: &Browser, stack: &impl App, c: &Client) {
     let text = std::fs::read_to_string(
         e2e_tests::workspace_root().join("crates/chem/tests/data/rdkit-samples.tsv"),
     )
