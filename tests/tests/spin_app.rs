@@ -1,10 +1,11 @@
 //! The project's `spin.toml` under the real Spin 4 (`spin up`; issue 47 §1, first part):
 //! every route of the manifest answers from its component, every model passes
-//! `runtime-host check` (the same conformance run the native host's models pass), and the
-//! chat API reads and writes with the admin token given as a Spin variable.
+//! `runtime-host check` (the same conformance run the native host's models pass), a trained
+//! model's evidence and the console's drawings are what runtime-host serves, and the chat API
+//! reads and writes with the admin token given as a Spin variable.
 
 use e2e_tests::spin::SpinApp;
-use e2e_tests::{Client, workspace_root};
+use e2e_tests::{Client, HostBuilder, component, workspace_root};
 use serde_json::json;
 
 const TOKEN: &str = "spin-t0ken";
@@ -57,6 +58,37 @@ async fn the_app_under_spin_serves_every_route_passes_check_and_keeps_chats() {
     // Every model conforms, as `runtime-host check` judges a deployment anywhere.
     for name in &models {
         e2e_tests::assert_check_passes(app.url(&format!("/models/{name}"))).await;
+    }
+
+    // The same answers as runtime-host's: a trained model's evidence (its test set judged
+    // point by point) and the console's drawings.
+    let data = e2e_tests::temp_dir();
+    let solubility = HostBuilder::new(component("onnx-model"), data.path())
+        .shared_compile_cache()
+        .mount(&e2e_tests::model_dir("solubility"), "/model")
+        .start();
+    let here = c.get(&solubility.url("/evidence")).await.value();
+    let spin = c.get(&app.url("/models/solubility/evidence")).await.value();
+    assert!(
+        here["parity"]["points"]
+            .as_array()
+            .is_some_and(|p| p.len() > 100),
+        "{here}"
+    );
+    assert_eq!(spin["parity"], here["parity"], "the evidence under Spin");
+    let console = HostBuilder::new(component("console"), data.path()).start();
+    for smiles in ["CC(=O)Oc1ccccc1C(=O)O", "c1ccc2ccccc2c1"] {
+        let path = format!(
+            "/depict.svg?smiles={}",
+            smiles.replace('(', "%28").replace(')', "%29")
+        );
+        let drawn = c.get(&app.url(&path)).await;
+        assert_eq!(drawn.status, 200, "{}", drawn.text());
+        assert_eq!(
+            drawn.text(),
+            c.get(&console.url(&path)).await.text(),
+            "{smiles}"
+        );
     }
 
     // Chat: written with the token Spin was given, read back; refused without it.
