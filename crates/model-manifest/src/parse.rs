@@ -107,30 +107,24 @@ impl Manifest {
             }
         }
         let get = |k: &str| table.get(k);
-        if let Some(v) = get("info") {
-            problems.extend(section::<ModelInfo>(v, "info").err());
+        // Each plain section on its own (a missing required one is reported above).
+        fn problem<T: serde::de::DeserializeOwned>(t: &toml::Table, at: &str) -> Option<String> {
+            t.get(at).and_then(|v| section::<T>(v, at).err())
         }
-        if let Some(v) = get("citation") {
-            problems.extend(section::<Citation>(v, "citation").err());
-        }
-        if let Some(v) = get("capability") {
-            problems.extend(section::<CapabilityText>(v, "capability").err());
-        }
-        if let Some(v) = get("input") {
-            problems.extend(section::<Input>(v, "input").err());
-        }
-        if let Some(v) = get("output") {
-            problems.extend(section::<Output>(v, "output").err());
-        }
-        if let Some(v) = get("onnx") {
-            problems.extend(section::<OnnxFile>(v, "onnx").err());
-        }
-        if let Some(v) = get("applicability_domain") {
-            problems.extend(section::<Domain>(v, "applicability_domain").err());
-        }
-        if let Some(v) = get("evidence") {
-            problems.extend(section::<EvidenceSpec>(v, "evidence").err());
-        }
+        problems.extend(
+            [
+                problem::<ModelInfo>(&table, "info"),
+                problem::<Citation>(&table, "citation"),
+                problem::<CapabilityText>(&table, "capability"),
+                problem::<Input>(&table, "input"),
+                problem::<Output>(&table, "output"),
+                problem::<OnnxFile>(&table, "onnx"),
+                problem::<Domain>(&table, "applicability_domain"),
+                problem::<EvidenceSpec>(&table, "evidence"),
+            ]
+            .into_iter()
+            .flatten(),
+        );
         if let Some(v) = get("acceptable_ranges") {
             let ranges = v.get("property_ranges");
             let mut problems_here =
