@@ -64,6 +64,15 @@ pub struct Skipped {
     pub why: String,
 }
 
+impl Skipped {
+    /// `name` left out because of `error`, logged.
+    fn left_out(name: String, source: PathBuf, error: &anyhow::Error) -> Self {
+        let why = format!("{error:#}");
+        tracing::error!(model = %name, error = %why, "model left out");
+        Self { name, source, why }
+    }
+}
+
 /// A model ready to deploy: compiled.
 pub struct Ready {
     pub spec: ModelSpec,
@@ -107,9 +116,7 @@ pub async fn at_start(
         // A model whose files cannot be deployed (a link leading out, too large, a manifest
         // with problems) is left out with why; the others start.
         if let Err(e) = spec.check() {
-            tracing::error!(model = %name, error = %format!("{e:#}"), "model left out");
-            let why = format!("{e:#}");
-            skipped.push(Skipped { name, source, why });
+            skipped.push(Skipped::left_out(name, source, &e));
             continue;
         }
         let versioned = if watched {
@@ -121,9 +128,7 @@ pub async fn at_start(
         let (spec, version) = match versioned {
             Ok(v) => v,
             Err(e) => {
-                tracing::error!(model = %name, error = %format!("{e:#}"), "model left out");
-                let why = format!("{e:#}");
-                skipped.push(Skipped { name, source, why });
+                skipped.push(Skipped::left_out(name, source, &e));
                 continue;
             }
         };
@@ -138,11 +143,7 @@ pub async fn at_start(
             Ok(Ok(model)) => ready.push((model, version)),
             Ok(Err((name, why))) => skipped.push(Skipped { name, source, why }),
             Err(e) if e.is::<Stopped>() => return Err(e),
-            Err(e) => {
-                tracing::error!(model = %name, error = %format!("{e:#}"), "model left out");
-                let why = format!("{e:#}");
-                skipped.push(Skipped { name, source, why });
-            }
+            Err(e) => skipped.push(Skipped::left_out(name, source, &e)),
         }
     }
     // The snapshots of models no longer deployed go too.
@@ -329,7 +330,7 @@ fn spawn_deployment(
 }
 
 /// `text`'s lines as one: a reason goes in a table row and a JSON string.
-pub fn one_line(text: &str) -> String {
+fn one_line(text: &str) -> String {
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)

@@ -226,8 +226,6 @@ impl Live {
     /// Compiles `spec` (its model directory snapshotted) with its version. A version that
     /// fails to compile has its copy removed at once (unless some deployment serves it).
     async fn prepare(&self, spec: ModelSpec) -> Result<(Ready, String)> {
-        // Every problem of the manifest at once, before anything is copied or compiled.
-        spec.check()?;
         let data_dir = &self.deployer.launcher.runtime().data_dir;
         let name = spec.name.clone();
         let (spec, version) = snapshot_blocking(spec, data_dir).await?;
@@ -264,7 +262,8 @@ impl Live {
         let name = spec.name.clone();
         let source = spec.source.clone();
         tracing::info!(model = %name, source = ?source, "new model found; deploying");
-        // Checked before its store is made, so a refused model leaves nothing behind.
+        // Every problem of the manifest at once, before anything is copied or compiled, and
+        // before its store is made, so a refused model leaves nothing behind.
         spec.check()?;
         let (own_stop, stopped) = oneshot::channel::<()>();
         let kv = self.deployer.model_store(&name)?;
@@ -319,6 +318,8 @@ impl Live {
         };
         tracing::info!(model = %name, "model changed; loading the new version beside the serving one");
         let source = spec.source.clone();
+        // Every problem of the manifest at once, before anything is copied or compiled.
+        spec.check()?;
         let (ready, version) = self.prepare(spec).await?;
         let loaded = self.deployer.load(&ready, &name, kv, &version)?;
         let opts = self.deployer.options(&name, &version);
