@@ -129,16 +129,23 @@ pub fn ai_models_dir() -> PathBuf {
 /// Runs `runtime-host check <url> --keep-running` (off the async executor) and asserts that
 /// every MUST rule passes, printing the checker's report if not.
 pub async fn assert_check_passes(url: String) -> String {
+    let checked = url.clone();
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(host_binary())
-            .args(["check", &url, "--keep-running"])
+            .args(["check", &checked, "--keep-running"])
             .output()
             .expect("running runtime-host check")
     })
     .await
     .unwrap();
     let report = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{report}");
+    // What failed first, then the whole report: CI's log keeps only a tail.
+    let failed: Vec<&str> = report.lines().filter(|l| !l.starts_with("PASS ")).collect();
+    assert!(
+        out.status.success(),
+        "{url}: {}\n\n{report}",
+        failed.join("\n")
+    );
     assert!(!report.contains("\nWARN "), "no warnings either: {report}");
     report
 }

@@ -10,9 +10,11 @@
 //! - optionally packed training fingerprints for the applicability domain ([`domain`]).
 //!
 //! The directory is read once per instance, on its first request, and kept while the host
-//! reuses the instance. A directory that cannot be served makes every endpoint answer 503
-//! with the file and field at fault, so `runtime-host model` refuses to start with that
-//! message and a Spin deployment's `/health` says what to fix.
+//! reuses the instance; the graph itself on the first request that runs it. A manifest that
+//! cannot be served makes every endpoint answer 503 with the file and field at fault; a graph
+//! that cannot be loaded makes `/health` and `/predict` answer 503 with the reason (the
+//! descriptions still come from the manifest). So `runtime-host model` refuses to start with
+//! that message and a Spin deployment's `/health` says what to fix.
 
 mod describe;
 mod domain;
@@ -37,12 +39,26 @@ pub const MODEL_DIR: &str = "/model";
 pub struct OnnxModel {
     manifest: Manifest,
     reader: Reader,
-    graph: Graph,
+    /// The graph, read and optimized by the first request that runs it. Spin starts an
+    /// instance per request: `/health`, `/info` and the other descriptions are then answered
+    /// from the manifest alone, without the ~15 ms tract takes to load solubility's forest (it
+    /// made `/health` miss the spec's 100 ms under load). A pre-initialized snapshot loads it
+    /// before the snapshot (see `preload`).
+    graph: std::sync::OnceLock<Result<Graph, String>>,
+    graph_source: GraphSource,
     domain: Domain,
     /// Where the model directory is (the test set of `[evidence]` is read from it).
     dir: std::path::PathBuf,
     /// `GET /evidence`, computed on first use.
     evidence: std::sync::OnceLock<Result<model_sdk::Evidence, String>>,
+}
+
+/// What [`Graph::load`] needs, kept until the graph is first run.
+struct GraphSource {
+    file: String,
+    width: usize,
+    describe_width: String,
+    reading: Reading,
 }
 
 /// The model of this instance: loaded by the first request, or before the snapshot by a
@@ -59,7 +75,9 @@ fn preload() {
     // heap of every instance started from the snapshot larger and more scattered, and
     // measured, 25 models in one `up` took 220 instead of 188 MiB. It is computed by the
     // instance that first serves `/evidence`.
-    let _ = loaded();
+    if let Ok(model) = loaded() {
+        let _ = model.graph();
+    }
 }
 
 model_sdk::preinit!(preload);
@@ -142,22 +160,37 @@ impl OnnxModel {
                 format!("model.toml's input.features ({} names)", features.len())
             }
         };
-        let onnx_path = dir.join(&manifest.onnx.file);
-        let graph = Graph::load(
-            &read(dir, &manifest.onnx.file)?,
-            reader.width(),
-            &describe_width,
+        let graph_source = GraphSource {
+            file: manifest.onnx.file.clone(),
+            width: reader.width(),
+            describe_width,
             reading,
-        )
-        .map_err(|e| format!("{}: {e}", onnx_path.display()))?;
+        };
         Ok(Self {
             manifest,
             reader,
-            graph,
+            graph: std::sync::OnceLock::new(),
+            graph_source,
             domain,
             dir: dir.to_owned(),
             evidence: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The graph, loaded on first use; errors start with the file at fault.
+    fn graph(&self) -> Result<&Graph, String> {
+        let loaded = self.graph.get_or_init(|| {
+            let s = &self.graph_source;
+            let path = self.dir.join(&s.file);
+            Graph::load(
+                &read(&self.dir, &s.file)?,
+                s.width,
+                &s.describe_width,
+                s.reading.clone(),
+            )
+            .map_err(|e| format!("{}: {e}", path.display()))
+        });
+        loaded.as_ref().map_err(Clone::clone)
     }
 
     fn input_type(&self) -> InputType {
@@ -174,6 +207,14 @@ impl OnnxModel {
             Input::Tabular { .. } => "feature",
         }
     }
+}
+
+/// A graph that cannot be loaded: the deployment is not ready (503, as its `/health` says).
+fn not_ready(reason: String) -> PredictError {
+    PredictError::Invalid(model_sdk::ApiError::new(
+        model_sdk::ErrorCode::NotReady,
+        reason,
+    ))
 }
 
 /// The ranges named in `order`, in that order.
@@ -225,7 +266,8 @@ impl Model for OnnxModel {
         let (prepared, assessment) = self.prepare(data)?;
         let echo = prepared.echo;
         let output = self
-            .graph
+            .graph()
+            .map_err(not_ready)?
             .run(prepared.vector)
             .map_err(PredictError::Fault)?;
         Ok(self.answer(&output, echo, assessment))
@@ -251,9 +293,13 @@ impl Model for OnnxModel {
             values.extend_from_slice(&p.vector);
             count += 1;
         }
+        let graph = match self.graph() {
+            Ok(graph) => graph,
+            Err(e) => return items.iter().map(|_| Err(not_ready(e.clone()))).collect(),
+        };
         let mut outputs = match count {
             0 => Ok(Vec::new()),
-            _ => self.graph.run_rows(count, values),
+            _ => graph.run_rows(count, values),
         }
         .map(Vec::into_iter);
         prepared

@@ -46,6 +46,16 @@ pub enum PredictError {
     Fault(String),
 }
 
+/// What went wrong, in words (the variant decides the status, not the text).
+impl std::fmt::Display for PredictError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Invalid(e) => f.write_str(&e.message),
+            Self::Failed(m) | Self::Fault(m) => f.write_str(m),
+        }
+    }
+}
+
 impl From<ApiError> for PredictError {
     fn from(e: ApiError) -> Self {
         Self::Invalid(e)

@@ -119,7 +119,7 @@ pub fn self_test<M: Model>(model: &M) -> Result<(), String> {
             .map_err(|e| format!("example `{}`: {}", example.name, e.message))?;
         model
             .predict(input_type, &req.data)
-            .map_err(|e| format!("example `{}` failed: {e:?}", example.name))?;
+            .map_err(|e| format!("example `{}` failed: {e}", example.name))?;
     }
     Ok(())
 }

@@ -206,3 +206,35 @@ pub fn pass_redis(dir: &Path) -> Result<local_redis::RedisServer, String> {
         },
     )
 }
+
+/// Makes sure the Spin CLI runs (`SPIN`, `spin` on the PATH, or the project machines' shared
+/// `../shared/bin/spin`, which unpacks itself on first use: done here, during the compile);
+/// `false` (announced loudly, naming the tests skipped) when there is none. Spin is not a
+/// Debian package, so nothing is installed.
+pub fn ensure_spin(root: &Path) -> bool {
+    let spin = std::env::var_os("SPIN")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|d| d.join("spin"))
+                    .find(|p| p.is_file())
+            })
+        })
+        .or_else(|| Some(root.join("../shared/bin/spin")).filter(|p| p.is_file()));
+    let runs = spin.as_ref().is_some_and(|spin| {
+        Command::new(spin)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !runs {
+        eprintln!(
+            "xtask: SKIPPING the Spin tests (tests/tests/spin_app.rs, the embeddings and console \
+             scenarios under Spin): no working Spin CLI (set SPIN, put spin on the PATH, or use \
+             ../shared/bin/spin; it needs xz)"
+        );
+    }
+    runs
+}

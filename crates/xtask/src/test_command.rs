@@ -12,6 +12,7 @@ pub struct Prepared {
     prometheus: bool,
     valgrind: bool,
     python: bool,
+    spin: bool,
 }
 
 /// Starts installing the services and model files the tests need, on a thread of its own:
@@ -23,6 +24,7 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
         let prometheus = services::ensure_prometheus();
         let valgrind = services::ensure_valgrind();
         let python = services::ensure_test_python(&root());
+        let spin = services::ensure_spin(&root());
         install_models()?;
         Ok(Prepared {
             redis,
@@ -30,6 +32,7 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
             prometheus,
             valgrind,
             python,
+            spin,
         })
     })
 }
@@ -48,14 +51,15 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
         prometheus,
         valgrind,
         python,
+        spin,
     } = prepared;
     // CI can install both (it runs as root), so a skip there would hide a broken install.
     let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    if in_ci && !(redis && browser && prometheus && valgrind && python) {
+    if in_ci && !(redis && browser && prometheus && valgrind && python && spin) {
         return Err(
-            "CI runs every test, but redis-server, Chromium, Prometheus, valgrind or the \
-             tests' Python tools could not be installed (see above); nothing was skipped \
-             silently"
+            "CI runs every test, but redis-server, Chromium, Prometheus, valgrind, the \
+             tests' Python tools or Spin could not be installed or found (see above); nothing \
+             was skipped silently"
                 .into(),
         );
     }
@@ -75,6 +79,9 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     }
     if python {
         env.push(("E2E_REQUIRE_TEST_PYTHON".to_owned(), "1".to_owned()));
+    }
+    if spin {
+        env.push(("E2E_REQUIRE_SPIN".to_owned(), "1".to_owned()));
     }
     let totals = if extra.is_empty() {
         test_in_parallel(&env, redis)?
@@ -102,6 +109,9 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
         println!(
             "tests: SKIPPED the schemathesis runs and the bring-your-own-model test (the tests' Python tools missing; see above)"
         );
+    }
+    if !spin {
+        println!("tests: SKIPPED the Spin scenarios (no spin CLI; see above)");
     }
     if !totals.ok || totals.failed > 0 {
         return Err("tests failed".into());

@@ -164,9 +164,16 @@ async fn under_serve_a_graph_that_cannot_load_answers_503_with_the_reason() {
         .await
         .assert_error(503, "not_ready");
     assert!(e.error.contains("/model/model.onnx"), "{}", e.error);
-    c.get(&host.url("/info"))
+    let body =
+        serde_json::json!({"input_type": "tabular", "data": {"features": [5.1, 3.5, 1.4, 0.2]}});
+    let e = c
+        .post_json(&host.url("/predict"), &body, None)
         .await
         .assert_error(503, "not_ready");
+    assert!(e.error.contains("not an ONNX model"), "{}", e.error);
+    // The descriptions come from the manifest, which is sound (the graph is loaded only by
+    // what runs it, so that Spin's instance per request answers them without loading it).
+    assert_eq!(c.get(&host.url("/info")).await.status, 200);
     c.get(&host.url("/nowhere"))
         .await
         .assert_error(404, "not_found");
