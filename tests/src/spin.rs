@@ -3,7 +3,7 @@
 //! embedding model's files linked where Spin looks for them, the chat admin token given as a
 //! Spin variable. Stopped when dropped; its log is printed when it fails to start.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -37,6 +37,12 @@ impl SpinApp {
     /// Starts the app with the chat admin token `token`, or `None` (announced loudly, naming
     /// `test`) where Spin is not here; with `E2E_REQUIRE_SPIN=1` its absence fails instead.
     pub fn up(test: &str, token: &str) -> Option<Self> {
+        Self::up_with(test, token, None)
+    }
+
+    /// [`SpinApp::up`] with Spin's runtime configuration file (`--runtime-config-file`: its
+    /// stores on Redis, say).
+    pub fn up_with(test: &str, token: &str, runtime_config: Option<&Path>) -> Option<Self> {
         let Some(spin) = spin_binary() else {
             if std::env::var("E2E_REQUIRE_SPIN").is_ok_and(|v| v == "1") {
                 panic!(
@@ -63,6 +69,15 @@ impl SpinApp {
             .arg("--state-dir")
             .arg(state.path())
             .args(["--variable", &format!("chat_admin_token={token}")])
+            .args(
+                runtime_config
+                    .map(|file| {
+                        let file = file.display().to_string();
+                        ["--runtime-config-file".to_owned(), file]
+                    })
+                    .into_iter()
+                    .flatten(),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -60,7 +60,7 @@ pub fn save_summary(store: &Store, dialog: &Dialog) -> Result<(), ApiError> {
 /// Removes a dialog and everything derived from it. The dialog goes first: a summary or
 /// GUID entry whose dialog is gone is ignored by every read.
 pub fn delete(store: &Store, dialog: &Dialog) -> Result<(), ApiError> {
-    store.delete(&dialog_key(&dialog.id))?;
+    store.remove(&dialog_key(&dialog.id))?;
     store.delete(&summary_key(&dialog.id))?;
     if let Ok(guid) = Uuid::try_parse(&dialog.guid) {
         store.delete(&guid_key(&guid))?;

@@ -1,7 +1,7 @@
 //! Behaviours that apply to any [`Store`], as wrappers around one: a wrapper changes how
 //! compare-and-swap runs (its [`SwapHook`]) and passes every other call straight through.
 //! The hooks: [`super::turns::Turns`] (a host's requests take turns at a record, on Redis)
-//! and [`BrokenSwap`] (a test hook).
+//! and [`SpinRedisSwap`] and [`SpinSqliteSwap`] (test hooks imitating Spin 4.0.2's stores).
 
 use super::store::{Cas, Store, Swap};
 use anyhow::Result;
@@ -87,12 +87,12 @@ impl<H: SwapHook> Store for Wrapped<H> {
 }
 
 /// Every swap writes and then reports a conflict, as Spin 4.0.2's Redis store does (its
-/// `UNWATCH <key>` fails after EXEC). Installed only by `--simulate-broken-swap`, for tests
-/// that components detect such a store instead of retrying without end.
-pub struct BrokenSwap;
+/// `UNWATCH <key>` fails after EXEC). Installed only by `--simulate-spin-swap redis`, for
+/// tests that components stay correct on such a store.
+pub struct SpinRedisSwap;
 
 #[async_trait::async_trait]
-impl SwapHook for BrokenSwap {
+impl SwapHook for SpinRedisSwap {
     async fn finish(&self, inner: &dyn Store, cas: Cas, new: &[u8]) -> Result<Result<(), Cas>> {
         let key = cas.key.clone();
         Ok(match inner.swap(cas, new).await? {
@@ -103,5 +103,23 @@ impl SwapHook for BrokenSwap {
             }),
             conflict => conflict,
         })
+    }
+}
+
+/// A swap from an absent key writes whatever is there by then and wins, as Spin 4.0.2's
+/// SQLite store does (`INSERT ... ON CONFLICT DO UPDATE`); other swaps hold. Installed only
+/// by `--simulate-spin-swap sqlite`.
+pub struct SpinSqliteSwap;
+
+#[async_trait::async_trait]
+impl SwapHook for SpinSqliteSwap {
+    async fn finish(&self, inner: &dyn Store, cas: Cas, new: &[u8]) -> Result<Result<(), Cas>> {
+        if cas.expected.is_none() {
+            let key = cas.key.clone();
+            drop(cas);
+            inner.set(&key, new).await?;
+            return Ok(Ok(()));
+        }
+        inner.swap(cas, new).await
     }
 }

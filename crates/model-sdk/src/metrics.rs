@@ -71,16 +71,21 @@ impl DeploymentState {
         let started_ms = match from_host {
             Some(ms) => ms,
             None => {
-                let now = now_ms();
-                store.update(
-                    &format!("model/{model}/first_seen_ms"),
-                    |current: Option<u64>| {
-                        Ok(match current {
-                            Some(t) => (Change::Keep, t),
-                            None => (Change::Put(now), now),
-                        })
-                    },
-                )?
+                // Read first: under Spin every request opens this state, and a read is all
+                // it takes once the time is stored (an update may hold a lock, a write).
+                let key = format!("model/{model}/first_seen_ms");
+                match store.get_json(&key)? {
+                    Some(t) => t,
+                    None => {
+                        let now = now_ms();
+                        store.update(&key, |current: Option<u64>| {
+                            Ok(match current {
+                                Some(t) => (Change::Keep, t),
+                                None => (Change::Put(now), now),
+                            })
+                        })?
+                    }
+                }
             }
         };
         Ok(Self {

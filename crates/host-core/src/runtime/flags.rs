@@ -48,10 +48,11 @@ pub struct RuntimeArgs {
     /// --runtime-config-file`. Without it, `default` is SQLite in the data directory.
     #[arg(long, value_name = "FILE", env = "RUNTIME_HOST_RUNTIME_CONFIG")]
     pub runtime_config_file: Option<PathBuf>,
-    /// Make the store's compare-and-swap write and then report failure, as Spin 4.0.2's Redis
-    /// store does: for testing how components cope with such a store.
-    #[arg(long, hide = true)]
-    pub simulate_broken_swap: bool,
+    /// Make the store's compare-and-swap behave as that of Spin 4.0.2's `redis` store (every
+    /// swap reports a conflict, written or not) or `sqlite` store (a swap from an absent key
+    /// always writes): for testing that components stay correct on them.
+    #[arg(long, hide = true, value_name = "STORE")]
+    pub simulate_spin_swap: Option<crate::capabilities::keyvalue::SimulatedSwap>,
     /// Longest a request may run, e.g. `30s`, `500ms`.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub deadline: Duration,
@@ -146,11 +147,12 @@ impl RuntimeArgs {
         crate::support::private::private_dir(&self.data_dir)?;
         let config = StoreConfig::load(self.runtime_config_file.as_deref(), &self.data_dir)?;
         let kv = KeyValue::open(&config).await?;
-        Ok(if self.simulate_broken_swap {
-            tracing::warn!("--simulate-broken-swap: every compare-and-swap reports failure");
-            kv.with_broken_swap()
-        } else {
-            kv
+        Ok(match self.simulate_spin_swap {
+            Some(like) => {
+                tracing::warn!("--simulate-spin-swap: compare-and-swap behaves as on {like:?}");
+                kv.with_simulated_swap(like)
+            }
+            None => kv,
         })
     }
 

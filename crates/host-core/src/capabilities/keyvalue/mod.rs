@@ -15,7 +15,7 @@ use crate::capabilities::keyvalue::handles::{BucketHandle, CasHandle};
 use keyvalue_stores::memory::MemoryStore;
 use keyvalue_stores::sqlite::{KvDatabase, SqliteStore};
 use keyvalue_stores::store::Store;
-use keyvalue_stores::wrap::{BrokenSwap, Wrapped};
+use keyvalue_stores::wrap::{SpinRedisSwap, SpinSqliteSwap, Wrapped};
 use keyvalue_stores::{DEFAULT_LABEL, DEPLOYMENT_LABEL, config, open};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -81,13 +81,17 @@ impl KeyValue {
         }
     }
 
-    /// The same stores, each wrapped in [`BrokenSwap`] (`--simulate-broken-swap`, a test
-    /// hook: the production swap path has no branch for it).
-    pub fn with_broken_swap(self) -> Self {
+    /// The same stores, their compare-and-swap behaving as Spin 4.0.2's store `like` does
+    /// (`--simulate-spin-swap`, a test hook: the production swap path has no branch for it).
+    pub fn with_simulated_swap(self, like: SimulatedSwap) -> Self {
+        let wrap = |store: &Arc<dyn keyvalue_stores::store::Store>| match like {
+            SimulatedSwap::Redis => Wrapped::around(store.clone(), SpinRedisSwap),
+            SimulatedSwap::Sqlite => Wrapped::around(store.clone(), SpinSqliteSwap),
+        };
         let stores = self
             .stores
             .iter()
-            .map(|(label, store)| (label.clone(), Wrapped::around(store.clone(), BrokenSwap)))
+            .map(|(label, store)| (label.clone(), wrap(store)))
             .collect();
         Self {
             stores: Arc::new(stores),
@@ -318,4 +322,13 @@ impl batch::Host for KvCtx<'_> {
         let keys = self.stored_all(&keys);
         Ok(self.store_of(&b)?.delete_many(&keys).await.map_err(other))
     }
+}
+
+/// Which of Spin 4.0.2's stores `--simulate-spin-swap` imitates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimulatedSwap {
+    /// Every swap reports a conflict, written or not.
+    Redis,
+    /// A swap from an absent key is an unconditional upsert.
+    Sqlite,
 }

@@ -1,16 +1,35 @@
 //! The `wasi:keyvalue@0.2.0-draft2` store with JSON values and safe read-modify-write.
 //!
 //! Components are instantiated per request, so every piece of state lives here. Anything that
-//! is read, changed and written back goes through [`Store::update`], a compare-and-swap loop:
-//! two concurrent requests can never both win with stale data, under Spin or `runtime-host`.
+//! is read, changed and written back goes through [`Store::update`]: two concurrent requests
+//! can never both win with stale data, under Spin or `runtime-host`, on any of their stores.
+//! It is a compare-and-swap loop where the store's swaps hold; where they hold only for keys
+//! that exist (Spin's SQLite store), records are created under a lock; where they cannot be
+//! trusted at all (Spin's Redis store), every update holds a lock made of increments
+//! ([`lock`]), the one operation both of Spin's stores do atomically.
 
 use edge_api::error::{ApiError, ErrorCode};
 use serde::{Serialize, de::DeserializeOwned};
 use spin_sdk::wit::wasi::keyvalue::{atomics, batch, store};
 
+mod lock;
+
+/// What a store's compare-and-swap can be trusted with ([`Store::swaps`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Swaps {
+    /// Every swap wins only over the value it read, absent included.
+    All,
+    /// Only swaps of a key that exists; a swap from "absent" overwrites whatever is there.
+    OnExistingKeys,
+    /// No swap's answer can be believed; increments are atomic.
+    Untrusted,
+}
+
 thread_local! {
-    /// Set once this instance has seen the store's compare-and-swap work.
-    static SWAP_CHECKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// What this instance found of the store's compare-and-swap.
+    static SWAPS: std::cell::Cell<Option<Swaps>> = const { std::cell::Cell::new(None) };
+    /// Set once this instance has seen the store's batch read fail where single reads work.
+    static BATCH_READS_FAIL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static PROBES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
@@ -78,6 +97,9 @@ fn store_err(what: &str, key: &str, e: store::Error) -> ApiError {
         format!("key-value store failed to {what} `{key}`: {why}"),
     )
 }
+
+/// A key and its value, if it has one.
+type Found = (String, Option<Vec<u8>>);
 
 /// A key and its value, or why that value could not be decoded.
 pub type Decoded<T> = (String, Result<T, ApiError>);
@@ -181,8 +203,7 @@ impl Store {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let found = batch::get_many(&self.bucket, keys)
-            .map_err(|e| store_err("read", &keys.join(","), e))?;
+        let found = self.get_many(keys)?;
         found
             .into_iter()
             .filter_map(|(k, v)| v.map(|v| (k, v)))
@@ -199,8 +220,7 @@ impl Store {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let found = batch::get_many(&self.bucket, keys)
-            .map_err(|e| store_err("read", &keys.join(","), e))?;
+        let found = self.get_many(keys)?;
         Ok(found
             .into_iter()
             .filter_map(|(k, v)| v.map(|v| (k, v)))
@@ -209,6 +229,31 @@ impl Store {
                 (k, decoded)
             })
             .collect())
+    }
+
+    /// Values of `keys` (absent ones as `None`), in one call where the store's batch read
+    /// works. Spin 4.0.2's Redis store sends Redis `KEYS` for it, which fails: when a batch
+    /// read fails but a single read works, this instance reads one key at a time.
+    fn get_many(&self, keys: &[String]) -> Result<Vec<Found>, ApiError> {
+        let one_by_one = || {
+            keys.iter()
+                .map(|k| Ok((k.clone(), self.get(k)?)))
+                .collect::<Result<Vec<_>, ApiError>>()
+        };
+        if BATCH_READS_FAIL.get() {
+            return one_by_one();
+        }
+        match batch::get_many(&self.bucket, keys) {
+            Ok(found) => Ok(found),
+            Err(e) => {
+                let failed = store_err("read", &keys.join(","), e);
+                if self.get(&keys[0]).is_err() {
+                    return Err(failed);
+                }
+                BATCH_READS_FAIL.set(true);
+                one_by_one()
+            }
+        }
     }
 
     /// Atomically adds `delta` to the counter at `key` (absent counts as 0); returns the sum.
@@ -244,10 +289,13 @@ impl Store {
     where
         F: FnMut(Option<&[u8]>) -> Result<(Change<Vec<u8>>, R), ApiError>,
     {
+        let swaps = self.swaps()?;
+        if swaps == Swaps::Untrusted {
+            return self.locked(key, |taken| self.read_change_write(key, taken, f));
+        }
         // After a lost race the store hands back a handle holding the value that won. It is
         // used at once after the first loss; after a pause it would be stale (others write
         // meanwhile), so later attempts pause first and then read the record afresh.
-        self.check_swap_works()?;
         let lock = || atomics::Cas::new(&self.bucket, key).map_err(|e| store_err("lock", key, e));
         let mut fresh = Some(lock()?);
         for lost in 0..MAX_CAS_ATTEMPTS {
@@ -259,6 +307,19 @@ impl Store {
                 }
             };
             let current = cas.current().map_err(|e| store_err("read", key, e))?;
+            if current.is_none() && swaps == Swaps::OnExistingKeys {
+                // A swap would write whatever is there by then: the record is created under
+                // the lock instead (its creators take turns; writers of a record that exists
+                // still swap). Someone else may have created it first: then swap on.
+                let created = self.locked(key, |taken| match self.get(key)? {
+                    Some(_) => Ok(None),
+                    None => self.read_change_write(key, taken, &mut f).map(Some),
+                })?;
+                match created {
+                    Some(result) => return Ok(result),
+                    None => continue,
+                }
+            }
             let new = match f(current.as_deref())? {
                 (Change::Keep, result) => return Ok(result),
                 (Change::Put(new), result) => (new, result),
@@ -279,47 +340,97 @@ impl Store {
         ))
     }
 
-    /// Whether this store's compare-and-swap tells the truth, tried once per instance on a
-    /// scratch key nobody else writes: a swap there must succeed and be seen. Spin 4.0.2's
-    /// Redis store reports every swap as failed although the value was written; on such a
-    /// store every update would be retried until it gives up, so it is refused at once, with
-    /// the cause and the way out.
-    fn check_swap_works(&self) -> Result<(), ApiError> {
-        if SWAP_CHECKED.get() {
-            return Ok(());
+    /// One read-modify-write of `key` by the holder of its lock (taken at `taken`).
+    fn read_change_write<R>(
+        &self,
+        key: &str,
+        taken: i64,
+        mut f: impl FnMut(Option<&[u8]>) -> Result<(Change<Vec<u8>>, R), ApiError>,
+    ) -> Result<R, ApiError> {
+        let current = self.get(key)?;
+        match f(current.as_deref())? {
+            (Change::Keep, result) => Ok(result),
+            (Change::Put(new), result) => {
+                lock::still_held(taken)?;
+                self.set(key, &new)?;
+                Ok(result)
+            }
+        }
+    }
+
+    /// Deletes `key` in turn with [`Store::update`]s of it: on a store whose swaps cannot be
+    /// trusted an update holds a lock, and a plain delete in the middle of it would be undone
+    /// by its write (a deleted dialog coming back with one more message).
+    pub fn remove(&self, key: &str) -> Result<(), ApiError> {
+        if self.swaps()? == Swaps::Untrusted {
+            return self.locked(key, |_| self.delete(key));
+        }
+        self.delete(key)
+    }
+
+    /// What this store's compare-and-swap can be trusted with, tried once per instance on a
+    /// scratch key nobody else uses: two swaps from the same absent value. Only the first
+    /// may win where swaps hold ([`Swaps::All`]); Spin 4.0.2's SQLite store lets both win,
+    /// as a swap from an absent key is a plain upsert there ([`Swaps::OnExistingKeys`]); its
+    /// Redis store reports both as lost, written or not, so nothing can be told from its
+    /// swaps ([`Swaps::Untrusted`]: updates take a lock made of increments, [`lock`]).
+    fn swaps(&self) -> Result<Swaps, ApiError> {
+        if let Some(known) = SWAPS.get() {
+            return Ok(known);
         }
         let probe = probe_key();
-        let cas =
-            atomics::Cas::new(&self.bucket, &probe).map_err(|e| store_err("lock", &probe, e))?;
-        let swapped = atomics::swap(cas, b"probe");
+        let open = || {
+            let cas = atomics::Cas::new(&self.bucket, &probe)
+                .map_err(|e| store_err("lock", &probe, e))?;
+            cas.current().map_err(|e| store_err("read", &probe, e))?;
+            Ok::<_, ApiError>(cas)
+        };
+        let (first, second) = (open()?, open()?);
+        let first = atomics::swap(first, b"first");
+        let second = atomics::swap(second, b"second");
         let written = self.get(&probe)?;
         self.delete(&probe)?;
-        match (swapped, written.as_deref()) {
-            (Ok(()), Some(b"probe")) => {
-                SWAP_CHECKED.set(true);
-                Ok(())
+        use atomics::CasError::{CasFailed, StoreError};
+        let swaps = match (first, second, written.as_deref()) {
+            (Err(StoreError(e)), _, _) | (_, Err(StoreError(e)), _) => {
+                return Err(store_err("write", &probe, e));
             }
-            (Err(atomics::CasError::StoreError(e)), None) => Err(store_err("write", &probe, e)),
-            (result, written) => Err(ApiError::new(
+            (Ok(()), Err(CasFailed(_)), Some(b"first")) => Swaps::All,
+            (Ok(()), Ok(()), Some(b"second")) => Swaps::OnExistingKeys,
+            _ => {
+                self.check_increments_work()?;
+                Swaps::Untrusted
+            }
+        };
+        SWAPS.set(Some(swaps));
+        Ok(swaps)
+    }
+
+    /// The lock needs atomic increments: a store with neither trustworthy swaps nor working
+    /// increments can change no record safely, and says so (503 `store_cas_broken`).
+    fn check_increments_work(&self) -> Result<(), ApiError> {
+        let probe = probe_key();
+        let counted = (self.increment(&probe, 1), self.increment(&probe, 2));
+        self.delete(&probe)?;
+        match counted {
+            (Ok(1), Ok(3)) => Ok(()),
+            (first, second) => Err(ApiError::new(
                 ErrorCode::StoreCasBroken,
                 format!(
-                    "this key-value store's compare-and-swap is broken: a swap on an unused key \
-                     reported {} and the key then held {}, so no record can be updated safely. \
-                     Spin 4.0.2's Redis store does this (it ends each swap with `UNWATCH <key>`, \
-                     which Redis refuses). Use the SQLite store (no runtime config), \
-                     runtime-host with the same runtime config, or a Spin release with the fix",
-                    match result {
-                        Ok(()) => "success".to_owned(),
-                        Err(atomics::CasError::CasFailed(_)) => "a conflict".to_owned(),
-                        Err(atomics::CasError::StoreError(e)) => format!("an error ({e:?})"),
-                    },
-                    match written {
-                        Some(b"probe") => "the value written".to_owned(),
-                        Some(other) => format!("{} other bytes", other.len()),
-                        None => "nothing".to_owned(),
-                    }
+                    "this key-value store offers no atomic change: its compare-and-swap cannot \
+                     be trusted and two increments of a new counter by 1 and 2 gave {} and {}. \
+                     Use Spin's SQLite or Redis store, or runtime-host",
+                    describe(first),
+                    describe(second)
                 ),
             )),
         }
+    }
+}
+
+fn describe(counted: Result<i64, ApiError>) -> String {
+    match counted {
+        Ok(n) => n.to_string(),
+        Err(e) => format!("an error ({})", e.message),
     }
 }
