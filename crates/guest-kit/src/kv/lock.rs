@@ -26,7 +26,7 @@ pub const STALE_MS: i64 = 10_000;
 /// What the holder has, from taking the lock, to finish its writes.
 pub const HOLD_MS: u64 = 3_000;
 /// Tries to take the lock before 503 `store_contention`: with the pauses of
-/// [`super::backoff`], about 1.5 s of waiting.
+/// [`super::update::backoff`], about 1.5 s of waiting.
 const ATTEMPTS: u32 = 96;
 
 pub fn now_ms() -> i64 {
@@ -58,7 +58,7 @@ impl Store {
         let lock = format!("guest-kit/lock/{key}");
         for attempt in 0..ATTEMPTS {
             if attempt > 1 {
-                super::backoff(attempt);
+                super::update::backoff(attempt);
             }
             let mine = now_ms();
             let sum = self.increment(&lock, mine)?;
