@@ -77,6 +77,7 @@ fn preload() {
     // instance that first serves `/evidence`.
     if let Ok(model) = loaded() {
         let _ = model.graph();
+        model_sdk::snapshot::self_test(model);
     }
 }
 

@@ -20,13 +20,23 @@
 use edge_api::model::{DEPLOYMENT_STORE, Metrics};
 use guest_kit::kv::{Change, Store};
 use guest_kit::{ApiError, config};
-use std::cell::{Cell, OnceCell};
+use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 thread_local! {
     /// This instance's deployment state, opened by its first request.
     static OPENED: std::cell::RefCell<Option<Rc<DeploymentState>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The counter of the sampled predictions' latency, in microseconds.
+const SAMPLED_LATENCY: &str = "latency_us_sampled";
+/// Every prediction's latency is sampled up to this many; then one in this many.
+const SAMPLE_EVERY: u64 = 16;
+
+/// How many of predictions 1..=`n` have their latency sampled: 1 to 16, then 32, 48, ...
+fn sampled_up_to(n: u64) -> u64 {
+    n.min(SAMPLE_EVERY) + (n / SAMPLE_EVERY).saturating_sub(1)
 }
 
 pub fn now_ms() -> u64 {
@@ -43,8 +53,6 @@ pub struct DeploymentState {
     started_ms: u64,
     /// Set once the self-test has passed: it stays passed for this deployment.
     self_test_passed: Cell<bool>,
-    /// The body of a healthy `/health`, once built (see `routes::health`).
-    healthy_body: OnceCell<Vec<u8>>,
 }
 
 impl DeploymentState {
@@ -94,7 +102,6 @@ impl DeploymentState {
             prefix: format!("model/{model}/{started_ms}/"),
             started_ms,
             self_test_passed: Cell::new(false),
-            healthy_body: OnceCell::new(),
         })
     }
 
@@ -104,11 +111,22 @@ impl DeploymentState {
 
     /// Counts the predictions of one request that reached the model (1, or the items of a
     /// batch: `requests_served` counts predictions), with its time and error if any.
+    ///
+    /// One write per request: the count. The latency is added for the predictions
+    /// [`sampled_up_to`] picks (the first 16, then one in 16), each at the request's time per
+    /// item, so `avg_latency_ms` is their mean. Under Spin every write to its SQLite store is
+    /// a commit, and a second counter per request halved `/predict`'s rate there.
     pub fn record(&self, items: u64, elapsed_us: u64, error: Option<&str>) -> Result<(), ApiError> {
-        self.store
-            .increment(&self.key("requests_served"), items as i64)?;
-        self.store
-            .increment(&self.key("latency_us_total"), elapsed_us as i64)?;
+        let served = self
+            .store
+            .increment(&self.key("requests_served"), items as i64)?
+            .max(0) as u64;
+        let sampled = sampled_up_to(served) - sampled_up_to(served.saturating_sub(items));
+        if sampled > 0 {
+            let per_item = elapsed_us / items.max(1);
+            self.store
+                .increment(&self.key(SAMPLED_LATENCY), (per_item * sampled) as i64)?;
+        }
         if let Some(e) = error {
             self.store.set_json(&self.key("last_error"), &e)?;
         }
@@ -120,19 +138,18 @@ impl DeploymentState {
             .store
             .increment(&self.key("requests_served"), 0)?
             .max(0) as u64;
-        let total_us = self
+        let sampled_us = self
             .store
-            .increment(&self.key("latency_us_total"), 0)?
+            .increment(&self.key(SAMPLED_LATENCY), 0)?
             .max(0) as u64;
         let last_error: Option<String> = self.store.get_json(&self.key("last_error"))?;
         let uptime_ms = now_ms().saturating_sub(self.started_ms);
         Ok(Metrics {
             uptime_s: uptime_ms as f64 / 1000.0,
             requests_served: served,
-            avg_latency_ms: if served == 0 {
-                0.0
-            } else {
-                total_us as f64 / served as f64 / 1000.0
+            avg_latency_ms: match sampled_up_to(served) {
+                0 => 0.0,
+                n => sampled_us as f64 / n as f64 / 1000.0,
             },
             last_error,
         })
@@ -145,21 +162,29 @@ impl DeploymentState {
         Ok(self.self_test_passed.get())
     }
 
-    /// The body of a healthy `/health` for this deployment: `build`'s, the first time.
-    pub fn healthy_body<E>(
-        &self,
-        build: impl FnOnce() -> Result<Vec<u8>, E>,
-    ) -> Result<Vec<u8>, E> {
-        if let Some(body) = self.healthy_body.get() {
-            return Ok(body.clone());
-        }
-        let body = build()?;
-        Ok(self.healthy_body.get_or_init(|| body).clone())
-    }
-
     pub fn mark_self_test_passed(&self) -> Result<(), ApiError> {
         self.store.set_json(&self.key("self_test_passed"), &true)?;
         self.self_test_passed.set(true);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sampled_up_to;
+
+    #[test]
+    fn the_first_sixteen_then_one_in_sixteen_are_sampled() {
+        assert_eq!(sampled_up_to(0), 0);
+        assert_eq!(sampled_up_to(5), 5);
+        assert_eq!(sampled_up_to(16), 16);
+        assert_eq!(sampled_up_to(31), 16);
+        assert_eq!(sampled_up_to(32), 17);
+        assert_eq!(sampled_up_to(160), 25);
+        // Exactly one prediction of every 16 after the first 16.
+        let picked = (1..=1600u64)
+            .filter(|&n| sampled_up_to(n) > sampled_up_to(n - 1))
+            .count();
+        assert_eq!(picked as u64, 16 + 99);
     }
 }

@@ -38,6 +38,26 @@ pub mod bindings {
     });
 }
 
+/// Set by [`self_test`] when the model passed its own test examples before the snapshot.
+static SELF_TESTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Runs `model`'s own test examples during pre-initialization. An instance started from the
+/// snapshot then answers `/health` without asking the key-value store whether the
+/// deployment's self-test passed: under Spin, which starts an instance per request, that
+/// read was most of `/health`'s cost. The same code and the same files give the same answers
+/// after the snapshot as before it; a model that fails here is tested again by `/health`,
+/// which says why.
+pub fn self_test<M: crate::Model>(model: &M) {
+    if crate::predict::self_test(model).is_ok() {
+        SELF_TESTED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Whether this instance comes from a snapshot whose model passed its self-test.
+pub fn self_tested() -> bool {
+    SELF_TESTED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The export a host looks for, as Wizer names the function.
 pub const INIT_FUNCTION: &str = "edge:model/preinit@0.1.0.initialize";
 
