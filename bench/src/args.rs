@@ -45,7 +45,8 @@ pub struct BenchArgs {
     /// chats (the chat list with 10,000 chats), scrape (the cost of the metrics), library (a file of 100,000 SMILES through
     /// `runtime-host predict`), component (the ONNX component's size, compile time and
     /// snapshot), memory, instructions (instructions per request of the host and the native
-    /// peer under valgrind's callgrind; skipped without valgrind). Default: all.
+    /// peer under valgrind's callgrind; skipped without valgrind), spin (solubility's snapshot
+    /// under `spin up` on its SQLite and Redis stores beside the host). Default: all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// The `runtime-host` binary to measure (default: the one beside this program).

@@ -92,6 +92,9 @@ async fn run(args: BenchArgs) -> Result<()> {
     if wanted("solubility") {
         onnx::solubility(&paths, &args, &molecules, duration, rounds, &mut report).await?;
     }
+    if wanted("spin") {
+        spin::section(&paths, &molecules, duration, rounds, &mut report).await?;
+    }
     if wanted("embeddings") {
         embeddings::embeddings(&paths, &args, duration, rounds, &mut report).await?;
     }

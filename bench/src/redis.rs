@@ -25,12 +25,12 @@ pub struct StoreRow {
 }
 
 /// A private redis-server and a runtime-config file naming it as `default`.
-struct BenchRedis {
+pub struct BenchRedis {
     _server: local_redis::RedisServer,
-    config: PathBuf,
+    pub config: PathBuf,
 }
 
-fn start_redis(paths: &Paths) -> Result<Option<BenchRedis>> {
+pub fn start_redis(paths: &Paths) -> Result<Option<BenchRedis>> {
     if !local_redis::installed() {
         return Ok(None);
     }

@@ -32,6 +32,9 @@ pub struct Report {
     pub chat_list: Vec<super::chats::ListRow>,
     /// Instructions per request (callgrind), by load and side.
     pub instructions: Vec<super::instructions::InstructionRow>,
+    /// Section `spin`: solubility's snapshot under `spin up` on each store, beside the host;
+    /// one row per endpoint (`property` holds its path), 16 connections.
+    pub spin: Vec<PredictRow>,
     pub targets: Vec<Target>,
     pub notes: Vec<String>,
 }
@@ -157,6 +160,39 @@ impl Report {
         }
     }
 
+    /// Section `spin` (issue 47 §3).
+    fn print_spin_stores(&self) {
+        if self.spin.is_empty() {
+            return;
+        }
+        println!(
+            "\nsolubility snapshot under `spin up`, 16 connections (requests/s, p50 / p99 ms)"
+        );
+        println!(
+            "  {:<9} {:>24} {:>24} {:>24} {:>24}",
+            "endpoint",
+            "spin, SQLite store",
+            "spin, Redis store",
+            "spin, counters in memory",
+            "runtime-host model"
+        );
+        for row in &self.spin {
+            let cell = |side: &str| {
+                row.side(side).map_or("-".to_owned(), |f| {
+                    format!("{:>8.0} {:>6.2}/{:<7.2}", f.rps, f.p50_ms, f.p99_ms)
+                })
+            };
+            println!(
+                "  {:<9} {:>24} {:>24} {:>24} {:>24}",
+                row.property,
+                cell("spin-sqlite"),
+                cell("spin-redis"),
+                cell("spin-memory"),
+                cell("host")
+            );
+        }
+    }
+
     pub fn print(&self) {
         println!("\n{}\n{}\n", self.machine, self.settings);
         println!("/predict (requests/s, p50 / p99 ms): molprop logp and all; solubility logS");
@@ -194,6 +230,7 @@ impl Report {
             );
         }
         self.print_spin();
+        self.print_spin_stores();
         if !self.embeddings.is_empty() {
             println!("\nembeddings (sentences/s, request p50 / p99 ms): minilm");
             println!(

@@ -4,6 +4,7 @@ use super::report::Report;
 
 pub fn judge(r: &mut Report) {
     library(r);
+    spin(r);
     for row in r.scrape.clone() {
         let ratio = row.scraped.rps / row.quiet.rps.max(1e-9);
         r.target(
@@ -194,5 +195,31 @@ fn library(r: &mut Report) {
             format!("{small:.1} -> {whole:.1} MiB"),
             whole <= small * 1.25,
         );
+    }
+}
+
+/// Issue 47 §3: solubility's snapshot under Spin, 16 connections.
+fn spin(r: &mut Report) {
+    let goals = [
+        ("/health", "spin-sqlite", 4000.0),
+        ("/health", "spin-redis", 4000.0),
+        ("/predict", "spin-sqlite", 1000.0),
+        ("/predict", "spin-redis", 2000.0),
+    ];
+    for (endpoint, side, goal) in goals {
+        let found = r
+            .spin
+            .iter()
+            .find(|row| row.property == endpoint)
+            .and_then(|row| row.side(side))
+            .map(|f| f.rps);
+        if let Some(rps) = found {
+            r.target(
+                &format!("Spin {endpoint}, {side}, 16 conns"),
+                &format!(">= {goal:.0} req/s"),
+                format!("{rps:.0} req/s"),
+                rps >= goal,
+            );
+        }
     }
 }

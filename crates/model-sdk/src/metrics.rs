@@ -138,10 +138,7 @@ impl DeploymentState {
             .store
             .increment(&self.key("requests_served"), 0)?
             .max(0) as u64;
-        let sampled_us = self
-            .store
-            .increment(&self.key(SAMPLED_LATENCY), 0)?
-            .max(0) as u64;
+        let sampled_us = self.store.increment(&self.key(SAMPLED_LATENCY), 0)?.max(0) as u64;
         let last_error: Option<String> = self.store.get_json(&self.key("last_error"))?;
         let uptime_ms = now_ms().saturating_sub(self.started_ms);
         Ok(Metrics {
