@@ -60,8 +60,8 @@ pub enum ErrorCode {
     /// The key-value store did not answer or refused the operation (e.g. Redis is down);
     /// retry later.
     StoreUnavailable,
-    /// The store's compare-and-swap reports failure for writes that happened, so no update
-    /// can be made safely (Spin 4.0.2's Redis store); configure another store.
+    /// The store offers no atomic change (its compare-and-swap cannot be trusted and its
+    /// increments fail), so no update can be made safely; configure another store.
     StoreCasBroken,
     /// Anything else: a fault in the service, never the caller's mistake.
     InternalError,

@@ -23,8 +23,9 @@ pub(super) enum Swaps {
 /// over costs a bounded number of store round trips per request (under Spin, each attempt may
 /// be a new connection to the store), never a storm of them. With 8 writers on one record (a
 /// host's default instances per component) an attempt wins about one time in eight; 96 make
-/// a refusal under the registry benchmark's load a rare event, while a store that can never
-/// win (a broken compare-and-swap) costs at most 96 round trips and about 1.5 s.
+/// a refusal under the registry benchmark's load a rare event, while bounding what one
+/// request can spend (at most 96 round trips and about 1.5 s). The lock of [`super::lock`]
+/// is tried as many times, with the same pauses.
 const MAX_CAS_ATTEMPTS: u32 = 96;
 /// Longest pause between two attempts.
 const MAX_BACKOFF_MS: u64 = 16;
