@@ -19,6 +19,7 @@ pub mod contract {
 pub mod browser;
 pub mod chat;
 pub mod host;
+pub mod oci;
 pub mod prometheus;
 pub mod raw;
 pub mod redis;

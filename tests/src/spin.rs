@@ -25,6 +25,22 @@ pub fn spin_binary() -> Option<PathBuf> {
     })
 }
 
+/// The Spin CLI, or `None` (announced loudly, naming `test`) where there is none; with
+/// `E2E_REQUIRE_SPIN=1` its absence fails instead.
+pub fn spin_or_skip(test: &str) -> Option<PathBuf> {
+    let spin = spin_binary();
+    if spin.is_none() {
+        if std::env::var("E2E_REQUIRE_SPIN").is_ok_and(|v| v == "1") {
+            panic!("{test}: no spin (SPIN, the PATH, ../shared/bin/spin), but E2E_REQUIRE_SPIN=1");
+        }
+        eprintln!(
+            "SKIPPED {test}: Spin is not installed (set SPIN, put spin on the PATH, or use \
+             ../shared/bin/spin)"
+        );
+    }
+    spin
+}
+
 /// `spin up` of the project's app.
 pub struct SpinApp {
     child: Child,
@@ -43,28 +59,34 @@ impl SpinApp {
     /// [`SpinApp::up`] with Spin's runtime configuration file (`--runtime-config-file`: its
     /// stores on Redis, say).
     pub fn up_with(test: &str, token: &str, runtime_config: Option<&Path>) -> Option<Self> {
-        let Some(spin) = spin_binary() else {
-            if std::env::var("E2E_REQUIRE_SPIN").is_ok_and(|v| v == "1") {
-                panic!(
-                    "{test}: no spin (SPIN, the PATH, ../shared/bin/spin), but E2E_REQUIRE_SPIN=1"
-                );
-            }
-            eprintln!(
-                "SKIPPED {test}: Spin is not installed (set SPIN, put spin on the PATH, or \
-                 use ../shared/bin/spin)"
-            );
-            return None;
-        };
+        let manifest = crate::workspace_root().join("spin.toml");
+        let spin = spin_or_skip(test)?;
+        Some(Self::start(
+            &spin,
+            &manifest.display().to_string(),
+            token,
+            runtime_config,
+        ))
+    }
+
+    /// The app pushed to a registry, run from its `reference` (`spin up --from`, certificate
+    /// checks off for a plain-HTTP registry on loopback) in an empty directory.
+    pub fn up_from_reference(spin: &Path, reference: &str, token: &str) -> Self {
+        Self::start(spin, reference, token, None)
+    }
+
+    fn start(spin: &Path, from: &str, token: &str, runtime_config: Option<&Path>) -> Self {
         let state = crate::temp_dir();
         let models = state.path().join("ai-models");
         std::fs::create_dir_all(&models).unwrap();
         let embedding = crate::ai_models_dir().join("all-minilm-l6-v2");
         std::os::unix::fs::symlink(&embedding, models.join("all-minilm-l6-v2")).unwrap();
         let port = crate::free_port();
-        let mut child = Command::new(&spin)
+        let mut child = Command::new(spin)
+            .current_dir(state.path())
             .arg("up")
-            .arg("--from")
-            .arg(crate::workspace_root().join("spin.toml"))
+            .args(["--from", from])
+            .args((!from.ends_with(".toml")).then_some("--insecure"))
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .arg("--state-dir")
             .arg(state.path())
@@ -115,7 +137,7 @@ impl SpinApp {
         };
         // A cold machine compiles every component of the app first (the ONNX one twice).
         app.wait_until_serving(Duration::from_secs(480));
-        Some(app)
+        app
     }
 
     /// Waits for the registry's route to answer (Spin compiles every component first).

@@ -1,10 +1,13 @@
-//! The project's `spin.toml` under the real Spin 4 (`spin up`; issue 47 §1, first part):
-//! every route of the manifest answers from its component, every model passes
-//! `runtime-host check` (the same conformance run the native host's models pass), a trained
-//! model's evidence and the console's drawings are what runtime-host serves, and the chat API
-//! reads and writes with the admin token given as a Spin variable.
+//! The project's `spin.toml` under the real Spin 4 (`spin up`; issue 47 §1 and §4): every
+//! route of the manifest answers from its component, every model passes `runtime-host check`
+//! (the same conformance run the native host's models pass), a trained model's evidence and
+//! the console's drawings are what runtime-host serves, and the chat API reads and writes with
+//! the admin token given as a Spin variable. The same scenario runs on the app as pushed to a
+//! local OCI registry and run from its reference in an empty directory, the way Spin apps
+//! ship (Fermyon Cloud and SpinKube pull such a reference).
 
-use e2e_tests::spin::SpinApp;
+use e2e_tests::oci::OciRegistry;
+use e2e_tests::spin::{SpinApp, spin_or_skip};
 use e2e_tests::{Client, HostBuilder, component, workspace_root};
 use serde_json::json;
 
@@ -30,6 +33,34 @@ async fn the_app_under_spin_serves_every_route_passes_check_and_keeps_chats() {
     let Some(app) = SpinApp::up("the app under Spin", TOKEN) else {
         return;
     };
+    serves_every_route_passes_check_and_keeps_chats(&app).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_app_pushed_to_an_oci_registry_runs_from_its_reference() {
+    let test = "the app from an OCI registry";
+    let (Some(spin), Some(registry)) = (spin_or_skip(test), OciRegistry::start(test)) else {
+        return;
+    };
+    let tag = format!("t{}", std::process::id());
+    let reference = registry.push_app(&spin, "app", &tag);
+    let tags = Client::new()
+        .get(&registry.url("/v2/edge/app/tags/list"))
+        .await;
+    assert!(
+        tags.value()["tags"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(tag)),
+        "{}",
+        tags.text()
+    );
+    let app = SpinApp::up_from_reference(&spin, &reference, TOKEN);
+    serves_every_route_passes_check_and_keeps_chats(&app).await;
+}
+
+/// The scenario of this file, on `app` however it was started.
+async fn serves_every_route_passes_check_and_keeps_chats(app: &SpinApp) {
     let c = Client::new();
     let manifest: toml::Table =
         toml::from_str(&std::fs::read_to_string(workspace_root().join("spin.toml")).unwrap())

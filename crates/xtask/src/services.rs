@@ -64,6 +64,14 @@ const VALGRIND: Needed = Needed {
             request under callgrind)",
 };
 
+const OCI_REGISTRY: Needed = Needed {
+    what: "docker-registry",
+    programs: &["docker-registry"],
+    packages: &["docker-registry"],
+    tests: "the app pushed to a local OCI registry and run from its reference \
+            (tests/tests/spin_app.rs, the_app_pushed_to_an_oci_registry_runs_from_its_reference)",
+};
+
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -115,6 +123,12 @@ pub fn ensure_browser() -> bool {
 /// Makes sure a Prometheus server is here; `false` (announced loudly) when it cannot be.
 pub fn ensure_prometheus() -> bool {
     ensure(&PROMETHEUS)
+}
+
+/// Makes sure the CNCF distribution registry (`docker-registry`) is here; `false`
+/// (announced loudly) when it cannot be.
+pub fn ensure_oci_registry() -> bool {
+    ensure(&OCI_REGISTRY)
 }
 
 /// Makes sure valgrind (callgrind) is here; `false` (announced loudly) when it cannot be.

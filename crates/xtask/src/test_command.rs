@@ -13,6 +13,7 @@ pub struct Prepared {
     valgrind: bool,
     python: bool,
     spin: bool,
+    oci_registry: bool,
 }
 
 /// Starts installing the services and model files the tests need, on a thread of its own:
@@ -25,6 +26,7 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
         let valgrind = services::ensure_valgrind();
         let python = services::ensure_test_python(&root());
         let spin = services::ensure_spin(&root());
+        let oci_registry = services::ensure_oci_registry();
         install_models()?;
         Ok(Prepared {
             redis,
@@ -33,6 +35,7 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
             valgrind,
             python,
             spin,
+            oci_registry,
         })
     })
 }
@@ -52,14 +55,16 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
         valgrind,
         python,
         spin,
+        oci_registry,
     } = prepared;
     // CI can install both (it runs as root), so a skip there would hide a broken install.
     let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    if in_ci && !(redis && browser && prometheus && valgrind && python && spin) {
+    let all = redis && browser && prometheus && valgrind && python && spin && oci_registry;
+    if in_ci && !all {
         return Err(
             "CI runs every test, but redis-server, Chromium, Prometheus, valgrind, the \
-             tests' Python tools or Spin could not be installed or found (see above); nothing \
-             was skipped silently"
+             tests' Python tools, Spin or docker-registry could not be installed or found (see \
+             above); nothing was skipped silently"
                 .into(),
         );
     }
@@ -82,6 +87,9 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     }
     if spin {
         env.push(("E2E_REQUIRE_SPIN".to_owned(), "1".to_owned()));
+    }
+    if oci_registry {
+        env.push(("E2E_REQUIRE_OCI_REGISTRY".to_owned(), "1".to_owned()));
     }
     let totals = if extra.is_empty() {
         test_in_parallel(&env, redis)?
@@ -112,6 +120,9 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     }
     if !spin {
         println!("tests: SKIPPED the Spin scenarios (no spin CLI; see above)");
+    }
+    if !oci_registry {
+        println!("tests: SKIPPED the OCI registry round trip (docker-registry missing; see above)");
     }
     if !totals.ok || totals.failed > 0 {
         return Err("tests failed".into());
