@@ -75,7 +75,22 @@ impl SpinApp {
         Self::start(spin, reference, token, None)
     }
 
+    /// `spin up` of another manifest (`from`), serving once `ready` answers 200.
+    pub fn up_manifest(spin: &Path, from: &Path, token: &str, ready: &str) -> Self {
+        Self::start_until(spin, &from.display().to_string(), token, None, ready)
+    }
+
     fn start(spin: &Path, from: &str, token: &str, runtime_config: Option<&Path>) -> Self {
+        Self::start_until(spin, from, token, runtime_config, "/registry")
+    }
+
+    fn start_until(
+        spin: &Path,
+        from: &str,
+        token: &str,
+        runtime_config: Option<&Path>,
+        ready: &str,
+    ) -> Self {
         let state = crate::temp_dir();
         let models = state.path().join("ai-models");
         std::fs::create_dir_all(&models).unwrap();
@@ -136,15 +151,15 @@ impl SpinApp {
             _state: state,
         };
         // A cold machine compiles every component of the app first (the ONNX one twice).
-        app.wait_until_serving(Duration::from_secs(480));
+        app.wait_until_serving(ready, Duration::from_secs(480));
         app
     }
 
-    /// Waits for the registry's route to answer (Spin compiles every component first).
-    fn wait_until_serving(&mut self, within: Duration) {
+    /// Waits for `ready` to answer 200 (Spin compiles every component first).
+    fn wait_until_serving(&mut self, ready: &str, within: Duration) {
         let started = Instant::now();
         loop {
-            if status_of(self.port, "/registry") == Some(200) {
+            if status_of(self.port, ready) == Some(200) {
                 return;
             }
             if let Ok(Some(status)) = self.child.try_wait() {

@@ -147,3 +147,71 @@ async fn serves_every_route_passes_check_and_keeps_chats(app: &SpinApp) {
         "{listed}"
     );
 }
+
+/// The README's faster start for a trained model: `runtime-host snapshot` of the ONNX
+/// component with solubility's directory, served by Spin as a component's `source` with no
+/// `files`, answers every test example, its evidence and `runtime-host check` exactly as
+/// runtime-host serving the same model does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trained_model_from_its_snapshot_answers_under_spin_as_under_runtime_host() {
+    let Some(spin) = spin_or_skip("a snapshot under Spin") else {
+        return;
+    };
+    let work = e2e_tests::temp_dir();
+    let snapshot = work.path().join("solubility.wasm");
+    let mount = format!("{}:/model", e2e_tests::model_dir("solubility").display());
+    let made = std::process::Command::new(e2e_tests::host_binary())
+        .arg("snapshot")
+        .arg(component("onnx-model"))
+        .args(["--dir", &mount, "-o"])
+        .arg(&snapshot)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let manifest = work.path().join("spin.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "spin_manifest_version = 2\n\n[application]\nname = \"solubility\"\n\
+             version = \"1.0.0\"\n\n[[trigger.http]]\nroute = \"/...\"\ncomponent = \"model\"\n\n\
+             [component.model]\nsource = {}\nkey_value_stores = [\"default\"]\n",
+            serde_json::to_string(&snapshot.display().to_string()).unwrap()
+        ),
+    )
+    .unwrap();
+    let app = SpinApp::up_manifest(&spin, &manifest, TOKEN, "/health");
+    let data = e2e_tests::temp_dir();
+    let host = HostBuilder::new(component("onnx-model"), data.path())
+        .shared_compile_cache()
+        .mount(&e2e_tests::model_dir("solubility"), "/model")
+        .start();
+    let c = Client::new();
+    let examples = c.get(&host.url("/test_examples")).await.value();
+    let examples = examples["examples"].as_array().unwrap();
+    assert!(!examples.is_empty());
+    for example in examples {
+        // An example is its input's fields beside its name, description and category.
+        let mut data = example.as_object().unwrap().clone();
+        for described in ["name", "description", "category"] {
+            data.remove(described);
+        }
+        let body = json!({"input_type": "text", "data": data});
+        let mut answers = Vec::new();
+        for url in [app.url("/predict"), host.url("/predict")] {
+            let mut v = c.post_json(&url, &body, None).await.value();
+            v.as_object_mut().unwrap().remove("computation_time_ms");
+            answers.push(v);
+        }
+        assert_eq!(answers[0], answers[1], "{}", example["name"]);
+        assert_eq!(answers[0]["success"], true, "{}", answers[0]);
+    }
+    for path in ["/info", "/capabilities", "/acceptable_ranges", "/evidence"] {
+        let spin = c.get(&app.url(path)).await.value();
+        assert_eq!(spin, c.get(&host.url(path)).await.value(), "{path}");
+    }
+    e2e_tests::assert_check_passes(app.url("")).await;
+}

@@ -19,10 +19,13 @@ struct Row {
     measured: String,
 }
 
-pub fn compute(model: &OnnxModel, dir: &Path, spec: &EvidenceSpec) -> Result<Evidence, String> {
-    let path = dir.join(&spec.test_set);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let rows = read_rows(&text, model, spec).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn compute(
+    model: &OnnxModel,
+    path: &Path,
+    text: &str,
+    spec: &EvidenceSpec,
+) -> Result<Evidence, String> {
+    let rows = read_rows(text, model, spec).map_err(|e| format!("{}: {e}", path.display()))?;
     let items: Vec<Map<String, Value>> = rows.iter().map(|r| r.data.clone()).collect();
     let far = Instant::now() + Duration::from_secs(3600);
     let results = model.predict_batch(model.input_type(), &items, far);

@@ -47,8 +47,11 @@ pub struct OnnxModel {
     graph: std::sync::OnceLock<Result<Graph, String>>,
     graph_source: GraphSource,
     domain: Domain,
-    /// Where the model directory is (the test set of `[evidence]` is read from it).
+    /// Where the model directory is (named in messages about its files).
     dir: std::path::PathBuf,
+    /// The test set of `[evidence]`, read with the manifest: a snapshot served without the
+    /// model directory (Spin) still has it.
+    test_set: Option<Result<String, String>>,
     /// `GET /evidence`, computed on first use.
     evidence: std::sync::OnceLock<Result<model_sdk::Evidence, String>>,
 }
@@ -161,6 +164,10 @@ impl OnnxModel {
                 format!("model.toml's input.features ({} names)", features.len())
             }
         };
+        let test_set = manifest.evidence.as_ref().map(|spec| {
+            let path = dir.join(&spec.test_set);
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+        });
         let graph_source = GraphSource {
             file: manifest.onnx.file.clone(),
             width: reader.width(),
@@ -174,6 +181,7 @@ impl OnnxModel {
             graph_source,
             domain,
             dir: dir.to_owned(),
+            test_set,
             evidence: std::sync::OnceLock::new(),
         })
     }
@@ -257,9 +265,11 @@ impl Model for OnnxModel {
     }
     fn evidence(&self) -> Option<Result<model_sdk::Evidence, String>> {
         let spec = self.manifest.evidence.as_ref()?;
-        let computed = self
-            .evidence
-            .get_or_init(|| evidence::compute(self, &self.dir, spec));
+        let computed = self.evidence.get_or_init(|| match &self.test_set {
+            Some(Ok(text)) => evidence::compute(self, &self.dir.join(&spec.test_set), text, spec),
+            Some(Err(unread)) => Err(unread.clone()),
+            None => Err("the manifest names no test set".into()),
+        });
         Some(computed.clone())
     }
 
