@@ -13,7 +13,7 @@
 //!    registrations. 8. Sentence embeddings (minilm) vs a Python peer (sentence-transformers).
 //! 9. The chat list with 10,000 chats, whole and paged. 10. A file of 100,000 SMILES through
 //!    `runtime-host predict` against `up` vs `molprop-native --file` and Python scripts.
-//! 11. `/predict` and `/health` while the Prometheus metrics are scraped, and not.
+//! 11. `/predict` and `/health` while the Prometheus metrics are scraped, and not. 12. Spin.
 
 mod args;
 mod chats;
@@ -75,7 +75,7 @@ async fn run(args: BenchArgs) -> Result<()> {
     };
     let molecules = read_molecules(&args.molecules)?;
     let mut report = Report {
-        machine: machine(),
+        machine: report::machine(),
         settings: format!(
             "{} s per run, {rounds} round(s) per side, {} molecules; load generator in this process, servers in their own",
             duration.as_secs_f64(),
@@ -205,20 +205,6 @@ fn read_molecules(file: &std::path::Path) -> Result<Vec<String>> {
         .collect();
     anyhow::ensure!(!smiles.is_empty(), "no molecules in {}", file.display());
     Ok(smiles)
-}
-
-fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|s| s.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!("machine: {cores} cores, {cpu}")
 }
 
 /// The servers of one comparison: each side's process and address, by side name.

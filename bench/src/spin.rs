@@ -149,7 +149,7 @@ async fn snapshot_of(paths: &Paths, generic: &Path, model: &Path) -> Result<std:
     let mount = format!("{}:/model", model.display());
     let out = tokio::process::Command::new(&paths.host)
         .arg("snapshot")
-        .arg(&generic)
+        .arg(generic)
         .args(["--dir", &mount, "-o"])
         .arg(&snapshot)
         .output()

@@ -349,6 +349,13 @@ impl App for Stack {
     }
 }
 
+/// A single service's host (`runtime-host serve` or `registry`) is the origin of its routes.
+impl App for Host {
+    fn app(&self, path: &str) -> String {
+        self.url(path)
+    }
+}
+
 impl App for spin::SpinApp {
     fn app(&self, path: &str) -> String {
         self.url(path)

@@ -102,6 +102,9 @@ impl SpinApp {
             .arg("up")
             .args(["--from", from])
             .args((!from.ends_with(".toml")).then_some("--insecure"))
+            // What a reference pulls stays with the test, not in the user's cache.
+            .arg("--cache-dir")
+            .arg(state.path().join("pulled"))
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .arg("--state-dir")
             .arg(state.path())

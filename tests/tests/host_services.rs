@@ -286,9 +286,21 @@ async fn a_store_whose_swaps_cannot_be_trusted_still_registers_at_once() {
     let r = c.get(&h.url("/registry")).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.value()["count"], 1);
-    // The probes cleaned up after themselves, and the lock is free again.
-    let keys = c.get(&h.url("/registry")).await;
-    assert_eq!(keys.status, 200);
+    // The lock was released: a second registration is granted at once too.
+    let body = serde_json::json!({
+        "app_name": "e2e", "app_version": "1.2.0", "model_name": "n",
+        "process_id": std::process::id(), "preferred_port": null,
+        "reason": "test", "metadata": {}
+    });
+    let sent = std::time::Instant::now();
+    let r = c.post_json(&h.url("/register"), &body, None).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        sent.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(c.get(&h.url("/registry")).await.value()["count"], 2);
 }
 
 /// `list-keys` pages through thousands of keys (SQLite pages of 1,000; Redis SCAN cursors),

@@ -169,7 +169,9 @@ pub fn register(req: &ApiRequest) -> Result<Response, ApiError> {
                     process_alive: None,
                 },
             };
-            reg.store.set_json(&record_key(port), &record)?;
+            // In turn with `update_record`: a late heartbeat of the port's previous holder
+            // must not land in the middle and overwrite this record.
+            reg.store.put_json(&record_key(port), &record)?;
             (port, registration_id, message)
         }
     };

@@ -34,9 +34,12 @@ const SAMPLED_LATENCY: &str = "latency_us_sampled";
 /// Every prediction's latency is sampled up to this many; then one in this many.
 const SAMPLE_EVERY: u64 = 16;
 
-/// How many of predictions 1..=`n` have their latency sampled: 1 to 16, then 32, 48, ...
-fn sampled_up_to(n: u64) -> u64 {
-    n.min(SAMPLE_EVERY) + (n / SAMPLE_EVERY).saturating_sub(1)
+/// The predictions that the sampled ones among 1..=`n` stand for: each of the first 16 for
+/// itself, each later sampled one (32, 48, ...) for the 16 up to it. A mean weighted so
+/// counts every stretch of the deployment's life alike, not its first predictions (a cold
+/// instance, a graph loaded on first use) sixteen times over.
+fn weight_up_to(n: u64) -> u64 {
+    n.min(SAMPLE_EVERY) + SAMPLE_EVERY * (n / SAMPLE_EVERY).saturating_sub(1)
 }
 
 pub fn now_ms() -> u64 {
@@ -112,20 +115,20 @@ impl DeploymentState {
     /// Counts the predictions of one request that reached the model (1, or the items of a
     /// batch: `requests_served` counts predictions), with its time and error if any.
     ///
-    /// One write per request: the count. The latency is added for the predictions
-    /// [`sampled_up_to`] picks (the first 16, then one in 16), each at the request's time per
-    /// item, so `avg_latency_ms` is their mean. Under Spin every write to its SQLite store is
+    /// One write per request: the count. The latency is added for the first 16 predictions,
+    /// then for one in 16 ([`weight_up_to`]: each weighted by the predictions it stands for),
+    /// each at the request's time per item, so `avg_latency_ms` is their weighted mean. Under Spin every write to its SQLite store is
     /// a commit, and a second counter per request halved `/predict`'s rate there.
     pub fn record(&self, items: u64, elapsed_us: u64, error: Option<&str>) -> Result<(), ApiError> {
         let served = self
             .store
             .increment(&self.key("requests_served"), items as i64)?
             .max(0) as u64;
-        let sampled = sampled_up_to(served) - sampled_up_to(served.saturating_sub(items));
-        if sampled > 0 {
+        let weight = weight_up_to(served) - weight_up_to(served.saturating_sub(items));
+        if weight > 0 {
             let per_item = elapsed_us / items.max(1);
             self.store
-                .increment(&self.key(SAMPLED_LATENCY), (per_item * sampled) as i64)?;
+                .increment(&self.key(SAMPLED_LATENCY), (per_item * weight) as i64)?;
         }
         if let Some(e) = error {
             self.store.set_json(&self.key("last_error"), &e)?;
@@ -144,7 +147,7 @@ impl DeploymentState {
         Ok(Metrics {
             uptime_s: uptime_ms as f64 / 1000.0,
             requests_served: served,
-            avg_latency_ms: match sampled_up_to(served) {
+            avg_latency_ms: match weight_up_to(served) {
                 0 => 0.0,
                 n => sampled_us as f64 / n as f64 / 1000.0,
             },
@@ -168,20 +171,26 @@ impl DeploymentState {
 
 #[cfg(test)]
 mod tests {
-    use super::sampled_up_to;
+    use super::weight_up_to;
 
     #[test]
-    fn the_first_sixteen_then_one_in_sixteen_are_sampled() {
-        assert_eq!(sampled_up_to(0), 0);
-        assert_eq!(sampled_up_to(5), 5);
-        assert_eq!(sampled_up_to(16), 16);
-        assert_eq!(sampled_up_to(31), 16);
-        assert_eq!(sampled_up_to(32), 17);
-        assert_eq!(sampled_up_to(160), 25);
-        // Exactly one prediction of every 16 after the first 16.
-        let picked = (1..=1600u64)
-            .filter(|&n| sampled_up_to(n) > sampled_up_to(n - 1))
-            .count();
-        assert_eq!(picked as u64, 16 + 99);
+    fn the_first_sixteen_then_one_in_sixteen_are_sampled_each_for_what_it_stands_for() {
+        assert_eq!(weight_up_to(0), 0);
+        assert_eq!(weight_up_to(5), 5);
+        assert_eq!(weight_up_to(16), 16);
+        assert_eq!(weight_up_to(31), 16);
+        assert_eq!(weight_up_to(32), 32);
+        assert_eq!(weight_up_to(160), 160);
+        // Exactly one prediction of every 16 after the first 16 is sampled, for 16.
+        let sampled: Vec<u64> = (1..=1600u64)
+            .map(|n| weight_up_to(n) - weight_up_to(n - 1))
+            .filter(|&w| w > 0)
+            .collect();
+        assert_eq!(sampled.len(), 16 + 99);
+        assert!(sampled[16..].iter().all(|&w| w == 16));
+        // The weights cover the predictions to within the last, unsampled stretch.
+        for n in 1..=1600u64 {
+            assert!(n - weight_up_to(n) < 16, "{n}");
+        }
     }
 }

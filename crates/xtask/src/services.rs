@@ -15,7 +15,11 @@ pub const REDIS_PASS: &[&str] = &[
 
 /// Scenarios of those binaries that work on the SQLite file itself: the Redis pass leaves
 /// them out by name (libtest's `--skip`), so they are neither run nor counted there.
-pub const SQLITE_ONLY: &[&str] = &["store_file_uses_spins_layout"];
+pub const SQLITE_ONLY: &[&str] = &[
+    "store_file_uses_spins_layout",
+    // Spin's store, not runtime-host's: the pass would run it again unchanged.
+    "under_spin_unregister_checks_the_id_and_frees_the_port",
+];
 
 /// Test binaries that run with no other beside them: the bench's smoke run loads every core
 /// on purpose, and the embedding tests time CPU-bound passes against request deadlines
@@ -128,7 +132,17 @@ pub fn ensure_prometheus() -> bool {
 /// Makes sure the CNCF distribution registry (`docker-registry`) is here; `false`
 /// (announced loudly) when it cannot be.
 pub fn ensure_oci_registry() -> bool {
-    ensure(&OCI_REGISTRY)
+    let here = ensure(&OCI_REGISTRY);
+    // On a machine run by systemd the package starts a registry on port 5000, the registry
+    // interface's port; the tests start their own on a free port, so it is stopped again.
+    if here && is_root() && local_redis::program_runs("systemctl") {
+        let _ = Command::new("systemctl")
+            .args(["disable", "--now", "docker-registry"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    here
 }
 
 /// Makes sure valgrind (callgrind) is here; `false` (announced loudly) when it cannot be.

@@ -2,7 +2,7 @@
 //! a registry restart, and processes that die.
 
 use crate::{listing, register, registration};
-use e2e_tests::{Client, HostBuilder, temp_dir};
+use e2e_tests::{App, Client, HostBuilder, temp_dir};
 use edge_api::registry::RegistrationResponse;
 use serde_json::json;
 use std::collections::HashSet;
@@ -12,28 +12,44 @@ use std::time::Duration;
 async fn unregister_checks_the_id_and_frees_the_port() {
     let dir = temp_dir();
     let h = HostBuilder::registry(dir.path()).start();
+    unregister_scenario(&h).await;
+}
+
+/// The same under Spin (`spin up` of the project's app): the lease table on Spin's own
+/// SQLite store.
+#[tokio::test(flavor = "multi_thread")]
+async fn under_spin_unregister_checks_the_id_and_frees_the_port() {
+    // The Redis pass moves runtime-host's stores; Spin's is its SQLite file either way.
+    e2e_tests::redis::assert_not_in_redis_pass("Spin's own store");
+    let Some(app) = e2e_tests::spin::SpinApp::up("the registry's leases under Spin", "t") else {
+        return;
+    };
+    unregister_scenario(&app).await;
+}
+
+async fn unregister_scenario(h: &impl App) {
     let c = Client::new();
-    let reg = register(&c, &h, &registration("u", None)).await;
+    let reg = register(&c, h, &registration("u", None)).await;
     let port = reg.assigned_port;
-    c.delete(&h.url(&format!("/unregister/{port}")), None)
+    c.delete(&h.app(&format!("/unregister/{port}")), None)
         .await
         .assert_error(400, "missing_field");
     c.delete(
-        &h.url(&format!("/unregister/{port}?registration_id=wrong")),
+        &h.app(&format!("/unregister/{port}?registration_id=wrong")),
         None,
     )
     .await
     .assert_error(403, "registration_mismatch");
-    assert_eq!(listing(&c, &h).await.count, 1, "a wrong id changes nothing");
-    c.delete(&h.url("/unregister/5999?registration_id=x"), None)
+    assert_eq!(listing(&c, h).await.count, 1, "a wrong id changes nothing");
+    c.delete(&h.app("/unregister/5999?registration_id=x"), None)
         .await
         .assert_error(404, "not_registered");
-    c.delete(&h.url("/unregister/abc?registration_id=x"), None)
+    c.delete(&h.app("/unregister/abc?registration_id=x"), None)
         .await
         .assert_error(400, "invalid_field");
     let r = c
         .delete(
-            &h.url(&format!(
+            &h.app(&format!(
                 "/unregister/{port}?registration_id={}",
                 reg.registration_id
             )),
@@ -45,9 +61,9 @@ async fn unregister_checks_the_id_and_frees_the_port() {
         r.value(),
         json!({"success": true, "message": format!("unregistered; port {port} is free"), "freed_port": port})
     );
-    assert_eq!(listing(&c, &h).await.count, 0);
+    assert_eq!(listing(&c, h).await.count, 0);
     c.delete(
-        &h.url(&format!(
+        &h.app(&format!(
             "/unregister/{port}?registration_id={}",
             reg.registration_id
         )),
@@ -55,7 +71,7 @@ async fn unregister_checks_the_id_and_frees_the_port() {
     )
     .await
     .assert_error(404, "not_registered");
-    let again = register(&c, &h, &registration("next", None)).await;
+    let again = register(&c, h, &registration("next", None)).await;
     assert_eq!(again.assigned_port, port, "handed out again at once");
 }
 

@@ -5,7 +5,7 @@ mod bad_requests;
 mod leases;
 
 use e2e_tests::registrations::register_concurrently;
-use e2e_tests::{Client, Host, HostBuilder, temp_dir};
+use e2e_tests::{App, Client, HostBuilder, temp_dir};
 use edge_api::registry::{RegistrationResponse, RegistryListing};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -18,14 +18,14 @@ pub fn registration(model: &str, preferred: Option<u16>) -> Value {
     })
 }
 
-pub async fn register(c: &Client, h: &Host, body: &Value) -> RegistrationResponse {
-    let r = c.post_json(&h.url("/register"), body, None).await;
+pub async fn register(c: &Client, h: &impl App, body: &Value) -> RegistrationResponse {
+    let r = c.post_json(&h.app("/register"), body, None).await;
     assert_eq!(r.status, 200, "{}", r.text());
     r.json()
 }
 
-pub async fn listing(c: &Client, h: &Host) -> RegistryListing {
-    let r = c.get(&h.url("/registry")).await;
+pub async fn listing(c: &Client, h: &impl App) -> RegistryListing {
+    let r = c.get(&h.app("/registry")).await;
     assert_eq!(r.status, 200);
     assert!(
         !r.text().contains("registration_id"),

@@ -2,32 +2,39 @@
 //!
 //! Spin 4.0.2's Redis store reports every swap as failed, written or not, so nothing can be
 //! built on its swaps; its `increment` is Redis `INCRBY`, which is atomic (and so is the
-//! SQLite store's, one transaction). The lock is the counter at `guest-kit/lock/<key>`:
+//! SQLite store's, one transaction). The lock is the counter at `guest-kit/lock/<key>`, 0 when
+//! free:
 //!
-//! - to take it, add your own timestamp `t` (Unix ms, always > 0): the counter held 0, so the
-//!   lock was free and is now yours, exactly when the sum returned is `t` itself;
-//! - losers take their `t` back off at once, and the holder takes its `t` off to release;
-//! - a loser also learns what the counter held before its own `t`: one timestamp when a
-//!   single other request holds it or is about to take its `t` back. A holder that died (its
-//!   process killed between taking and releasing) leaves its timestamp there for good: a
-//!   value older than [`STALE_MS`] is taken off by the one request whose increment of
-//!   `guest-kit/lock/<key>/broken/<value>` returned 1, so exactly one request breaks a lock.
-//!   A holder taken for dead that releases after all leaves the counter below zero, which
-//!   is put right the same way.
+//! - a request reads it (`increment` by 0) and, only when it reads 0, adds its own timestamp
+//!   `t` (Unix ms, always > 0). It holds the lock exactly when the sum returned is `t` itself;
+//!   otherwise it takes `t` back off at once. Reading first keeps waiting requests from
+//!   holding the counter above 0 themselves (with 32 clients, adding blindly left the lock
+//!   free about one time in a thousand);
+//! - the holder takes `t` off to release, unless it has held the lock for [`RELEASE_WITHIN_MS`]
+//!   or more: such a lock may already have been broken, and it is left to be broken.
 //!
-//! What runs under the lock has [`HOLD_MS`] to finish writing (checked before it writes), far
-//! below [`STALE_MS`]: a lock is broken only from a holder that is gone or stopped for long.
+//! A counter left above (or below) 0 by requests that are gone (a process killed between its
+//! two increments) is broken: a value that reads as one timestamp older than [`STALE_MS`] at
+//! once, any other value once waiting requests have seen it unchanged for [`STALE_MS`]. To
+//! break it, a request takes the value off (adds it back, if below 0), only if it is the
+//! first to increment the marker `guest-kit/lock/<key>/broken/<value>/<window>` (`window`:
+//! the time in units of [`STALE_MS`]), so one request breaks it; should that one die half-way,
+//! the next window lets another try. A holder has [`HOLD_MS`] to finish writing (checked
+//! before each write), far below [`STALE_MS`], and hosts sharing a store must keep their
+//! clocks within [`STALE_MS`] of each other.
 
 use super::Store;
 use edge_api::error::{ApiError, ErrorCode};
 
 /// After this long a held lock is taken for one whose holder is gone.
-pub const STALE_MS: i64 = 10_000;
+pub const STALE_MS: i64 = 30_000;
 /// What the holder has, from taking the lock, to finish its writes.
 pub const HOLD_MS: u64 = 3_000;
+/// A holder releases only within this long of taking the lock (see the module's comment).
+const RELEASE_WITHIN_MS: i64 = STALE_MS / 2;
 /// Tries to take the lock before 503 `store_contention`: with the pauses of
-/// [`super::update::backoff`], about 1.5 s of waiting.
-const ATTEMPTS: u32 = 96;
+/// [`super::backoff`], a few seconds of waiting.
+const ATTEMPTS: u32 = 192;
 
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -57,26 +64,28 @@ impl Store {
     ) -> Result<R, ApiError> {
         let lock = format!("guest-kit/lock/{key}");
         for attempt in 0..ATTEMPTS {
-            if attempt > 1 {
-                super::update::backoff(attempt);
+            if attempt > 0 {
+                super::backoff(attempt.min(8));
+            }
+            let value = self.increment(&lock, 0)?;
+            if value != 0 {
+                self.break_if_stale(&lock, value)?;
+                continue;
             }
             let mine = now_ms();
             let sum = self.increment(&lock, mine)?;
-            if sum == mine {
-                let result = f(mine);
-                let released = self.increment(&lock, -mine);
-                return match (result, released) {
-                    (Ok(r), Ok(_)) => Ok(r),
-                    (Err(e), _) | (Ok(_), Err(e)) => Err(e),
-                };
+            if sum != mine {
+                self.increment(&lock, -mine)?;
+                continue;
             }
-            self.increment(&lock, -mine)?;
-            let before = sum - mine;
-            // A residue: a dead holder's timestamp, or less than nothing (a holder that was
-            // broken for being slow released after all).
-            if before < 0 || (before > 0 && before <= now_ms() - STALE_MS) {
-                self.break_lock(&lock, before)?;
+            let result = f(mine);
+            if now_ms() - mine < RELEASE_WITHIN_MS
+                && let Err(e) = self.increment(&lock, -mine)
+            {
+                // What `f` did stands; the lock is broken once it is stale.
+                eprintln!("guest-kit: could not release `{lock}`: {}", e.message);
             }
+            return result;
         }
         Err(ApiError::new(
             ErrorCode::StoreContention,
@@ -87,14 +96,33 @@ impl Store {
         ))
     }
 
-    /// Takes a residue `stale` off `lock` (a dead holder's timestamp, or a negative left by
-    /// a late release), unless another request did.
-    fn break_lock(&self, lock: &str, stale: i64) -> Result<(), ApiError> {
-        if self.increment(&format!("{lock}/broken/{stale}"), 1)? == 1 {
-            eprintln!(
-                "guest-kit: breaking `{lock}`, held since {stale} ms by a request that is gone"
-            );
-            self.increment(lock, -stale)?;
+    /// Breaks the lock if `value` is a residue of requests that are gone (see the module's
+    /// comment). A value that is not one timestamp is noted with the time it was first seen
+    /// (`guest-kit/lock/<key>/seen`), so that requests waiting one after another can tell it
+    /// has not changed for [`STALE_MS`].
+    fn break_if_stale(&self, lock: &str, value: i64) -> Result<(), ApiError> {
+        let now = now_ms();
+        if (now - STALE_MS..=now + STALE_MS).contains(&value) {
+            return Ok(()); // a holder's timestamp, recent enough to be alive
+        }
+        let one_old_timestamp = (now - 3_600_000..now - STALE_MS).contains(&value);
+        if !one_old_timestamp {
+            let note = format!("{lock}/seen");
+            let since = match self.get_json::<(i64, i64)>(&note)? {
+                Some((noted, since)) if noted == value => since,
+                _ => {
+                    self.set_json(&note, &(value, now))?;
+                    now
+                }
+            };
+            if now - since < STALE_MS {
+                return Ok(());
+            }
+        }
+        let marker = format!("{lock}/broken/{value}/{}", now / STALE_MS);
+        if self.increment(&marker, 1)? == 1 {
+            eprintln!("guest-kit: breaking `{lock}`, left at {value} by requests that are gone");
+            self.increment(lock, -value)?;
         }
         Ok(())
     }

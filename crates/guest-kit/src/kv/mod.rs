@@ -18,8 +18,8 @@ mod update;
 use update::Swaps;
 
 thread_local! {
-    /// What this instance found of the store's compare-and-swap.
-    static SWAPS: std::cell::Cell<Option<Swaps>> = const { std::cell::Cell::new(None) };
+    /// What this instance found of each store's compare-and-swap, by label.
+    static SWAPS: std::cell::RefCell<Vec<(String, Swaps)>> = const { std::cell::RefCell::new(Vec::new()) };
     /// Set once this instance has seen the store's batch read fail where single reads work.
     static BATCH_READS_FAIL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static PROBES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
@@ -35,6 +35,23 @@ fn probe_key() -> String {
     format!("guest-kit/swap-probe/{nanos}-{n}")
 }
 
+/// Longest pause between two attempts.
+const MAX_BACKOFF_MS: u64 = 16;
+
+/// The pause before attempt `lost` + 1, from the third attempt on (the second follows the
+/// first loss at once: most races are lost to one other writer, who is done by now): a random
+/// time up to 2, 4, 8, 16 ms ("full jitter": the losers of one race do not all come back at
+/// once).
+fn backoff(lost: u32) {
+    let cap = (1u64 << lost.clamp(1, 4)).min(MAX_BACKOFF_MS);
+    // Jitter from the clock's nanoseconds: enough to spread retries, no random source needed.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let pause_us = u64::from(nanos) % (cap * 1000 + 1);
+    std::thread::sleep(std::time::Duration::from_micros(pause_us));
+}
+
 /// Label of the store every component uses (DESIGN.md).
 pub const DEFAULT_LABEL: &str = "default";
 
@@ -48,6 +65,7 @@ pub enum Change<T> {
 
 pub struct Store {
     bucket: store::Bucket,
+    label: String,
 }
 
 /// A failed store call. The store's own failures (`other`: Redis down, a disk error) are 503
@@ -108,7 +126,10 @@ impl Store {
 
     pub fn open(label: &str) -> Result<Self, ApiError> {
         let bucket = store::open(label).map_err(|e| store_err("open store", label, e))?;
-        Ok(Self { bucket })
+        Ok(Self {
+            bucket,
+            label: label.to_owned(),
+        })
     }
 
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ApiError> {

@@ -2,7 +2,7 @@
 //! compare-and-swap where that holds, else the lock of [`super::lock`].
 
 use super::SWAPS;
-use super::{Change, Store, decode, encode, lock, probe_key, store_err};
+use super::{Change, Store, backoff, decode, encode, lock, probe_key, store_err};
 use edge_api::error::{ApiError, ErrorCode};
 use serde::{Serialize, de::DeserializeOwned};
 use spin_sdk::wit::wasi::keyvalue::atomics;
@@ -27,23 +27,6 @@ pub(super) enum Swaps {
 /// request can spend (at most 96 round trips and about 1.5 s). The lock of [`super::lock`]
 /// is tried as many times, with the same pauses.
 const MAX_CAS_ATTEMPTS: u32 = 96;
-/// Longest pause between two attempts.
-const MAX_BACKOFF_MS: u64 = 16;
-
-/// The pause before attempt `lost` + 1, from the third attempt on (the second follows the
-/// first loss at once: most races are lost to one other writer, who is done by now): a random
-/// time up to 2, 4, 8, 16 ms ("full jitter": the losers of one race do not all come back at
-/// once).
-pub(super) fn backoff(lost: u32) {
-    let cap = (1u64 << lost.clamp(1, 4)).min(MAX_BACKOFF_MS);
-    // Jitter from the clock's nanoseconds: enough to spread retries, no random source needed.
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let pause_us = u64::from(nanos) % (cap * 1000 + 1);
-    std::thread::sleep(std::time::Duration::from_micros(pause_us));
-}
-
 impl Store {
     /// Atomic read-modify-write of the JSON record at `key`.
     ///
@@ -138,6 +121,19 @@ impl Store {
         }
     }
 
+    /// Writes `value` at `key` in turn with [`Store::update`]s of it (see [`Store::remove`]):
+    /// a plain write in the middle of a locked update would be undone by it, or undo it.
+    pub fn put_json<T: Serialize>(&self, key: &str, value: &T) -> Result<(), ApiError> {
+        let bytes = encode(key, value)?;
+        if self.swaps()? == Swaps::Untrusted {
+            return self.locked(key, |taken| {
+                lock::still_held(taken)?;
+                self.set(key, &bytes)
+            });
+        }
+        self.set(key, &bytes)
+    }
+
     /// Deletes `key` in turn with [`Store::update`]s of it: on a store whose swaps cannot be
     /// trusted an update holds a lock, and a plain delete in the middle of it would be undone
     /// by its write (a deleted dialog coming back with one more message).
@@ -155,7 +151,12 @@ impl Store {
     /// Redis store reports both as lost, written or not, so nothing can be told from its
     /// swaps ([`Swaps::Untrusted`]: updates take a lock made of increments, [`lock`]).
     fn swaps(&self) -> Result<Swaps, ApiError> {
-        if let Some(known) = SWAPS.get() {
+        let known = SWAPS.with_borrow(|all| {
+            all.iter()
+                .find(|(label, _)| *label == self.label)
+                .map(|(_, swaps)| *swaps)
+        });
+        if let Some(known) = known {
             return Ok(known);
         }
         let probe = probe_key();
@@ -182,7 +183,7 @@ impl Store {
                 Swaps::Untrusted
             }
         };
-        SWAPS.set(Some(swaps));
+        SWAPS.with_borrow_mut(|all| all.push((self.label.clone(), swaps)));
         Ok(swaps)
     }
 
