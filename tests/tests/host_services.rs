@@ -303,6 +303,96 @@ async fn a_store_whose_swaps_cannot_be_trusted_still_registers_at_once() {
     assert_eq!(c.get(&h.url("/registry")).await.value()["count"], 2);
 }
 
+/// The lock of a store whose swaps cannot be trusted, left held by a request that died (a
+/// timestamp a minute old on the counter): the next update breaks it and goes on. A fresh
+/// timestamp (a live holder) is waited for, never broken: the update gives up with 503.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lock_left_by_a_dead_request_is_broken_and_a_live_one_is_not() {
+    e2e_tests::redis::assert_not_in_redis_pass("the SQLite file");
+    let dir = temp_dir();
+    let registry = || {
+        HostBuilder::registry(dir.path())
+            .arg("--simulate-spin-swap")
+            .arg("redis")
+            .start()
+    };
+    let body = |model: &str| {
+        serde_json::json!({
+            "app_name": "e2e", "app_version": "1.2.0", "model_name": model,
+            "process_id": std::process::id(), "preferred_port": null,
+            "reason": "test", "metadata": {}
+        })
+    };
+    let c = Client::new();
+    let h = registry();
+    let r = c.post_json(&h.url("/register"), &body("a"), None).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    h.stop();
+    // The lock's counter beside the lease table, whatever prefix the host keeps its keys under.
+    let db = rusqlite::Connection::open(dir.path().join("sqlite_key_value.db")).unwrap();
+    let leases: String = db
+        .query_row(
+            "SELECT key FROM spin_key_value WHERE key LIKE '%registry/leases' \
+             AND key NOT LIKE '%guest-kit/lock/%'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    let lock = leases.replace("registry/leases", "guest-kit/lock/registry/leases");
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let hold = |held_since_ms: i64| {
+        db.execute(
+            "INSERT INTO spin_key_value (store, key, value) VALUES ('default', ?1, ?2) \
+             ON CONFLICT(store, key) DO UPDATE SET value = ?2",
+            rusqlite::params![lock, held_since_ms.to_le_bytes().to_vec()],
+        )
+        .unwrap();
+        let held: Vec<u8> = db
+            .query_row(
+                "SELECT value FROM spin_key_value WHERE key = ?1",
+                [&lock],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(held, held_since_ms.to_le_bytes(), "{lock}");
+    };
+
+    hold(now_ms - 60_000);
+    let h = registry();
+    let sent = std::time::Instant::now();
+    let r = c.post_json(&h.url("/register"), &body("b"), None).await;
+    assert_eq!(
+        r.status,
+        200,
+        "the dead holder's lock was not broken: {}",
+        r.text()
+    );
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(c.get(&h.url("/registry")).await.value()["count"], 2);
+    h.stop();
+
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    hold(now_ms); // a holder that took the lock just now
+    let h = registry();
+    let r = c.post_json(&h.url("/register"), &body("c"), None).await;
+    r.assert_error(503, "store_contention");
+    assert_eq!(
+        c.get(&h.url("/registry")).await.value()["count"],
+        2,
+        "nothing changed"
+    );
+}
+
 /// `list-keys` pages through thousands of keys (SQLite pages of 1,000; Redis SCAN cursors),
 /// each key once, only those asked for.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

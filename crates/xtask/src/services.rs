@@ -19,6 +19,7 @@ pub const SQLITE_ONLY: &[&str] = &[
     "store_file_uses_spins_layout",
     // Spin's store, not runtime-host's: the pass would run it again unchanged.
     "under_spin_unregister_checks_the_id_and_frees_the_port",
+    "a_lock_left_by_a_dead_request_is_broken_and_a_live_one_is_not",
 ];
 
 /// Test binaries that run with no other beside them: the bench's smoke run loads every core
