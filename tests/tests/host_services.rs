@@ -259,6 +259,15 @@ fn a_missing_mount_directory_stops_the_start_with_its_name() {
     assert!(err.contains("/no/such/models"), "{err}");
 }
 
+/// A registration of `model` by this test process.
+fn registration(model: &str) -> serde_json::Value {
+    serde_json::json!({
+        "app_name": "e2e", "app_version": "1.2.0", "model_name": model,
+        "process_id": std::process::id(), "preferred_port": null,
+        "reason": "test", "metadata": {}
+    })
+}
+
 /// A store whose compare-and-swap writes and then reports failure (Spin 4.0.2's Redis store)
 /// is found out by the first update, which takes a lock made of increments instead of
 /// retrying swaps until it gives up: the registration is granted at once, exactly once.
@@ -270,13 +279,10 @@ async fn a_store_whose_swaps_cannot_be_trusted_still_registers_at_once() {
         .arg("redis")
         .start();
     let c = Client::new();
-    let body = serde_json::json!({
-        "app_name": "e2e", "app_version": "1.2.0", "model_name": "m",
-        "process_id": std::process::id(), "preferred_port": null,
-        "reason": "test", "metadata": {}
-    });
     let sent = std::time::Instant::now();
-    let r = c.post_json(&h.url("/register"), &body, None).await;
+    let r = c
+        .post_json(&h.url("/register"), &registration("m"), None)
+        .await;
     assert!(
         sent.elapsed() < Duration::from_secs(1),
         "{:?}",
@@ -287,13 +293,10 @@ async fn a_store_whose_swaps_cannot_be_trusted_still_registers_at_once() {
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.value()["count"], 1);
     // The lock was released: a second registration is granted at once too.
-    let body = serde_json::json!({
-        "app_name": "e2e", "app_version": "1.2.0", "model_name": "n",
-        "process_id": std::process::id(), "preferred_port": null,
-        "reason": "test", "metadata": {}
-    });
     let sent = std::time::Instant::now();
-    let r = c.post_json(&h.url("/register"), &body, None).await;
+    let r = c
+        .post_json(&h.url("/register"), &registration("n"), None)
+        .await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(
         sent.elapsed() < Duration::from_secs(1),
@@ -316,13 +319,7 @@ async fn a_lock_left_by_a_dead_request_is_broken_and_a_live_one_is_not() {
             .arg("redis")
             .start()
     };
-    let body = |model: &str| {
-        serde_json::json!({
-            "app_name": "e2e", "app_version": "1.2.0", "model_name": model,
-            "process_id": std::process::id(), "preferred_port": null,
-            "reason": "test", "metadata": {}
-        })
-    };
+    let body = registration;
     let c = Client::new();
     let h = registry();
     let r = c.post_json(&h.url("/register"), &body("a"), None).await;
