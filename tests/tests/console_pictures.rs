@@ -1,11 +1,13 @@
 //! The console's pictures in headless Chromium against a real `up` (issue 28): a trained
 //! model's page plots the evidence its own `/evidence` serves (parity and residual plots for
 //! solubility, the confusion matrix for iris, nothing for molprop); a model's traffic is
-//! charted live while predictions run; the pages read at phone width and by keyboard.
-//! Skipped, loudly, where Chromium is not installed.
+//! charted live while predictions run; the pages read at phone width and by keyboard. The
+//! plots and the traffic run under Spin too (issue 47 §1), from the models' own `/evidence`
+//! and `/metrics` there. Skipped, loudly, where Chromium (or Spin) is not installed.
 
 use e2e_tests::browser::Browser;
-use e2e_tests::{Client, Stack};
+use e2e_tests::spin::SpinApp;
+use e2e_tests::{App, Client, Stack};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -48,14 +50,31 @@ async fn model_pages_plot_quality_and_live_traffic_in_a_real_browser() {
     let c = Client::new();
     regression_plots(&browser, &stack, &c).await;
     confusion_matrix(&browser, &stack, &c).await;
-    live_traffic(&browser, &stack, &c).await;
+    live_traffic(&browser, &stack, &c, true).await;
     phone_and_keyboard(&browser, &stack).await;
+    browser.close().await;
+}
+
+/// The same pictures from the app under Spin: the console's plots of solubility's and iris's
+/// evidence, and molprop's traffic charted from its `/metrics` on Spin's store.
+#[tokio::test(flavor = "multi_thread")]
+async fn under_spin_model_pages_plot_quality_and_live_traffic_in_a_real_browser() {
+    let Some(app) = SpinApp::up("the console's pictures under Spin", "t0ken") else {
+        return;
+    };
+    let Some(browser) = Browser::start("model_pages_under_spin", 1280, 1000).await else {
+        return;
+    };
+    let c = Client::new();
+    regression_plots(&browser, &app, &c).await;
+    confusion_matrix(&browser, &app, &c).await;
+    live_traffic(&browser, &app, &c, false).await;
     browser.close().await;
 }
 
 /// Solubility: one point per test molecule in both plots, axes with ticks, the diagonal and
 /// the domain threshold drawn, the figures of /evidence in the caption.
-async fn regression_plots(browser: &Browser, stack: &Stack, c: &Client) {
+async fn regression_plots(browser: &Browser, stack: &impl App, c: &Client) {
     let evidence = c
         .get(&stack.app("/models/solubility/evidence"))
         .await
@@ -112,7 +131,7 @@ async fn regression_plots(browser: &Browser, stack: &Stack, c: &Client) {
 }
 
 /// Iris: the confusion matrix's cells add up to the test rows, its diagonal to the hits.
-async fn confusion_matrix(browser: &Browser, stack: &Stack, c: &Client) {
+async fn confusion_matrix(browser: &Browser, stack: &impl App, c: &Client) {
     let evidence = c.get(&stack.app("/models/iris/evidence")).await.value();
     let counts: Vec<Vec<u64>> =
         serde_json::from_value(evidence["confusion"]["counts"].clone()).unwrap();
@@ -138,8 +157,11 @@ async fn confusion_matrix(browser: &Browser, stack: &Stack, c: &Client) {
 }
 
 /// Molprop's traffic: while predictions run, the chart gains points and the figures show
-/// requests per second and latency percentiles from the host's metrics.
-async fn live_traffic(browser: &Browser, stack: &Stack, c: &Client) {
+/// requests per second and latency (percentiles from the host's metrics, or the mean from the
+/// model's own `/metrics` where the host has none).
+/// `host_metrics`: whether the host serves Prometheus metrics (runtime-host: latency
+/// percentiles), or only the model's `/metrics` (Spin: the mean).
+async fn live_traffic(browser: &Browser, stack: &impl App, c: &Client, host_metrics: bool) {
     browser.goto(&stack.app("/#/models/molprop")).await;
     browser
         .wait_text("#traffic", |t| t.contains("Traffic"))
@@ -159,17 +181,17 @@ async fn live_traffic(browser: &Browser, stack: &Stack, c: &Client) {
             }
         })
     };
+    let (latency, source) = match host_metrics {
+        true => ("p99", "host's metrics"),
+        false => ("mean", "model's /metrics"),
+    };
     let now = browser
         .wait_text("#traffic-now", |t| {
-            t.contains("p99") && !t.contains(" 0 requests/s") && t.contains(" ms")
+            t.contains(latency) && !t.contains(" 0 requests/s") && t.contains(" ms")
         })
         .await;
-    assert!(
-        browser
-            .text("#traffic-source")
-            .await
-            .contains("host's metrics")
-    );
+    let said = browser.text("#traffic-source").await;
+    assert!(said.contains(source), "{said}");
     let points = "return Number(document.querySelector('#traffic-charts svg.traffic-rps path.series').dataset.points)";
     let before = browser.eval(points).await.as_u64().unwrap();
     let after = eventually(browser, points, |v| v.as_u64() > Some(before)).await;
