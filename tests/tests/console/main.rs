@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 mod lists;
 mod pages;
 use lists::{accessibility, chats, long_lists};
-use pages::{batch_page, models_pages, try_it};
+use pages::{batch_page, models_pages, served_models, try_it};
 
 /// The scripts and style sheets the page loads, found by following `assets/...` references
 /// in the page and `./x.js` imports in the modules.
@@ -222,7 +222,7 @@ async fn the_console_works_in_a_real_browser() {
 }
 
 /// The same pages under Spin (issue 47 §1): the project's `spin.toml` under `spin up`, its
-/// console trying molprop's and iris's examples (molecules drawn, the parser's caret, the
+/// console listing the models it serves with their traffic and a model's tables, trying molprop's and iris's examples (molecules drawn, the parser's caret, the
 /// applicability domain) and scoring a library on the batch page, the scenarios above run
 /// unchanged against the other host.
 #[tokio::test(flavor = "multi_thread")]
@@ -234,6 +234,7 @@ async fn the_console_under_spin_works_in_a_real_browser() {
         return;
     };
     let c = Client::new();
+    served_models(&browser, &app, &c).await;
     try_it(&browser, &app, &c).await;
     batch_page(&browser, &app, &c).await;
     browser.close().await;

@@ -30,6 +30,12 @@ pub(crate) async fn models_pages(browser: &Browser, stack: &Stack, c: &Client) {
         "process: {molprop_row}"
     );
     assert!(cells.contains(&"alive"), "{molprop_row}");
+    served_models(browser, stack, c).await;
+}
+
+/// The models served (with their traffic) and one model's tables, as on any host.
+pub(crate) async fn served_models(browser: &Browser, stack: &impl App, c: &Client) {
+    browser.goto(&stack.app("/#/models")).await;
     browser
         .wait_text("#served-models", |t| {
             t.contains("molprop") && t.contains("Requests")
