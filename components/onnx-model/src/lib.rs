@@ -45,23 +45,15 @@ pub struct OnnxModel {
     /// made `/health` miss the spec's 100 ms under load). A pre-initialized snapshot loads it
     /// before the snapshot (see `preload`).
     graph: std::sync::OnceLock<Result<Graph, String>>,
-    graph_source: GraphSource,
     domain: Domain,
     /// Where the model directory is (named in messages about its files).
     dir: std::path::PathBuf,
-    /// The test set of `[evidence]`, read with the manifest: a snapshot served without the
-    /// model directory (Spin) still has it.
-    test_set: Option<Result<String, String>>,
+    /// The text of `[evidence]`'s test set, read by the first `/evidence` or before the
+    /// snapshot (`preload`), so that a snapshot served without the model directory (Spin)
+    /// still has it and no other request reads it.
+    test_set: std::sync::OnceLock<Result<String, String>>,
     /// `GET /evidence`, computed on first use.
     evidence: std::sync::OnceLock<Result<model_sdk::Evidence, String>>,
-}
-
-/// What [`Graph::load`] needs, kept until the graph is first run.
-struct GraphSource {
-    file: String,
-    width: usize,
-    describe_width: String,
-    reading: Reading,
 }
 
 /// The model of this instance: loaded by the first request, or before the snapshot by a
@@ -77,9 +69,13 @@ fn preload() {
     // The evidence (`/evidence`) is not computed here: predicting the test set leaves the
     // heap of every instance started from the snapshot larger and more scattered, and
     // measured, 25 models in one `up` took 220 instead of 188 MiB. It is computed by the
-    // instance that first serves `/evidence`.
+    // instance that first serves `/evidence`; only its test set's text (a few KB) is read
+    // here, as the snapshot may be served without the model directory.
     if let Ok(model) = loaded() {
         let _ = model.graph();
+        if let Some(spec) = &model.manifest.evidence {
+            let _ = model.test_set(spec);
+        }
         model_sdk::snapshot::self_test(model);
     }
 }
@@ -150,38 +146,13 @@ impl OnnxModel {
                 (reader, domain)
             }
         };
-        let reading = match &manifest.output {
-            Output::Regression { .. } => Reading::Value,
-            Output::Classification { labels, .. } => Reading::Probabilities(labels.clone()),
-        };
-        let describe_width = match &manifest.input {
-            Input::Text { featurizer, .. } => format!(
-                "model.toml's featurizer ({} fingerprint bits + {} descriptors)",
-                featurizer.morgan_bits,
-                featurizer.descriptors.len()
-            ),
-            Input::Tabular { features } => {
-                format!("model.toml's input.features ({} names)", features.len())
-            }
-        };
-        let test_set = manifest.evidence.as_ref().map(|spec| {
-            let path = dir.join(&spec.test_set);
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
-        });
-        let graph_source = GraphSource {
-            file: manifest.onnx.file.clone(),
-            width: reader.width(),
-            describe_width,
-            reading,
-        };
         Ok(Self {
             manifest,
             reader,
             graph: std::sync::OnceLock::new(),
-            graph_source,
             domain,
             dir: dir.to_owned(),
-            test_set,
+            test_set: std::sync::OnceLock::new(),
             evidence: std::sync::OnceLock::new(),
         })
     }
@@ -189,17 +160,34 @@ impl OnnxModel {
     /// The graph, loaded on first use; errors start with the file at fault.
     fn graph(&self) -> Result<&Graph, String> {
         let loaded = self.graph.get_or_init(|| {
-            let s = &self.graph_source;
-            let path = self.dir.join(&s.file);
-            Graph::load(
-                &read(&self.dir, &s.file)?,
-                s.width,
-                &s.describe_width,
-                s.reading.clone(),
-            )
-            .map_err(|e| format!("{}: {e}", path.display()))
+            let file = &self.manifest.onnx.file;
+            let reading = match &self.manifest.output {
+                Output::Regression { .. } => Reading::Value,
+                Output::Classification { labels, .. } => Reading::Probabilities(labels.clone()),
+            };
+            let describe_width = match &self.manifest.input {
+                Input::Text { featurizer, .. } => format!(
+                    "model.toml's featurizer ({} fingerprint bits + {} descriptors)",
+                    featurizer.morgan_bits,
+                    featurizer.descriptors.len()
+                ),
+                Input::Tabular { features } => {
+                    format!("model.toml's input.features ({} names)", features.len())
+                }
+            };
+            let bytes = read(&self.dir, file)?;
+            Graph::load(&bytes, self.reader.width(), &describe_width, reading)
+                .map_err(|e| format!("{}: {e}", self.dir.join(file).display()))
         });
         loaded.as_ref().map_err(Clone::clone)
+    }
+
+    /// The test set's text, read on first use.
+    fn test_set(&self, spec: &manifest::EvidenceSpec) -> &Result<String, String> {
+        self.test_set.get_or_init(|| {
+            let path = self.dir.join(&spec.test_set);
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+        })
     }
 
     fn input_type(&self) -> InputType {
@@ -265,10 +253,9 @@ impl Model for OnnxModel {
     }
     fn evidence(&self) -> Option<Result<model_sdk::Evidence, String>> {
         let spec = self.manifest.evidence.as_ref()?;
-        let computed = self.evidence.get_or_init(|| match &self.test_set {
-            Some(Ok(text)) => evidence::compute(self, &self.dir.join(&spec.test_set), text, spec),
-            Some(Err(unread)) => Err(unread.clone()),
-            None => Err("the manifest names no test set".into()),
+        let computed = self.evidence.get_or_init(|| {
+            let text = self.test_set(spec).as_ref().map_err(Clone::clone)?;
+            evidence::compute(self, &self.dir.join(&spec.test_set), text, spec)
         });
         Some(computed.clone())
     }
