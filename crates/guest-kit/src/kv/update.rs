@@ -121,27 +121,35 @@ impl Store {
         }
     }
 
-    /// Writes `value` at `key` in turn with [`Store::update`]s of it (see [`Store::remove`]):
-    /// a plain write in the middle of a locked update would be undone by it, or undo it.
+    /// Writes `value` at `key` in turn with [`Store::update`]s of it (see [`Store::in_turn`]).
     pub fn put_json<T: Serialize>(&self, key: &str, value: &T) -> Result<(), ApiError> {
         let bytes = encode(key, value)?;
+        self.in_turn(key, || self.set(key, &bytes))
+    }
+
+    /// Deletes `key` in turn with [`Store::update`]s of it (see [`Store::in_turn`]): a deleted
+    /// dialog must not come back with one more message.
+    pub fn remove(&self, key: &str) -> Result<(), ApiError> {
+        self.in_turn(key, || self.delete(key))
+    }
+
+    /// Runs `write` (a plain write of `key`) in turn with updates of `key`: on a store whose
+    /// swaps cannot be trusted an update holds a lock, and a write in the middle of it would
+    /// be undone by its write, or undo it; there `write` holds the lock too, under the same
+    /// rule as an update's write (within [`lock::HOLD_MS`] of taking it). Elsewhere a swap
+    /// that meets the write loses and reads again, so `write` runs as it is.
+    fn in_turn(
+        &self,
+        key: &str,
+        write: impl FnOnce() -> Result<(), ApiError>,
+    ) -> Result<(), ApiError> {
         if self.swaps()? == Swaps::Untrusted {
             return self.locked(key, |taken| {
                 lock::still_held(taken)?;
-                self.set(key, &bytes)
+                write()
             });
         }
-        self.set(key, &bytes)
-    }
-
-    /// Deletes `key` in turn with [`Store::update`]s of it: on a store whose swaps cannot be
-    /// trusted an update holds a lock, and a plain delete in the middle of it would be undone
-    /// by its write (a deleted dialog coming back with one more message).
-    pub fn remove(&self, key: &str) -> Result<(), ApiError> {
-        if self.swaps()? == Swaps::Untrusted {
-            return self.locked(key, |_| self.delete(key));
-        }
-        self.delete(key)
+        write()
     }
 
     /// What this store's compare-and-swap can be trusted with, tried once per instance on a
