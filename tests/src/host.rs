@@ -244,3 +244,28 @@ impl Drop for Host {
         }
     }
 }
+
+/// `runtime-host snapshot` of `component` with `dir` at /model into `output`, caching in
+/// `cache`; its exit status and what it said.
+pub fn snapshot(
+    component: &Path,
+    dir: Option<&Path>,
+    output: &Path,
+    cache: &Path,
+) -> (bool, String) {
+    let data = crate::temp_dir();
+    let mut cmd = Command::new(crate::host_binary());
+    cmd.arg("snapshot").arg(component).arg("-o").arg(output);
+    cmd.arg("--data-dir").arg(data.path());
+    cmd.arg("--cache-dir").arg(cache);
+    if let Some(dir) = dir {
+        cmd.arg("--dir").arg(format!("{}:/model", dir.display()));
+    }
+    let out = cmd.output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), said)
+}

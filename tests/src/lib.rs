@@ -28,7 +28,7 @@ pub mod spin;
 pub mod stack;
 
 pub use client::{Client, Reply};
-pub use host::{Host, HostBuilder};
+pub use host::{Host, HostBuilder, snapshot};
 pub use stack::Stack;
 
 use std::path::PathBuf;

@@ -41,6 +41,9 @@ pub fn spin_or_skip(test: &str) -> Option<PathBuf> {
     spin
 }
 
+/// The project's app serves once its registry answers (Spin compiles every component first).
+const APP_READY: &str = "/registry";
+
 /// `spin up` of the project's app.
 pub struct SpinApp {
     child: Child,
@@ -61,30 +64,22 @@ impl SpinApp {
     pub fn up_with(test: &str, token: &str, runtime_config: Option<&Path>) -> Option<Self> {
         let manifest = crate::workspace_root().join("spin.toml");
         let spin = spin_or_skip(test)?;
-        Some(Self::start(
-            &spin,
-            &manifest.display().to_string(),
-            token,
-            runtime_config,
-        ))
+        let from = manifest.display().to_string();
+        Some(Self::start(&spin, &from, token, runtime_config, APP_READY))
     }
 
     /// The app pushed to a registry, run from its `reference` (`spin up --from`, certificate
     /// checks off for a plain-HTTP registry on loopback) in an empty directory.
     pub fn up_from_reference(spin: &Path, reference: &str, token: &str) -> Self {
-        Self::start(spin, reference, token, None)
+        Self::start(spin, reference, token, None, APP_READY)
     }
 
     /// `spin up` of another manifest (`from`), serving once `ready` answers 200.
     pub fn up_manifest(spin: &Path, from: &Path, token: &str, ready: &str) -> Self {
-        Self::start_until(spin, &from.display().to_string(), token, None, ready)
+        Self::start(spin, &from.display().to_string(), token, None, ready)
     }
 
-    fn start(spin: &Path, from: &str, token: &str, runtime_config: Option<&Path>) -> Self {
-        Self::start_until(spin, from, token, runtime_config, "/registry")
-    }
-
-    fn start_until(
+    fn start(
         spin: &Path,
         from: &str,
         token: &str,

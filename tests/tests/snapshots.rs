@@ -4,30 +4,11 @@
 //! the files makes a new one; a deployment has a child process do the compiling and
 //! snapshotting the cache lacks; a component without the entry point is refused by name.
 
-use e2e_tests::{Client, Host, HostBuilder, component, model_dir, shared_cache_dir, temp_dir};
+use e2e_tests::{
+    Client, Host, HostBuilder, component, model_dir, shared_cache_dir, snapshot, temp_dir,
+};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// `runtime-host snapshot` of `component` with `dir` at /model into `output`, caching in
-/// `cache`; its exit status and what it said.
-fn snapshot(component: &Path, dir: Option<&Path>, output: &Path, cache: &Path) -> (bool, String) {
-    let data = temp_dir();
-    let mut cmd = Command::new(e2e_tests::host_binary());
-    cmd.arg("snapshot").arg(component).arg("-o").arg(output);
-    cmd.arg("--data-dir").arg(data.path());
-    cmd.arg("--cache-dir").arg(cache);
-    if let Some(dir) = dir {
-        cmd.arg("--dir").arg(format!("{}:/model", dir.display()));
-    }
-    let out = cmd.output().unwrap();
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), said)
-}
 
 /// The snapshots cached under `cache`.
 fn cached_snapshots(cache: &Path) -> Vec<PathBuf> {

@@ -167,19 +167,13 @@ async fn a_trained_model_from_its_snapshot_answers_under_spin_as_under_runtime_h
     };
     let work = e2e_tests::temp_dir();
     let snapshot = work.path().join("solubility.wasm");
-    let mount = format!("{}:/model", e2e_tests::model_dir("solubility").display());
-    let made = std::process::Command::new(e2e_tests::host_binary())
-        .arg("snapshot")
-        .arg(component("onnx-model"))
-        .args(["--dir", &mount, "-o"])
-        .arg(&snapshot)
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
+    let (made, said) = e2e_tests::snapshot(
+        &component("onnx-model"),
+        Some(&e2e_tests::model_dir("solubility")),
+        &snapshot,
+        &e2e_tests::shared_cache_dir(),
     );
+    assert!(made, "{said}");
     let manifest = work.path().join("spin.toml");
     std::fs::write(
         &manifest,
