@@ -44,6 +44,25 @@ pub fn spin_or_skip(test: &str) -> Option<PathBuf> {
 /// The project's app serves once its registry answers (Spin compiles every component first).
 const APP_READY: &str = "/registry";
 
+/// How one `spin up` is started beside its manifest and token.
+struct Start<'a> {
+    runtime_config: Option<&'a Path>,
+    variables: &'a [(&'a str, &'a str)],
+    /// The path that answers 200 once the app serves.
+    ready: &'a str,
+}
+
+impl Start<'_> {
+    /// The project's app as it is: Spin's default stores, the manifest's variables.
+    fn app() -> Self {
+        Start {
+            runtime_config: None,
+            variables: &[],
+            ready: APP_READY,
+        }
+    }
+}
+
 /// `spin up` of the project's app.
 pub struct SpinApp {
     child: Child,
@@ -56,36 +75,45 @@ impl SpinApp {
     /// Starts the app with the chat admin token `token`, or `None` (announced loudly, naming
     /// `test`) where Spin is not here; with `E2E_REQUIRE_SPIN=1` its absence fails instead.
     pub fn up(test: &str, token: &str) -> Option<Self> {
-        Self::up_with(test, token, None)
+        Self::up_with(test, token, None, &[])
     }
 
     /// [`SpinApp::up`] with Spin's runtime configuration file (`--runtime-config-file`: its
-    /// stores on Redis, say).
-    pub fn up_with(test: &str, token: &str, runtime_config: Option<&Path>) -> Option<Self> {
+    /// stores on Redis, say) and further application `variables` (`--variable name=value`,
+    /// e.g. a short `registry_ttl_secs`).
+    pub fn up_with(
+        test: &str,
+        token: &str,
+        runtime_config: Option<&Path>,
+        variables: &[(&str, &str)],
+    ) -> Option<Self> {
         let manifest = crate::workspace_root().join("spin.toml");
         let spin = spin_or_skip(test)?;
         let from = manifest.display().to_string();
-        Some(Self::start(&spin, &from, token, runtime_config, APP_READY))
+        let start = Start {
+            runtime_config,
+            variables,
+            ready: APP_READY,
+        };
+        Some(Self::start(&spin, &from, token, start))
     }
 
     /// The app pushed to a registry, run from its `reference` (`spin up --from`, certificate
     /// checks off for a plain-HTTP registry on loopback) in an empty directory.
     pub fn up_from_reference(spin: &Path, reference: &str, token: &str) -> Self {
-        Self::start(spin, reference, token, None, APP_READY)
+        Self::start(spin, reference, token, Start::app())
     }
 
     /// `spin up` of another manifest (`from`), serving once `ready` answers 200.
     pub fn up_manifest(spin: &Path, from: &Path, token: &str, ready: &str) -> Self {
-        Self::start(spin, &from.display().to_string(), token, None, ready)
+        let start = Start {
+            ready,
+            ..Start::app()
+        };
+        Self::start(spin, &from.display().to_string(), token, start)
     }
 
-    fn start(
-        spin: &Path,
-        from: &str,
-        token: &str,
-        runtime_config: Option<&Path>,
-        ready: &str,
-    ) -> Self {
+    fn start(spin: &Path, from: &str, token: &str, start: Start) -> Self {
         let state = crate::temp_dir();
         let models = state.path().join("ai-models");
         std::fs::create_dir_all(&models).unwrap();
@@ -105,7 +133,14 @@ impl SpinApp {
             .arg(state.path())
             .args(["--variable", &format!("chat_admin_token={token}")])
             .args(
-                runtime_config
+                start
+                    .variables
+                    .iter()
+                    .flat_map(|(name, value)| ["--variable".to_owned(), format!("{name}={value}")]),
+            )
+            .args(
+                start
+                    .runtime_config
                     .map(|file| {
                         let file = file.display().to_string();
                         ["--runtime-config-file".to_owned(), file]
@@ -149,7 +184,7 @@ impl SpinApp {
             _state: state,
         };
         // A cold machine compiles every component of the app first (the ONNX one twice).
-        app.wait_until_serving(ready, Duration::from_secs(480));
+        app.wait_until_serving(start.ready, Duration::from_secs(480));
         app
     }
 

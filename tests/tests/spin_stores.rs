@@ -139,7 +139,7 @@ fn under_spin(
 ) -> Option<Deployment> {
     let mut apps = Vec::new();
     for _ in 0..processes {
-        apps.push(SpinApp::up_with(what, TOKEN, config)?);
+        apps.push(SpinApp::up_with(what, TOKEN, config, &[])?);
     }
     let bases: Vec<String> = apps.iter().map(SpinApp::base_url).collect();
     Some(Deployment {

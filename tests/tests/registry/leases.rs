@@ -82,14 +82,50 @@ async fn heartbeats_renew_leases_and_expired_ones_vanish() {
         .arg("--ttl")
         .arg("2")
         .start();
+    // The native host tells the registry which process calls: this one registered.
+    heartbeat_scenario(&h, IdLess::Renews).await;
+}
+
+/// The same under Spin, whose registry cannot tell who calls: a heartbeat must name the
+/// registration there.
+#[tokio::test(flavor = "multi_thread")]
+async fn under_spin_heartbeats_renew_leases_and_expired_ones_vanish() {
+    e2e_tests::redis::assert_not_in_redis_pass("Spin's own store");
+    let what = "the registry's heartbeats under Spin";
+    let variables = [("registry_ttl_secs", "2")];
+    let Some(app) = e2e_tests::spin::SpinApp::up_with(what, "t", None, &variables) else {
+        return;
+    };
+    heartbeat_scenario(&app, IdLess::Refused).await;
+}
+
+/// What a heartbeat without `registration_id` from the registering process gets.
+#[derive(PartialEq)]
+enum IdLess {
+    Renews,
+    /// 403: the host cannot say which process calls.
+    Refused,
+}
+
+/// Registrations on a 2 s lease: one renewed every 700 ms outlives the other.
+async fn heartbeat_scenario(h: &impl App, id_less: IdLess) {
     let c = Client::new();
-    let kept = register(&c, &h, &registration("kept", None)).await;
-    let lapsed = register(&c, &h, &registration("lapsed", None)).await;
-    let hb = |port: u16| h.url(&format!("/heartbeat/{port}"));
+    let kept = register(&c, h, &registration("kept", None)).await;
+    let lapsed = register(&c, h, &registration("lapsed", None)).await;
+    let hb = |port: u16| h.app(&format!("/heartbeat/{port}"));
+    let renewal = json!({"registration_id": kept.registration_id});
+    if id_less == IdLess::Refused {
+        c.post_raw(&hb(kept.assigned_port), vec![], None)
+            .await
+            .assert_error(403, "forbidden");
+    }
     let mut last = kept.expires_at.clone();
     for _ in 0..4 {
         tokio::time::sleep(Duration::from_millis(700)).await;
-        let r = c.post_raw(&hb(kept.assigned_port), vec![], None).await;
+        let r = match id_less {
+            IdLess::Renews => c.post_raw(&hb(kept.assigned_port), vec![], None).await,
+            IdLess::Refused => c.post_json(&hb(kept.assigned_port), &renewal, None).await,
+        };
         assert_eq!(r.status, 200, "{}", r.text());
         let v = r.value();
         assert_eq!(v["port"], kept.assigned_port);
@@ -101,14 +137,8 @@ async fn heartbeats_renew_leases_and_expired_ones_vanish() {
         last = expires;
     }
     // A heartbeat naming the registration must name the right one.
-    let r = c
-        .post_json(
-            &hb(kept.assigned_port),
-            &json!({"registration_id": kept.registration_id}),
-            None,
-        )
-        .await;
-    assert_eq!(r.status, 200);
+    let r = c.post_json(&hb(kept.assigned_port), &renewal, None).await;
+    assert_eq!(r.status, 200, "{}", r.text());
     c.post_json(
         &hb(kept.assigned_port),
         &json!({"registration_id": "other"}),
@@ -121,7 +151,7 @@ async fn heartbeats_renew_leases_and_expired_ones_vanish() {
         .assert_error(400, "invalid_json");
 
     // The unrenewed one is gone: listing, heartbeat and port reuse all agree.
-    let list = listing(&c, &h).await;
+    let list = listing(&c, h).await;
     assert_eq!(
         list.registrations
             .iter()
@@ -129,10 +159,11 @@ async fn heartbeats_renew_leases_and_expired_ones_vanish() {
             .collect::<Vec<_>>(),
         ["kept"]
     );
-    c.post_raw(&hb(lapsed.assigned_port), vec![], None)
+    let late = json!({"registration_id": lapsed.registration_id});
+    c.post_json(&hb(lapsed.assigned_port), &late, None)
         .await
         .assert_error(404, "not_registered");
-    let reuse = register(&c, &h, &registration("reuse", Some(lapsed.assigned_port))).await;
+    let reuse = register(&c, h, &registration("reuse", Some(lapsed.assigned_port))).await;
     assert_eq!(reuse.assigned_port, lapsed.assigned_port);
 }
 
