@@ -31,7 +31,9 @@ pub fn tokenizer() -> &'static Tokenizer {
             .build()
             .expect("vocab.txt holds [UNK]");
         let mut tokenizer = Tokenizer::new(model);
-        tokenizer.with_normalizer(Some(BertNormalizer::new(true, true, None, true)));
+        tokenizer
+            .with_normalizer(Some(BertNormalizer::new(true, true, None, true)))
+            .expect("no added tokens to normalize yet");
         tokenizer.with_pre_tokenizer(Some(BertPreTokenizer));
         tokenizer
     })

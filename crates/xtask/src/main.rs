@@ -24,6 +24,7 @@
 mod layers;
 mod runner;
 mod services;
+mod test_binaries;
 mod test_command;
 
 use std::io::BufRead;

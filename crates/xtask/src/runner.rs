@@ -1,15 +1,17 @@
-//! Runs the workspace's test binaries several at a time.
+//! Runs the workspace's tests several processes at a time.
 //!
 //! `cargo test` runs one test binary after another; most of ours spend their time waiting on
 //! the servers they start, so on two cores the run was mostly idle. Here cargo builds the
-//! binaries once (`--no-run`), and each then runs as its own process, a few at a time, the
+//! binaries once (`--no-run`), and each job (a binary, or one module of the end-to-end
+//! binary, see [`crate::test_binaries`]) then runs as its own process, a few at a time, the
 //! slowest of the last run first, so the long ones do not end up alone at the tail. Each
-//! binary's output is kept in `target/xtask-tests/<name>.log` and printed whole when it ends,
+//! job's output is kept in `target/xtask-tests/<name>.log` and printed whole when it ends,
 //! with libtest's own `test result:` line, so tools still read the summary.
 
+use crate::test_binaries::Binary;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -17,16 +19,6 @@ use std::time::{Duration, Instant};
 /// Longest one test binary may run before it is stopped and counted as failed: a hung test
 /// should name itself, not eat CI's whole time limit.
 const BINARY_TIMEOUT: Duration = Duration::from_secs(20 * 60);
-
-/// A test binary cargo built.
-#[derive(Clone)]
-pub struct Binary {
-    /// The target's name (`chat_api`, or the crate's name for unit tests).
-    pub name: String,
-    pub executable: PathBuf,
-    /// The package's directory: cargo runs tests there, and so do we.
-    pub dir: PathBuf,
-}
 
 /// One run of a binary: a label for the log, and the variables it runs with.
 pub struct Job {
@@ -50,38 +42,6 @@ pub struct Totals {
     /// What each failed binary said about its failures, to repeat at the very end, where
     /// a CI log cut to its tail still shows why.
     pub failures: Vec<(String, String)>,
-}
-
-/// Builds every test binary `cargo` (a prepared `cargo test ... --no-run`) selects and lists
-/// them from its JSON messages (compiler messages still reach the terminal, rendered).
-pub fn build(mut cargo: Command) -> Result<Vec<Binary>, String> {
-    cargo.args(["--no-run", "--message-format=json-render-diagnostics"]);
-    let mut binaries = Vec::new();
-    let status = crate::each_output_line(cargo, |line| {
-        let message = serde_json::from_str::<serde_json::Value>(&line);
-        if let Some(binary) = message.ok().as_ref().and_then(test_binary) {
-            binaries.push(binary);
-        }
-    })?;
-    if !status.success() {
-        return Err(format!("building the tests failed ({status})"));
-    }
-    binaries.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(binaries)
-}
-
-/// The test binary a `compiler-artifact` message announces, if it is one.
-fn test_binary(message: &serde_json::Value) -> Option<Binary> {
-    if message["reason"] != "compiler-artifact" || message["profile"]["test"] != true {
-        return None;
-    }
-    let executable = PathBuf::from(message["executable"].as_str()?);
-    let dir = Path::new(message["manifest_path"].as_str()?).parent()?;
-    Some(Binary {
-        name: message["target"]["name"].as_str()?.to_owned(),
-        executable,
-        dir: dir.to_path_buf(),
-    })
 }
 
 /// Runs `jobs`: those not `alone` at most `parallel` at once, then each `alone` one by
@@ -282,22 +242,5 @@ mod tests {
         let hung = (0..200).map(|i| format!("line {i}\n")).collect::<String>();
         let report = super::failure_report(&hung, "stopped after 900 s");
         assert!(report.contains("line 199") && !report.contains("line 100\n"));
-    }
-
-    #[test]
-    fn finds_test_binaries_in_cargo_messages() {
-        let message = serde_json::json!({
-            "reason": "compiler-artifact",
-            "manifest_path": "/w/tests/Cargo.toml",
-            "target": {"name": "chat_api", "kind": ["test"]},
-            "profile": {"test": true},
-            "executable": "/w/target/release/deps/chat_api-0123"
-        });
-        let binary = super::test_binary(&message).expect("a test binary");
-        assert_eq!(binary.name, "chat_api");
-        assert_eq!(binary.dir, std::path::Path::new("/w/tests"));
-        let mut library = message.clone();
-        library["profile"]["test"] = false.into();
-        assert!(super::test_binary(&library).is_none());
     }
 }

@@ -4,7 +4,10 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// Test binaries whose scenarios run a second time with every host's store on Redis.
+/// The test binary that runs a process per module (`tests/tests/e2e.rs`).
+pub const BY_MODULE: &str = "e2e";
+
+/// End-to-end modules whose scenarios run a second time with every host's store on Redis.
 pub const REDIS_PASS: &[&str] = &[
     "chat_api",
     "chat_data",
@@ -13,17 +16,17 @@ pub const REDIS_PASS: &[&str] = &[
     "model_lifecycle",
 ];
 
-/// Scenarios of those binaries that work on the SQLite file itself: the Redis pass leaves
-/// them out by name (libtest's `--skip`), so they are neither run nor counted there.
+/// Scenarios of those modules that work on the SQLite file itself: the Redis pass leaves
+/// out every test whose name contains one of these, so they are neither run nor counted
+/// there.
 pub const SQLITE_ONLY: &[&str] = &[
     "store_file_uses_spins_layout",
-    // Spin's store, not runtime-host's: the pass would run them again unchanged. (A
-    // name part: libtest's --skip leaves out every test whose name contains it.)
+    // Spin's store, not runtime-host's: the pass would run them again unchanged.
     "under_spin_",
     "a_lock_left_by_a_dead_request_is_broken_and_a_live_one_is_not",
 ];
 
-/// Test binaries that run with no other beside them: the bench's smoke run loads every core
+/// Test modules that run with no other beside them: the bench's smoke run loads every core
 /// on purpose, and the embedding tests time CPU-bound passes against request deadlines
 /// (beside the bench, a 2 s deadline was missed).
 pub const RUN_ALONE: &[&str] = &["bench_smoke", "embeddings"];

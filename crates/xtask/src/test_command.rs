@@ -1,7 +1,7 @@
 //! `cargo xtask test`: the services and model files the tests need, fetched while the build
 //! runs, then every test binary (several at a time) and the Redis pass, totalled.
 
-use super::{cargo, each_output_line, install_models, root, runner, services};
+use super::{cargo, each_output_line, install_models, root, runner, services, test_binaries};
 use std::process::Command;
 
 /// What the test command needs beside the build, fetched while it compiles: Redis and the
@@ -45,7 +45,7 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
 /// ends with one `tests: N passed, M failed` line totalling every test binary.
 ///
 /// With no arguments the test binaries run several at a time ([`runner`]); arguments go to
-/// one plain `cargo test --release` (e.g. `--test chat_api`, or a test name), without the
+/// one plain `cargo test --release` (e.g. `--test e2e chat_api::`, or a test name), without the
 /// Redis pass.
 pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     let Prepared {
@@ -142,17 +142,21 @@ fn test_jobs() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()) + 1)
 }
 
-/// Every test binary once, and the [`services::REDIS_PASS`] binaries once more on a Redis of
-/// their own, all in one pool.
+/// Every test binary once (the end-to-end one a process per module), and the
+/// [`services::REDIS_PASS`] modules once more on a Redis of their own, all in one pool.
 fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Totals, String> {
     let mut build = cargo();
     // The same package selection as `cargo build --release` in [`build`], so cargo resolves
     // the same features and reuses every artifact.
     build.args(["test", "--release"]);
-    let binaries = runner::build(build)?;
-    let mut jobs = Vec::new();
+    let binaries = test_binaries::build(build)?;
+    let mut groups = Vec::new();
     let mut labels = std::collections::BTreeSet::new();
     for binary in &binaries {
+        if binary.name == services::BY_MODULE {
+            groups.extend(test_binaries::modules(binary)?);
+            continue;
+        }
         // Unit tests of a library and of a binary may share a name: number the second.
         let mut label = binary.name.clone();
         let mut n = 1;
@@ -160,14 +164,22 @@ fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Tot
             n += 1;
             label = format!("{}-{n}", binary.name);
         }
-        jobs.push(runner::Job {
-            alone: services::RUN_ALONE.contains(&binary.name.as_str()),
+        groups.push(test_binaries::Group {
             label,
             binary: binary.clone(),
-            env: env.to_vec(),
-            args: Vec::new(),
+            tests: None,
         });
     }
+    let mut jobs: Vec<runner::Job> = groups
+        .iter()
+        .map(|group| runner::Job {
+            alone: services::RUN_ALONE.contains(&group.label.as_str()),
+            label: group.label.clone(),
+            binary: group.binary.clone(),
+            env: env.to_vec(),
+            args: group.args(&[]),
+        })
+        .collect();
     let server = if redis {
         let server = services::pass_redis(&root().join("target/redis-pass"))?;
         eprintln!(
@@ -176,19 +188,16 @@ fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Tot
             server.url()
         );
         for name in services::REDIS_PASS {
-            let binary = binaries.iter().find(|b| b.name == *name).ok_or(format!(
-                "the Redis pass names {name}, which is no test binary"
+            let group = groups.iter().find(|g| g.label == *name).ok_or(format!(
+                "the Redis pass names {name}, which is no test module"
             ))?;
             let mut env = env.to_vec();
             env.push(("E2E_REDIS_URL".to_owned(), server.url()));
             jobs.push(runner::Job {
                 label: format!("{name}-on-redis"),
-                binary: binary.clone(),
+                binary: group.binary.clone(),
                 env,
-                args: services::SQLITE_ONLY
-                    .iter()
-                    .flat_map(|t| ["--skip".to_owned(), t.to_string()])
-                    .collect(),
+                args: group.args(services::SQLITE_ONLY),
                 alone: false,
             });
         }

@@ -1,7 +1,7 @@
 //! The admin API (`/admin/deployments` on the app port): deploys, reloads and undeploys a
 //! model with its token, and refuses without it.
 
-use crate::{put, until};
+use super::{put, until};
 use e2e_tests::{Client, Stack, component, temp_dir};
 use edge_api::registry::RegistryListing;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! Against a fake registry: the model registers before it binds its port, and does not follow
 //! a registry that keeps assigning a busy port for ever.
 
-use crate::model;
+use super::model;
 use e2e_tests::{component, temp_dir};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Heartbeats: leases renewed, a forgotten registration renewed on the same port, and a short
 //! lease followed so the model never drops out.
 
-use crate::{eventually, listing, model, registry};
+use super::{eventually, listing, model, registry};
 use e2e_tests::{Client, HostBuilder, temp_dir};
 use std::time::{Duration, Instant};
 

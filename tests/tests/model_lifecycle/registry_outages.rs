@@ -1,6 +1,6 @@
 //! A registry that dies, is missing at start-up, or is not there at all.
 
-use crate::{eventually, listing, model, registry};
+use super::{eventually, listing, model, registry};
 use e2e_tests::{Client, HostBuilder, component, temp_dir};
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! anything, named by their host paths; a graph's by the component, by its guest path);
 //! under `serve`, a graph that cannot load is answered 503 with the reason.
 
-use crate::serve;
+use super::serve;
 use e2e_tests::{Client, component, model_dir, temp_dir};
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! The solubility model: its recorded test-set metrics over HTTP, and its applicability
 //! domain.
 
-use crate::{predict, serve, tsv};
+use super::{predict, serve, tsv};
 use e2e_tests::{Client, model_dir, temp_dir};
 use serde_json::json;
 

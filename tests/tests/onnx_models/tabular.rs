@@ -1,7 +1,7 @@
 //! The tabular iris classifier: named or ordered features, and onnxruntime's answers on the
 //! held-out flowers.
 
-use crate::{predict, serve, tsv};
+use super::{predict, serve, tsv};
 use e2e_tests::{Client, model_dir, temp_dir};
 use serde_json::json;
 

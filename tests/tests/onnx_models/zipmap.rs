@@ -3,7 +3,7 @@
 //! own probabilities labelled as model.toml lists them; labels in another order than the
 //! ZipMap's are refused naming both lists.
 
-use crate::{predict, serve};
+use super::{predict, serve};
 use e2e_tests::{Client, temp_dir, workspace_root};
 use serde_json::Value;
 use std::path::PathBuf;

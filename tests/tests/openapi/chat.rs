@@ -1,6 +1,6 @@
 //! The chat service's answers against chat.json.
 
-use crate::recorder::Recorder;
+use super::recorder::Recorder;
 use e2e_tests::chat::{self, TOKEN};
 use e2e_tests::temp_dir;
 use hyper::Method;

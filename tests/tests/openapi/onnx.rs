@@ -1,7 +1,7 @@
 //! The ONNX models' answers against model.json.
 
-use crate::recorder::Recorder;
-use crate::registry_and_model::MODEL_GETS;
+use super::recorder::Recorder;
+use super::registry_and_model::MODEL_GETS;
 use e2e_tests::{HostBuilder, component, temp_dir};
 use hyper::Method;
 use serde_json::json;

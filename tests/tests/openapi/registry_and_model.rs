@@ -1,7 +1,7 @@
 //! The registry's answers against registry.json, and a molprop deployment's against
 //! model.json, with the registration between them.
 
-use crate::recorder::Recorder;
+use super::recorder::Recorder;
 use e2e_tests::{HostBuilder, component, temp_dir};
 use hyper::Method;
 use serde_json::{Value, json};

@@ -1,8 +1,8 @@
 //! Sending generated requests for each operation and checking each answer against the
 //! document.
 
-use crate::CASES;
-use crate::generate::Gen;
+use super::CASES;
+use super::generate::Gen;
 use e2e_tests::contract::Contract;
 use e2e_tests::{Client, Host};
 use hyper::Method;

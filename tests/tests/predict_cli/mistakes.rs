@@ -3,7 +3,7 @@
 //! after `--resume` the summary accounts for the whole file; a `--url` naming an endpoint
 //! says to drop it.
 
-use crate::{predict, s, stderr};
+use super::{predict, s, stderr};
 use e2e_tests::{component, temp_dir};
 
 /// Three molecules, the second one not a molecule.

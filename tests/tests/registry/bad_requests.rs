@@ -1,6 +1,6 @@
 //! Bad requests get the right status and error body; an exhausted range is 503.
 
-use crate::{listing, register, registration};
+use super::{listing, register, registration};
 use e2e_tests::{Client, HostBuilder, temp_dir};
 use serde_json::json;
 

@@ -1,7 +1,7 @@
 //! Leases and their end: unregistration by id, heartbeats, retries from the same process,
 //! a registry restart, and processes that die.
 
-use crate::{listing, register, registration};
+use super::{listing, register, registration};
 use e2e_tests::{App, Client, HostBuilder, temp_dir};
 use edge_api::registry::RegistrationResponse;
 use serde_json::json;

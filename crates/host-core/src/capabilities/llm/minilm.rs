@@ -10,11 +10,11 @@
 //! tokens of each text (the attention mask), never over the padding a batch adds, then unit
 //! length. A text therefore gets the same vector alone or in any batch.
 
+use crate::capabilities::llm::bert::{Bert, Shape};
 use crate::capabilities::llm::engine::{Embedder, Engine, Tokens};
 use anyhow::{Context, Result, bail};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use std::path::Path;
 use tokenizers::Tokenizer;
 
@@ -46,19 +46,20 @@ const BATCH_TOKENS: usize = 1024;
 const PASS_COST_TOKENS: usize = 40;
 
 /// The network's shape: BERT with 6 layers of width 384 (the model card's `config.json`).
-fn config() -> Config {
-    Config {
-        hidden_size: 384,
-        num_hidden_layers: 6,
-        num_attention_heads: 12,
-        intermediate_size: 1536,
-        ..Config::default()
-    }
-}
+const SHAPE: Shape = Shape {
+    vocabulary: 30522,
+    positions: 512,
+    segments: 2,
+    hidden: 384,
+    layers: 6,
+    heads: 12,
+    intermediate: 1536,
+    epsilon: 1e-12,
+};
 
 pub struct MiniLm {
     tokenizer: Tokenizer,
-    bert: BertModel,
+    bert: Bert,
     device: Device,
 }
 
@@ -83,7 +84,7 @@ impl MiniLm {
             std::fs::read(&weights).with_context(|| format!("reading {}", weights.display()))?;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
             .with_context(|| format!("{} is not a safetensors file", weights.display()))?;
-        let bert = BertModel::load(vb, &config()).with_context(|| {
+        let bert = Bert::load(vb, &SHAPE).with_context(|| {
             format!(
                 "{} does not hold all-MiniLM-L6-v2's weights (6 layers of width 384)",
                 weights.display()
@@ -111,8 +112,7 @@ impl MiniLm {
         let shape = (batch.len(), width);
         let ids = Tensor::from_vec(ids, shape, &self.device)?;
         let mask = Tensor::from_vec(mask, shape, &self.device)?;
-        let types = ids.zeros_like()?;
-        let hidden = self.bert.forward(&ids, &types, Some(&mask))?;
+        let hidden = self.bert.forward(&ids, &mask)?;
         // (n, width, 384) weighted by the mask, summed over the tokens, divided by the count.
         let weights = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
         let summed = hidden.broadcast_mul(&weights)?.sum(1)?;

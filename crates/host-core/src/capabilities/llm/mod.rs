@@ -8,6 +8,7 @@
 //! `.spin/ai-models` layout), once per process: every instance of every component the
 //! process serves shares one copy of the weights.
 
+mod bert;
 pub mod catalogue;
 pub mod engine;
 mod minilm;
