@@ -36,6 +36,12 @@ pub fn deploy_costs(paths: &Paths, report: &mut Report) -> Result<()> {
     };
     let compile = run(&["compile".as_ref(), onnx.as_os_str()])?;
     let cached = run(&["compile".as_ref(), onnx.as_os_str()])?;
+    let baseline = run(&[
+        "compile".as_ref(),
+        "--tier".as_ref(),
+        "baseline".as_ref(),
+        onnx.as_os_str(),
+    ])?;
     let model = std::fs::canonicalize("models/solubility")
         .context("models/solubility (run the bench from the repository root)")?;
     let mount = format!("{}:/model", model.display());
@@ -51,7 +57,8 @@ pub fn deploy_costs(paths: &Paths, report: &mut Report) -> Result<()> {
     let snapshot_size = std::fs::metadata(&output)?.len();
     let snapshot_compile = run(&["compile".as_ref(), output.as_os_str()])?;
     report.notes.push(format!(
-        "ONNX component: {:.1} MB, cold compile {compile:.2} s, from the cache {cached:.2} s; \
+        "ONNX component: {:.1} MB, cold compile {compile:.2} s (Winch's baseline code: \
+         {baseline:.2} s), from the cache {cached:.2} s; \
          solubility snapshot: made in {snapshot:.2} s (instrumented compile + load), \
          {:.1} MB, cold compile {snapshot_compile:.2} s (2 cores, `runtime-host compile` \
          into an empty cache)",

@@ -308,10 +308,23 @@ async fn predict_and_health(
         &["--instance-reuse", "1"],
     )
     .await?;
+    // The same host serving Winch's baseline code, as a new component does until
+    // Cranelift's code is ready (issue 48).
+    let data = procs::fresh_dir(&paths.work, "host-model-baseline")?;
+    let (baseline, baseline_addr, _) = peers::host_model(
+        paths,
+        "host-model-baseline",
+        &molprop,
+        reg_addr,
+        &data,
+        &["--baseline-only"],
+    )
+    .await?;
     let (native, native_addr) = peers::native(paths).await?;
     let mut sides = Sides::default();
     sides.push("host", host, host_addr);
     sides.push("host-reuse1", fresh, fresh_addr);
+    sides.push("host-baseline", baseline, baseline_addr);
     sides.push("native", native, native_addr);
     sides
         .add_python(paths, args, (&peers::CHEMISTRY_PEERS, "app"), report)
@@ -337,6 +350,7 @@ async fn predict_and_health(
         .record_memory_and_stop(report, |side| match side {
             "host" => "runtime-host model (1 molprop), after load",
             "host-reuse1" => "runtime-host model --instance-reuse 1, after load",
+            "host-baseline" => "runtime-host model, Winch's baseline code, after load",
             "native" => "molprop-native, after load",
             _ => "Python peer (uvicorn + RDKit), after load",
         })

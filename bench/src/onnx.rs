@@ -24,6 +24,7 @@ pub async fn solubility(
     for (side, extra) in [
         ("host", &[][..]),
         ("host-reuse1", &["--instance-reuse", "1"][..]),
+        ("host-baseline", &["--baseline-only"][..]),
     ] {
         let name = format!("solubility-{side}");
         let data = procs::fresh_dir(&paths.work, &name)?;
@@ -57,6 +58,7 @@ pub async fn solubility(
         .record_memory_and_stop(report, |side| match side {
             "host" => "runtime-host model (solubility), after load",
             "host-reuse1" => "runtime-host model (solubility) --instance-reuse 1",
+            "host-baseline" => "runtime-host model (solubility), Winch's baseline code",
             "spin-generic" => "spin up (solubility, generic component + mount)",
             "spin-snapshot" => "spin up (solubility snapshot)",
             _ => "Python solubility peer (RDKit + onnxruntime)",

@@ -161,6 +161,11 @@ pub async fn host_model(
         data_dir.display().to_string(),
     ];
     args.extend(model.flags.iter().cloned());
+    // Steady state: the code a deployment serves once compiled, not Winch's code that a new
+    // component starts on (measured as a side of its own, `--baseline-only`).
+    if !extra.contains(&"--baseline-only") {
+        args.push("--optimized-only".into());
+    }
     args.extend(extra.iter().map(|a| a.to_string()));
     let mut proc = spawn_wrapped(p, name, &p.host, args)?;
     let client = HttpClient::new(Duration::from_secs(2));

@@ -197,15 +197,17 @@ impl Report {
         println!("\n{}\n{}\n", self.machine, self.settings);
         println!("/predict (requests/s, p50 / p99 ms): molprop logp and all; solubility logS");
         println!(
-            "  {:<6} {:>5}  {:>24} {:>24} {:>24} {:>24}  {:>11} {:>11}",
+            "  {:<6} {:>5}  {:>24} {:>24} {:>24} {:>24} {:>24}  {:>11} {:>11} {:>13}",
             "prop",
             "conns",
             "runtime-host",
             "host --instance-reuse 1",
+            "host, Winch's code",
             "native",
             "python",
             "host/native",
-            "host/python"
+            "host/python",
+            "Winch/host"
         );
         for row in &self.predict {
             let cell = |side: &str| {
@@ -213,20 +215,22 @@ impl Report {
                     format!("{:>8.0} {:>6.2}/{:<7.2}", f.rps, f.p50_ms, f.p99_ms)
                 })
             };
-            let ratio = |other: &str| match (row.side("host"), row.side(other)) {
+            let ratio = |one: &str, other: &str| match (row.side(one), row.side(other)) {
                 (Some(h), Some(o)) if o.rps > 0.0 => format!("{:.2}x", h.rps / o.rps),
                 _ => "-".into(),
             };
             println!(
-                "  {:<6} {:>5}  {:>24} {:>24} {:>24} {:>24}  {:>11} {:>11}",
+                "  {:<6} {:>5}  {:>24} {:>24} {:>24} {:>24} {:>24}  {:>11} {:>11} {:>13}",
                 row.property,
                 row.connections,
                 cell("host"),
                 cell("host-reuse1"),
+                cell("host-baseline"),
                 cell("native"),
                 cell("python"),
-                ratio("native"),
-                ratio("python")
+                ratio("host", "native"),
+                ratio("host", "python"),
+                ratio("host-baseline", "host")
             );
         }
         self.print_spin();

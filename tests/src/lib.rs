@@ -151,6 +151,14 @@ pub async fn assert_check_passes(url: String) -> String {
     report
 }
 
+/// Copies the files of the model directory `from` into `to` (made if missing).
+pub fn copy_model(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
 /// A fresh temporary directory, removed when dropped.
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new()

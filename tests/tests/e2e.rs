@@ -40,4 +40,5 @@ mod spin_stores;
 mod spinkube_manifest;
 mod stack_up;
 mod startup;
+mod tiers;
 mod warm_instances;

@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use host_core::runtime::engine;
+use host_core::runtime::engine::{self, Tier};
 use host_core::runtime::flags::RuntimeArgs;
 use std::path::PathBuf;
 
@@ -13,13 +13,20 @@ pub struct CompileArgs {
     /// The components to compile.
     #[arg(required = true)]
     pub components: Vec<PathBuf>,
+    /// Which compiler: `optimized` (Cranelift, what components are served from) or
+    /// `baseline` (Winch: fast to compile, slower to run).
+    #[arg(long, value_enum, default_value = "optimized")]
+    pub tier: Tier,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }
 
 pub fn run(args: &CompileArgs) -> Result<()> {
     let limits = args.runtime.limits();
-    let engine = engine::build_engine(&limits)?;
+    let engine = match args.tier {
+        Tier::Optimized => engine::build_engine(&limits)?,
+        Tier::Baseline => engine::build_baseline_engine(&limits)?,
+    };
     let cache_dir = args.runtime.cache_dir();
     for path in &args.components {
         let started = std::time::Instant::now();

@@ -71,7 +71,8 @@ async fn serve_in_process(
     } else {
         None
     };
-    let launcher = Launcher::new(&runtime)?;
+    // A scoring job runs long enough for Cranelift's code to pay for itself.
+    let launcher = Launcher::new(&runtime)?.optimized_only();
     let kv = runtime.key_value().await?;
     let access = Access::own(format!("model {}", spec.name), spec.mounts, spec.ai_models);
     let grants = launcher.grants(kv, &[], &access)?;

@@ -10,6 +10,7 @@
 //! [`Loaded::bind`] turns into a [`Service`] on its port.
 
 use crate::services::metrics_endpoint;
+use crate::services::tiers::Code;
 use anyhow::{Context, Result};
 use host_core::capabilities::keyvalue::KeyValue;
 use host_core::capabilities::llm::AiModels;
@@ -38,6 +39,9 @@ pub const DRAIN_GRACE: Duration = Duration::from_secs(2);
 #[derive(Clone)]
 pub struct Launcher {
     engine: wasmtime::Engine,
+    /// Winch's engine, for components whose optimized code is not cached yet ([`Code`]);
+    /// `None` with `--optimized-only`, or where Winch cannot run here.
+    baseline: Option<wasmtime::Engine>,
     runtime: RuntimeArgs,
     limits: Limits,
     cache_dir: PathBuf,
@@ -73,8 +77,20 @@ impl Launcher {
         host_core::http::lanes::configure(
             lanes.unwrap_or_else(host_core::http::lanes::default_lanes),
         );
+        let baseline = match runtime.optimized_only {
+            true => None,
+            false => engine::build_baseline_engine(&limits)
+                .inspect_err(|e| {
+                    tracing::warn!(
+                        "no baseline compiler here ({e:#}): new components are served once \
+                         Cranelift has compiled them"
+                    )
+                })
+                .ok(),
+        };
         Self {
             engine,
+            baseline,
             cache_dir: runtime.cache_dir(),
             ai: runtime.ai_models(),
             runtime: runtime.clone(),
@@ -88,6 +104,16 @@ impl Launcher {
     pub fn doing_cold_work_here(self) -> Self {
         Self {
             cold: ColdWork::Here,
+            baseline: None,
+            ..self
+        }
+    }
+
+    /// The same, serving components only from optimized code (a batch job: it runs
+    /// long enough for the compile to pay off, and would run on baseline code meanwhile).
+    pub fn optimized_only(self) -> Self {
+        Self {
+            baseline: None,
             ..self
         }
     }
@@ -152,6 +178,77 @@ impl Launcher {
         Ok(prepared.pre)
     }
 
+    /// The component of `source`, as [`Launcher::prepare_source`] makes it, or, where the
+    /// cache lacks its optimized code, compiled by Winch at once and optimized in the
+    /// background ([`crate::services::tiers`]).
+    pub async fn prepare_code(&self, source: Source, grants: &Grants) -> Result<Code> {
+        let Some(baseline) = &self.baseline else {
+            return Ok(Code::optimized(self.prepare_source(source, grants).await?));
+        };
+        if self.runtime.baseline_only {
+            let compiling = source.compile_plain(baseline, &self.cache_dir);
+            return Ok(Code::baseline_only(
+                stop::unless(signals::wait(), compiling).await??,
+            ));
+        }
+        let compiled = {
+            let (source, engine, cache_dir) =
+                (source.clone(), self.engine.clone(), self.cache_dir.clone());
+            tokio::task::spawn_blocking(move || source.is_compiled(&engine, &cache_dir)).await?
+        };
+        if compiled {
+            return Ok(Code::optimized(self.prepare_source(source, grants).await?));
+        }
+        let started = Instant::now();
+        let path = source.path().to_owned();
+        let compiling = source.compile_plain(baseline, &self.cache_dir);
+        let pre = match stop::unless(signals::wait(), compiling).await? {
+            Ok(pre) => pre,
+            Err(e) => {
+                tracing::warn!(
+                    component = %path.display(),
+                    "Winch could not compile it ({e:#}): it serves once Cranelift has"
+                );
+                return Ok(Code::optimized(self.prepare_source(source, grants).await?));
+            }
+        };
+        tracing::info!(
+            component = %path.display(),
+            load_ms = started.elapsed().as_millis() as u64,
+            "component compiled by Winch (baseline code); Cranelift's follows in the background"
+        );
+        let (code, optimized) = Code::baseline(pre);
+        let (launcher, grants) = (self.clone(), grants.clone());
+        tokio::spawn(async move {
+            match launcher.prepare_source(source, &grants).await {
+                Ok(pre) => {
+                    let _ = optimized.send(Some(pre));
+                }
+                Err(e) => tracing::warn!(
+                    component = %path.display(),
+                    "compiling the optimized code failed: {e:#}"
+                ),
+            }
+        });
+        Ok(code)
+    }
+
+    /// [`Launcher::server`] of `code`, moved to its optimized code once that is ready.
+    pub fn server_of(
+        &self,
+        name: &str,
+        code: &Code,
+        grants: Grants,
+        hooks: Vec<Arc<dyn Hook>>,
+    ) -> Loaded {
+        let loaded = self.server(name, code.pre.clone(), grants, hooks);
+        if code.is_baseline() {
+            loaded.server.mark_baseline();
+            code.follow(&loaded.server, name);
+        }
+        loaded
+    }
+
     /// A server of `pre` as deployment `name` (the label of its metrics), with `grants`
     /// and the service's `hooks`, in a slot of its own (not yet on a port).
     pub fn server(
@@ -199,8 +296,9 @@ impl Launcher {
         grants: Grants,
         hooks: Vec<Arc<dyn Hook>>,
     ) -> Result<Loaded> {
-        let pre = self.prepare(component, &grants).await?;
-        Ok(self.server(&metrics_name(component), pre, grants, hooks))
+        let source = Source::read(component, &grants.files)?;
+        let code = self.prepare_code(source, &grants).await?;
+        Ok(self.server_of(&metrics_name(component), &code, grants, hooks))
     }
 }
 

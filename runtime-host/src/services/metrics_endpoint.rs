@@ -61,7 +61,14 @@ pub async fn scrape() -> String {
         reads.spawn(async move {
             let m = server.metrics();
             let p = server.pool_stats();
-            m.pool(p.live, p.idle, p.waiting, p.created, p.reused);
+            m.pool(&metrics::PoolFigures {
+                live: p.live,
+                idle: p.idle,
+                waiting: p.waiting,
+                created: p.created,
+                reused: p.reused,
+                baseline: p.baseline,
+            });
             if let Some(served) = predictions_of(&server).await {
                 m.predictions(served);
             }

@@ -2,6 +2,7 @@
 //! lower layers (the `host-core` crate).
 //!
 //! - [`launch`]: a component launched as a service, the one path every command takes;
+//! - [`tiers`]: a new component served from baseline code until its optimized code is ready;
 //! - [`announce`]: what a service command prints and opens first;
 //! - [`model`]: a model deployment (interface B) and its v1.2 lifecycle;
 //! - [`registry`]: the port registry (interface C) with caller identification
@@ -18,3 +19,4 @@ pub mod launch;
 pub mod metrics_endpoint;
 pub mod model;
 pub mod registry;
+pub mod tiers;

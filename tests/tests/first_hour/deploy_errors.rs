@@ -10,10 +10,7 @@ use std::time::{Duration, Instant};
 
 /// A copy of the iris model directory at `to`, changed by `change`.
 fn iris_copy(to: &Path, change: impl FnOnce(&Path)) -> PathBuf {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(model_dir("iris")).unwrap().flatten() {
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
+    e2e_tests::copy_model(&model_dir("iris"), to);
     change(to);
     to.to_owned()
 }

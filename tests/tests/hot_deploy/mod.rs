@@ -7,6 +7,7 @@
 mod admin_api;
 mod untrusted_files;
 
+use e2e_tests::copy_model;
 use e2e_tests::{Client, Stack, component, temp_dir};
 use edge_api::registry::RegistryListing;
 use serde_json::json;
@@ -14,7 +15,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use untrusted_files::copy_model;
 
 const VERSION: &str = "x-model-version";
 

@@ -11,14 +11,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// Copies the files of `from` into `to` (a model directory).
-pub fn copy_model(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
-}
-
 /// An iris model directory at `models/<name>`, built aside under a hidden name (the watcher
 /// passes over those) and moved in at once, so no scan sees it half-written.
 fn iris_at(models: &Path, name: &str, extra: impl FnOnce(&Path)) -> PathBuf {
@@ -27,7 +19,7 @@ fn iris_at(models: &Path, name: &str, extra: impl FnOnce(&Path)) -> PathBuf {
         ".staging-{}",
         STAGED.fetch_add(1, Ordering::Relaxed)
     ));
-    copy_model(&e2e_tests::model_dir("iris"), &staging);
+    e2e_tests::copy_model(&e2e_tests::model_dir("iris"), &staging);
     extra(&staging);
     let dir = models.join(name);
     std::fs::rename(&staging, &dir).unwrap();

@@ -11,7 +11,10 @@
 //! - the deadline is per request (set afresh when an instance starts a request), the memory
 //!   cap is per instance;
 //! - with `--max-instances N`, at most N instances of the component exist at once; a
-//!   request finding all N busy waits (within its deadline) for one to come back.
+//!   request finding all N busy waits (within its deadline) for one to come back;
+//! - when the component's code is replaced ([`InstancePool::replace_code`]: its optimized
+//!   code is ready, see `runtime::engine::Tier`), new instances come from the new code and
+//!   those of the old drain: each finishes its request and is not reused.
 //!
 //! Why not `wasmtime_wasi_http::handler::ProxyHandler`: it was tried in this module's place
 //! and measured slower (logp at 16 connections 0.37-0.40x native against 0.51-0.53x), and its
@@ -41,6 +44,8 @@ use wasmtime_wasi_http::p2::bindings::{Proxy, ProxyPre};
 struct Warm {
     store: Store<InstanceState>,
     proxy: Proxy,
+    /// Which of the pool's codes made it ([`InstancePool::replace_code`]).
+    code: u64,
     served: usize,
     idle_since: Instant,
     memory_exceeded: Arc<AtomicBool>,
@@ -65,6 +70,8 @@ pub struct PoolStats {
     pub waiting: i64,
     pub created: u64,
     pub reused: u64,
+    /// New instances come from baseline code (its optimized code is still being made).
+    pub baseline: bool,
 }
 
 /// One live instance of a pool's count, given back when dropped.
@@ -115,7 +122,10 @@ pub enum Failure {
 
 /// The idle instances of one component, and how to make new ones.
 pub struct InstancePool {
-    pre: ProxyPre<InstanceState>,
+    /// The code new instances come from, and its number (1, then one more per replacement).
+    code: std::sync::RwLock<(u64, ProxyPre<InstanceState>)>,
+    /// That code is baseline code ([`InstancePool::mark_baseline`]) until replaced.
+    baseline: AtomicBool,
     grants: Grants,
     limits: Limits,
     idle: Mutex<Vec<Warm>>,
@@ -130,7 +140,8 @@ impl InstancePool {
         let in_use =
             (limits.max_instances > 0).then(|| Arc::new(Semaphore::new(limits.max_instances)));
         let pool = Arc::new(Self {
-            pre,
+            code: std::sync::RwLock::new((1, pre)),
+            baseline: AtomicBool::new(false),
             grants,
             limits,
             idle: Mutex::new(Vec::new()),
@@ -152,7 +163,30 @@ impl InstancePool {
             waiting: c.waiting.load(Ordering::Relaxed),
             created: c.created.load(Ordering::Relaxed),
             reused: c.reused.load(Ordering::Relaxed),
+            baseline: self.baseline.load(Ordering::Relaxed),
         }
+    }
+
+    /// Makes new instances from `pre` from now on (the same component, compiled otherwise);
+    /// idle instances of the code before are dropped, busy ones when their request ends.
+    pub fn replace_code(&self, pre: ProxyPre<InstanceState>) {
+        {
+            let mut code = self.code.write().unwrap_or_else(|p| p.into_inner());
+            *code = (code.0 + 1, pre);
+        }
+        self.baseline.store(false, Ordering::Relaxed);
+        let stale = std::mem::take(&mut *self.lock_idle());
+        drop(stale); // outside the lock, as in `checkout`
+    }
+
+    /// Says (in [`PoolStats`]) that its code is baseline code, until [`Self::replace_code`].
+    pub fn mark_baseline(&self) {
+        self.baseline.store(true, Ordering::Relaxed);
+    }
+
+    /// The code new instances come from, with its number.
+    fn current_code(&self) -> (u64, ProxyPre<InstanceState>) {
+        self.code.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     fn lock_idle(&self) -> std::sync::MutexGuard<'_, Vec<Warm>> {
@@ -188,17 +222,19 @@ impl InstancePool {
     }
 
     async fn instantiate(&self) -> Result<Warm> {
+        let (code, pre) = self.current_code();
         // Instantiation runs guest code (start functions): it has a deadline too.
         let (mut store, memory_exceeded) = InstanceState::store(
-            self.pre.engine(),
+            pre.engine(),
             &self.grants,
             self.limits.max_memory_bytes,
             self.limits.deadline,
         )?;
-        let proxy = self.pre.instantiate_async(&mut store).await?;
+        let proxy = pre.instantiate_async(&mut store).await?;
         Ok(Warm {
             store,
             proxy,
+            code,
             served: 0,
             idle_since: Instant::now(),
             memory_exceeded,
@@ -206,7 +242,8 @@ impl InstancePool {
         })
     }
 
-    /// Keeps `warm` for a later request unless it has served its share or too many wait.
+    /// Keeps `warm` for a later request unless it has served its share, too many wait, or
+    /// its code has been replaced.
     fn checkin(&self, mut warm: Warm) {
         warm.served += 1;
         if warm.served >= self.limits.instance_reuse {
@@ -214,7 +251,10 @@ impl InstancePool {
         }
         warm.idle_since = Instant::now();
         let mut idle = self.lock_idle();
-        if idle.len() < self.limits.max_concurrency {
+        // Read under the idle list's lock: `replace_code` changes the code before it empties
+        // the list, so an instance of the old code is either refused here or emptied there.
+        let current = self.code.read().unwrap_or_else(|p| p.into_inner()).0;
+        if warm.code == current && idle.len() < self.limits.max_concurrency {
             idle.push(warm);
         }
     }

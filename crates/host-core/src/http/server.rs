@@ -66,6 +66,17 @@ impl ComponentServer {
         self.pool.stats()
     }
 
+    /// Says that it serves baseline code (Winch's), until [`Self::replace_code`].
+    pub fn mark_baseline(&self) {
+        self.pool.mark_baseline();
+    }
+
+    /// Serves the same component from `pre` (its optimized code) from now on: new instances
+    /// come from it, the warm ones of the code before drain.
+    pub fn replace_code(&self, pre: ProxyPre<InstanceState>) {
+        self.pool.replace_code(pre);
+    }
+
     /// Sends one request to the component in-process (no network, no hooks), for the host's
     /// own use: the self-test, reading `/capabilities`.
     pub async fn call(&self, method: &str, path: &str) -> Result<(u16, Bytes)> {

@@ -89,6 +89,7 @@ pub struct HostMetrics {
     pub instance_waiters: Family<DeploymentLabels, Gauge>,
     pub instances_created: Family<DeploymentLabels, Counter>,
     pub instance_reuses: Family<DeploymentLabels, Counter>,
+    pub baseline_code: Family<DeploymentLabels, Gauge>,
     pub store_duration: HistogramFamily<StoreLabels>,
     pub store_failures: Family<StoreLabels, Counter>,
     pub embedding_batch_texts: HistogramFamily<ModelLabels>,
@@ -130,6 +131,7 @@ impl HostMetrics {
             instance_waiters: Family::default(),
             instances_created: Family::default(),
             instance_reuses: Family::default(),
+            baseline_code: Family::default(),
             store_duration: Family::new_with_constructor(store_seconds),
             store_failures: Family::default(),
             embedding_batch_texts: Family::new_with_constructor(batch_texts),
@@ -183,6 +185,12 @@ impl HostMetrics {
             "instance_reuses",
             "Requests served by an instance that had served before",
             m.instance_reuses.clone(),
+        );
+        r.register(
+            "baseline_code",
+            "1 while a deployment's new instances come from Winch's baseline code (its optimized \
+             code still compiling), else 0",
+            m.baseline_code.clone(),
         );
         r.register_with_unit(
             "keyvalue_operation_duration",
@@ -293,9 +301,20 @@ impl Deployment {
     }
 
     /// The instance pool as it is now (read at scrape time).
-    pub fn pool(&self, live: i64, idle: i64, waiting: i64, created: u64, reused: u64) {
+    pub fn pool(&self, stats: &PoolFigures) {
+        let PoolFigures {
+            live,
+            idle,
+            waiting,
+            created,
+            reused,
+            baseline,
+        } = *stats;
         let m = global();
         let labels = self.labels();
+        m.baseline_code
+            .get_or_create(&labels)
+            .set(i64::from(baseline));
         m.instances_live.get_or_create(&labels).set(live);
         m.instances_idle.get_or_create(&labels).set(idle);
         m.instance_waiters.get_or_create(&labels).set(waiting);
@@ -314,13 +333,30 @@ impl Deployment {
     pub fn forget(&self) {
         let m = global();
         let labels = self.labels();
-        for family in [&m.instances_live, &m.instances_idle, &m.instance_waiters] {
+        for family in [
+            &m.instances_live,
+            &m.instances_idle,
+            &m.instance_waiters,
+            &m.baseline_code,
+        ] {
             family.remove(&labels);
         }
         for family in [&m.instances_created, &m.instance_reuses, &m.predictions] {
             family.remove(&labels);
         }
     }
+}
+
+/// A deployment's instance pool as a scrape reads it: instances alive and idle, requests
+/// waiting, instances made and reuses, and whether its code is baseline code.
+#[derive(Clone, Copy)]
+pub struct PoolFigures {
+    pub live: i64,
+    pub idle: i64,
+    pub waiting: i64,
+    pub created: u64,
+    pub reused: u64,
+    pub baseline: bool,
 }
 
 /// Moves a counter kept elsewhere (a pool's, a model's) up to `total`.

@@ -80,6 +80,27 @@ pub fn build_one_off_engine() -> Result<Engine> {
     engine_with_ticker(&config)
 }
 
+/// Which of wasmtime's compilers makes an engine's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Tier {
+    /// Winch, wasmtime's single-pass baseline compiler: code in a fraction of the time,
+    /// slower to run. Serves a component until its optimized code is ready.
+    Baseline,
+    /// Cranelift, the optimizing compiler: what every component is served from in the end.
+    Optimized,
+}
+
+/// An engine whose code comes from Winch ([`Tier::Baseline`]), allocating instances on
+/// demand: it serves a component only until Cranelift's code is ready, so it reserves no
+/// pool of its own.
+pub fn build_baseline_engine(limits: &Limits) -> Result<Engine> {
+    let mut config = base_config();
+    config.strategy(wasmtime::Strategy::Winch);
+    config.memory_guaranteed_dense_image_size(limits.max_memory_bytes as u64);
+    config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+    engine_with_ticker(&config)
+}
+
 /// What every engine of the host has: the component model, epoch interruption (with a
 /// ticker).
 fn base_config() -> Config {

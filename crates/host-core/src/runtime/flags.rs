@@ -53,6 +53,15 @@ pub struct RuntimeArgs {
     /// always writes): for testing that components stay correct on them.
     #[arg(long, hide = true, value_name = "STORE")]
     pub simulate_spin_swap: Option<crate::capabilities::keyvalue::SimulatedSwap>,
+    /// Serve a component only once Cranelift's optimized code for it is ready. Without
+    /// this, a component the compilation cache lacks answers at once from Winch's baseline
+    /// code while Cranelift compiles it in the background, then moves to the optimized code.
+    #[arg(long, conflicts_with = "baseline_only")]
+    pub optimized_only: bool,
+    /// Serve components from Winch's baseline code only, never moving to Cranelift's: for
+    /// measuring what baseline code costs per request (the bench).
+    #[arg(long, hide = true)]
+    pub baseline_only: bool,
     /// Longest a request may run, e.g. `30s`, `500ms`.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub deadline: Duration,

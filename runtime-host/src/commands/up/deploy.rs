@@ -12,13 +12,13 @@ use crate::services::model::registration::DeployOptions;
 use crate::services::model::spec::ModelSpec;
 use crate::services::model::versions;
 use crate::services::registry::host_prefix;
+use crate::services::tiers::Code;
 use anyhow::{Context, Result};
 use host_core::capabilities::keyvalue::KeyValue;
 use host_core::capabilities::llm;
 use host_core::http::slot::ServerSlot;
 use host_core::runtime::flags::Access;
 use host_core::runtime::preinit::Source;
-use host_core::runtime::state::InstanceState;
 use host_core::support::stop::Stopped;
 use keyvalue_stores::sqlite::KvDatabase;
 use std::collections::HashMap;
@@ -27,7 +27,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
-use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 /// A deployment started; `outcome` says where it serves once registered, or why it failed.
 pub struct Starting {
@@ -73,10 +72,11 @@ impl Skipped {
     }
 }
 
-/// A model ready to deploy: compiled.
+/// A model ready to deploy: compiled (perhaps by the baseline compiler, its optimized
+/// code to follow: see `services::tiers`).
 pub struct Ready {
     pub spec: ModelSpec,
-    pre: ProxyPre<InstanceState>,
+    code: Code,
 }
 
 /// What starting a model deployment needs, owned, so that deployments can start at any
@@ -196,7 +196,7 @@ impl Deployer {
     pub async fn prepare(
         &self,
         spec: ModelSpec,
-        compiled: &mut HashMap<String, ProxyPre<InstanceState>>,
+        compiled: &mut HashMap<String, Code>,
     ) -> Result<Result<Ready, (String, String)>> {
         let ai = self.launcher.ai_models();
         let wanted = spec
@@ -216,18 +216,18 @@ impl Deployer {
             .grants(KeyValue::in_memory(), &[], &Self::access(&spec))?;
         let source = Source::read(&spec.component, &grants.files)?;
         let identity = source.identity();
-        let pre = match compiled.get(&identity) {
-            Some(pre) => Clone::clone(pre),
+        let code = match compiled.get(&identity) {
+            Some(code) => code.clone(),
             None => {
-                let preparing = self.launcher.prepare_source(source, &grants);
-                let pre = preparing
+                let preparing = self.launcher.prepare_code(source, &grants);
+                let code = preparing
                     .await
                     .with_context(|| format!("loading model {}", spec.name))?;
-                compiled.insert(identity, pre.clone());
-                pre
+                compiled.insert(identity, code.clone());
+                code
             }
         };
-        Ok(Ok(Ready { spec, pre }))
+        Ok(Ok(Ready { spec, code }))
     }
 
     /// `model` loaded as deployment `name` of `version`, with stores `kv` and a fresh start
@@ -239,7 +239,7 @@ impl Deployer {
             .launcher
             .grants(kv, &vars, &Self::access(&model.spec))?;
         let hooks = hooks::for_model(version, None);
-        Ok(self.launcher.server(name, model.pre.clone(), grants, hooks))
+        Ok(self.launcher.server_of(name, &model.code, grants, hooks))
     }
 
     /// Starts deployment `name` of `model` by the v1.2 lifecycle until `stop`; the task and

@@ -77,6 +77,7 @@ fn snapshot_key(wasm: &[u8], mounts: &Mounts) -> Result<String> {
 
 /// A component read from disk, with the key its snapshot has where it can have one: read
 /// and hashed once, whether the caller first asks its [`Source::identity`] or not.
+#[derive(Clone)]
 pub struct Source {
     path: PathBuf,
     wasm: Vec<u8>,
@@ -117,6 +118,35 @@ impl Source {
     /// Where it was read from.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether the cache in `cache_dir` holds what [`prepare`] would serve it from, compiled
+    /// by `engine`: its snapshot's code where it has a snapshot, else its own. (A snapshot
+    /// that could not be made is served as the component is; that case counts as not
+    /// cached here, and costs a baseline compile the first time.)
+    pub fn is_compiled(&self, engine: &Engine, cache_dir: &Path) -> bool {
+        match self.snapshot_key {
+            Some(_) => self
+                .snapshot_file(cache_dir)
+                .and_then(|file| std::fs::read(file).ok())
+                .is_some_and(|snapshot| Artifact::of(engine, &snapshot, cache_dir).is_cached()),
+            None => Artifact::of(engine, &self.wasm, cache_dir).is_cached(),
+        }
+    }
+
+    /// The component compiled by `engine` as it is, without a snapshot (cached in
+    /// `cache_dir` under that engine's settings), on a blocking thread.
+    pub async fn compile_plain(
+        &self,
+        engine: &Engine,
+        cache_dir: &Path,
+    ) -> Result<ProxyPre<InstanceState>> {
+        let (engine, wasm) = (engine.clone(), self.wasm.clone());
+        let (path, cache_dir) = (self.path.clone(), cache_dir.to_owned());
+        tokio::task::spawn_blocking(move || {
+            engine::proxy_from_bytes(&engine, &wasm, &path, &cache_dir)
+        })
+        .await?
     }
 
     /// Whether it exports [`INIT_INTERFACE`]: whether it has a snapshot to make.
