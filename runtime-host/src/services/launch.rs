@@ -10,7 +10,6 @@
 //! [`Loaded::bind`] turns into a [`Service`] on its port.
 
 use crate::services::metrics_endpoint;
-use crate::services::tiers::Code;
 use anyhow::{Context, Result};
 use host_core::capabilities::keyvalue::KeyValue;
 use host_core::capabilities::llm::AiModels;
@@ -178,75 +177,20 @@ impl Launcher {
         Ok(prepared.pre)
     }
 
-    /// The component of `source`, as [`Launcher::prepare_source`] makes it, or, where the
-    /// cache lacks its optimized code, compiled by Winch at once and optimized in the
-    /// background ([`crate::services::tiers`]).
-    pub async fn prepare_code(&self, source: Source, grants: &Grants) -> Result<Code> {
-        let Some(baseline) = &self.baseline else {
-            return Ok(Code::optimized(self.prepare_source(source, grants).await?));
-        };
-        if self.runtime.baseline_only {
-            let compiling = source.compile_plain(baseline, &self.cache_dir);
-            return Ok(Code::baseline_only(
-                stop::unless(signals::wait(), compiling).await??,
-            ));
-        }
-        let compiled = {
-            let (source, engine, cache_dir) =
-                (source.clone(), self.engine.clone(), self.cache_dir.clone());
-            tokio::task::spawn_blocking(move || source.is_compiled(&engine, &cache_dir)).await?
-        };
-        if compiled {
-            return Ok(Code::optimized(self.prepare_source(source, grants).await?));
-        }
-        let started = Instant::now();
-        let path = source.path().to_owned();
-        let compiling = source.compile_plain(baseline, &self.cache_dir);
-        let pre = match stop::unless(signals::wait(), compiling).await? {
-            Ok(pre) => pre,
-            Err(e) => {
-                tracing::warn!(
-                    component = %path.display(),
-                    "Winch could not compile it ({e:#}): it serves once Cranelift has"
-                );
-                return Ok(Code::optimized(self.prepare_source(source, grants).await?));
-            }
-        };
-        tracing::info!(
-            component = %path.display(),
-            load_ms = started.elapsed().as_millis() as u64,
-            "component compiled by Winch (baseline code); Cranelift's follows in the background"
-        );
-        let (code, optimized) = Code::baseline(pre);
-        let (launcher, grants) = (self.clone(), grants.clone());
-        tokio::spawn(async move {
-            match launcher.prepare_source(source, &grants).await {
-                Ok(pre) => {
-                    let _ = optimized.send(Some(pre));
-                }
-                Err(e) => tracing::warn!(
-                    component = %path.display(),
-                    "compiling the optimized code failed: {e:#}"
-                ),
-            }
-        });
-        Ok(code)
+    /// Winch's engine, where new components start on baseline code (see
+    /// [`crate::services::tiers`]).
+    pub fn baseline_engine(&self) -> Option<&wasmtime::Engine> {
+        self.baseline.as_ref()
     }
 
-    /// [`Launcher::server`] of `code`, moved to its optimized code once that is ready.
-    pub fn server_of(
-        &self,
-        name: &str,
-        code: &Code,
-        grants: Grants,
-        hooks: Vec<Arc<dyn Hook>>,
-    ) -> Loaded {
-        let loaded = self.server(name, code.pre.clone(), grants, hooks);
-        if code.is_baseline() {
-            loaded.server.mark_baseline();
-            code.follow(&loaded.server, name);
-        }
-        loaded
+    /// Cranelift's engine, whose code every component is served from in the end.
+    pub fn engine(&self) -> &wasmtime::Engine {
+        &self.engine
+    }
+
+    /// Where compiled code is cached.
+    pub fn cache_dir(&self) -> &Path {
+        &self.cache_dir
     }
 
     /// A server of `pre` as deployment `name` (the label of its metrics), with `grants`

@@ -11,9 +11,15 @@
 //! once. A component Winch cannot compile is served once Cranelift has compiled it, as
 //! before, and the log says why.
 
+use crate::services::launch::{Launcher, Loaded};
+use anyhow::Result;
+use host_core::http::hooks::Hook;
 use host_core::http::server::ComponentServer;
-use host_core::runtime::state::InstanceState;
+use host_core::runtime::preinit::Source;
+use host_core::runtime::state::{Grants, InstanceState};
+use host_core::support::{signals, stop};
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::watch;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
@@ -94,5 +100,81 @@ impl Code {
                 "optimized code in place: new instances run Cranelift's code, the baseline's drain"
             );
         });
+    }
+}
+
+impl Launcher {
+    /// The component of `source`, as [`Launcher::prepare_source`] makes it, or, where the
+    /// cache lacks its optimized code, compiled by Winch at once and optimized in the
+    /// background ([`crate::services::tiers`]).
+    pub async fn prepare_code(&self, source: Source, grants: &Grants) -> Result<Code> {
+        let Some(baseline) = self.baseline_engine() else {
+            return Ok(Code::optimized(self.prepare_source(source, grants).await?));
+        };
+        if self.runtime().baseline_only {
+            let compiling = source.compile_plain(baseline, self.cache_dir());
+            return Ok(Code::baseline_only(
+                stop::unless(signals::wait(), compiling).await??,
+            ));
+        }
+        let compiled = {
+            let (source, engine, cache_dir) = (
+                source.clone(),
+                self.engine().clone(),
+                self.cache_dir().to_owned(),
+            );
+            tokio::task::spawn_blocking(move || source.is_compiled(&engine, &cache_dir)).await?
+        };
+        if compiled {
+            return Ok(Code::optimized(self.prepare_source(source, grants).await?));
+        }
+        let started = Instant::now();
+        let path = source.path().to_owned();
+        let compiling = source.compile_plain(baseline, self.cache_dir());
+        let pre = match stop::unless(signals::wait(), compiling).await? {
+            Ok(pre) => pre,
+            Err(e) => {
+                tracing::warn!(
+                    component = %path.display(),
+                    "Winch could not compile it ({e:#}): it serves once Cranelift has"
+                );
+                return Ok(Code::optimized(self.prepare_source(source, grants).await?));
+            }
+        };
+        tracing::info!(
+            component = %path.display(),
+            load_ms = started.elapsed().as_millis() as u64,
+            "component compiled by Winch (baseline code); Cranelift's follows in the background"
+        );
+        let (code, optimized) = Code::baseline(pre);
+        let (launcher, grants) = (self.clone(), grants.clone());
+        tokio::spawn(async move {
+            match launcher.prepare_source(source, &grants).await {
+                Ok(pre) => {
+                    let _ = optimized.send(Some(pre));
+                }
+                Err(e) => tracing::warn!(
+                    component = %path.display(),
+                    "compiling the optimized code failed: {e:#}"
+                ),
+            }
+        });
+        Ok(code)
+    }
+
+    /// [`Launcher::server`] of `code`, moved to its optimized code once that is ready.
+    pub fn server_of(
+        &self,
+        name: &str,
+        code: &Code,
+        grants: Grants,
+        hooks: Vec<Arc<dyn Hook>>,
+    ) -> Loaded {
+        let loaded = self.server(name, code.pre.clone(), grants, hooks);
+        if code.is_baseline() {
+            loaded.server.mark_baseline();
+            code.follow(&loaded.server, name);
+        }
+        loaded
     }
 }
