@@ -308,8 +308,7 @@ async fn predict_and_health(
         &["--instance-reuse", "1"],
     )
     .await?;
-    // The same host serving Winch's baseline code, as a new component does until
-    // Cranelift's code is ready (issue 48).
+    // Winch's baseline code, which a new component serves until Cranelift's is ready.
     let data = procs::fresh_dir(&paths.work, "host-model-baseline")?;
     let (baseline, baseline_addr, _) = peers::host_model(
         paths,
