@@ -11,7 +11,33 @@ use anyhow::{Context, Result};
 use std::process::Command;
 use std::time::Instant;
 
-pub fn deploy_costs(paths: &Paths, report: &mut Report) -> Result<()> {
+pub fn deploy_costs(paths: &Paths, quick: bool, report: &mut Report) -> Result<()> {
+    if quick {
+        // A smoke run checks that the commands work on the small molprop component: the
+        // ONNX one's cold compiles and snapshot take half a minute on two cores.
+        let molprop = paths.component("molprop")?;
+        let cache = procs::fresh_dir(&paths.work, "component-cache")?;
+        for tier in ["baseline", "optimized"] {
+            let out = Command::new(&paths.host)
+                .args(["compile", "--tier", tier])
+                .arg(&molprop)
+                .arg("--cache-dir")
+                .arg(&cache)
+                .output()
+                .context("running runtime-host compile")?;
+            anyhow::ensure!(
+                out.status.success(),
+                "runtime-host compile --tier {tier}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        report.notes.push(
+            "section component: molprop compiled by both tiers (--quick: the ONNX component's \
+             figures need a full run)"
+                .into(),
+        );
+        return Ok(());
+    }
     let onnx = paths.component("onnx_model")?;
     let size = std::fs::metadata(&onnx)?.len();
     let cache = procs::fresh_dir(&paths.work, "component-cache")?;

@@ -1,6 +1,8 @@
-//! A closed-loop HTTP/1.1 load generator: `conns` keep-alive connections, each sending its
-//! next request the moment the previous answer is read, for a fixed time. Latencies go into
-//! an HDR histogram (microseconds, 3 significant digits).
+//! HTTP/1.1 load generators. Closed loop ([`run`]): `conns` keep-alive connections, each
+//! sending its next request the moment the previous answer is read, for a fixed time. Open
+//! loop ([`run_open`]): requests due at a fixed rate whatever the server does, each timed
+//! from when it was due, so queueing shows. Latencies go into an HDR histogram
+//! (microseconds, 3 significant digits).
 
 use anyhow::{Context, Result};
 use bytes::Bytes;
@@ -97,6 +99,105 @@ impl Measured {
     }
 }
 
+/// The tail of an open-loop run: what was answered, its latency quantiles in ms, and the
+/// requests that failed.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Tail {
+    /// Requests answered 200.
+    pub ok: u64,
+    pub rps: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub errors: u64,
+}
+
+impl Measured {
+    pub fn tail(&self) -> Tail {
+        let q = |q: f64| self.latency_us.value_at_quantile(q) as f64 / 1000.0;
+        Tail {
+            ok: self.ok,
+            rps: self.ok as f64 / self.elapsed.as_secs_f64().max(1e-9),
+            p50_ms: q(0.50),
+            p99_ms: q(0.99),
+            p999_ms: q(0.999),
+            errors: self.errors,
+        }
+    }
+}
+
+/// Most connections an open-loop run opens: past it, due requests wait for one (and that
+/// wait is counted in their latency).
+const OPEN_LOOP_CONNECTIONS: usize = 512;
+
+/// Longest an open-loop request may take, from when it was due, before it counts as failed.
+const OPEN_LOOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Sends `calls` (cycled) to `addr` at `rate` requests per second for `duration`, each on a
+/// free keep-alive connection (a new one while fewer than [`OPEN_LOOP_CONNECTIONS`] are
+/// open). A request's latency runs from when it was due, not from when it was sent: the
+/// closed loop sends less to a slow server and hides its queue ("coordinated omission").
+/// The schedule is kept by a thread of its own, sleeping with the kernel's high-resolution
+/// timers (tokio's timer ticks in whole milliseconds).
+pub async fn run_open(
+    addr: SocketAddr,
+    rate: f64,
+    duration: Duration,
+    calls: Arc<[Call]>,
+) -> Result<Measured> {
+    let total = (rate * duration.as_secs_f64()).round() as usize;
+    let start = Instant::now() + Duration::from_millis(20);
+    let (due_tx, mut due_rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Instant)>();
+    std::thread::spawn(move || {
+        for i in 0..total {
+            let due = start + Duration::from_secs_f64(i as f64 / rate);
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+            if due_tx.send((i, due)).is_err() {
+                return;
+            }
+        }
+    });
+    let idle: Arc<std::sync::Mutex<Vec<Sender>>> = Arc::default();
+    let open = Arc::new(tokio::sync::Semaphore::new(OPEN_LOOP_CONNECTIONS));
+    let mut tasks = tokio::task::JoinSet::new();
+    while let Some((i, due)) = due_rx.recv().await {
+        let (calls, idle, open) = (calls.clone(), idle.clone(), open.clone());
+        tasks.spawn(async move {
+            let _turn = open.acquire_owned().await.ok()?;
+            let exchange = async {
+                // A connection the server has closed meanwhile (idle too long) is replaced.
+                let pooled = idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+                let mut sender = match pooled.filter(|s| !s.is_closed()) {
+                    Some(s) => s,
+                    None => connect(addr).await.ok()?,
+                };
+                let call = &calls[i % calls.len()];
+                let resp = sender.send_request(request(addr, call).ok()?).await.ok()?;
+                let status = resp.status().as_u16();
+                resp.into_body().collect().await.ok()?;
+                idle.lock().unwrap_or_else(|p| p.into_inner()).push(sender);
+                Some((status, due.elapsed()))
+            };
+            // A request unanswered this long counts as failed (and its connection is dropped).
+            tokio::time::timeout(OPEN_LOOP_TIMEOUT, exchange)
+                .await
+                .ok()?
+        });
+    }
+    let mut m = Measured::empty();
+    while let Some(done) = tasks.join_next().await {
+        match done.ok().flatten() {
+            Some((200, latency)) => m.record(latency),
+            _ => m.errors += 1,
+        }
+    }
+    m.elapsed = start.elapsed();
+    Ok(m)
+}
+
 /// Runs `calls` (cycled; each connection starts at its own offset) against `addr` over
 /// `conns` connections for `duration`.
 pub async fn run(
@@ -134,6 +235,15 @@ async fn connect(addr: SocketAddr) -> Result<Sender> {
     Ok(sender)
 }
 
+fn request(addr: SocketAddr, call: &Call) -> Result<hyper::Request<Full<Bytes>>> {
+    Ok(hyper::Request::builder()
+        .method(call.method.clone())
+        .uri(&call.path)
+        .header("host", addr.to_string())
+        .header("content-type", "application/json")
+        .body(Full::new(call.body.clone()))?)
+}
+
 /// One connection's loop; reconnects after a transport error (counted as an error).
 async fn connection(
     addr: SocketAddr,
@@ -147,12 +257,7 @@ async fn connection(
     while Instant::now() < deadline {
         let call = &calls[i % calls.len()];
         i += 1;
-        let req = hyper::Request::builder()
-            .method(call.method.clone())
-            .uri(&call.path)
-            .header("host", addr.to_string())
-            .header("content-type", "application/json")
-            .body(Full::new(call.body.clone()))?;
+        let req = request(addr, call)?;
         let sent = Instant::now();
         let outcome = async {
             let resp = sender.send_request(req).await?;

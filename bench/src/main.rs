@@ -3,8 +3,8 @@
 //! invocation, alternating round by round, so ratios hold on a noisy machine.
 //!
 //! 1. `/predict` (molprop, the reference molecules, `logp` and `all`) at 1, 16 and 64
-//!    connections: `runtime-host model` (warm instances, and `--instance-reuse 1`) vs
-//!    `molprop-native` vs the Python peer.
+//!    connections: `runtime-host model` (warm instances, `--instance-reuse 1`, and Winch's
+//!    baseline code) vs `molprop-native` vs the Python peer.
 //! 2. `/health` at 64 connections. 3. `/predict` on the solubility ONNX model (same
 //!    molecules, same connection counts) vs its Python peer (FastAPI + RDKit + onnxruntime).
 //! 4. Registry throughput with 32 clients, duplicate ports. 5. Start-up cold and warm.
@@ -14,6 +14,7 @@
 //! 9. The chat list with 10,000 chats, whole and paged. 10. A file of 100,000 SMILES through
 //!    `runtime-host predict` against `up` vs `molprop-native --file` and Python scripts.
 //! 11. `/predict` and `/health` while the Prometheus metrics are scraped, and not. 12. Spin.
+//! 13. `/predict` at a fixed rate (open loop), host beside native.
 
 mod args;
 mod chats;
@@ -24,6 +25,7 @@ mod library;
 mod load;
 mod memory;
 mod onnx;
+mod open_loop;
 mod peers;
 mod procs;
 mod redis;
@@ -31,6 +33,7 @@ mod registry;
 mod report;
 mod scrape;
 mod spin;
+mod startup;
 mod targets;
 
 use anyhow::{Context, Result};
@@ -99,7 +102,10 @@ async fn run(args: BenchArgs) -> Result<()> {
         embeddings::embeddings(&paths, &args, duration, rounds, &mut report).await?;
     }
     if wanted("startup") {
-        startup(&paths, &mut report).await?;
+        startup::startup(&paths, &mut report).await?;
+    }
+    if wanted("open-loop") {
+        report.open_loop = open_loop::open_loop(&paths, &molecules, duration).await?;
     }
     if wanted("registry") {
         registry_figures(&paths, duration, &mut report).await?;
@@ -123,7 +129,7 @@ async fn run(args: BenchArgs) -> Result<()> {
         library::library(&paths, &args, rounds, &mut report).await?;
     }
     if wanted("component") {
-        component::deploy_costs(&paths, &mut report)?;
+        component::deploy_costs(&paths, args.quick, &mut report)?;
     }
     if wanted("memory") {
         memory::memory_of_up(&paths, &args, &molecules, &mut report).await?;
@@ -354,28 +360,6 @@ async fn predict_and_health(
             _ => "Python peer (uvicorn + RDKit), after load",
         })
         .await;
-    reg.stop().await;
-    Ok(())
-}
-
-/// Exec of `runtime-host model` to registered and healthy: once with an empty data
-/// directory (no compilation cache), then five times with the cache warm.
-async fn startup(paths: &Paths, report: &mut Report) -> Result<()> {
-    eprintln!("start-up, cold and warm ...");
-    let (reg, reg_addr) = peers::registry(paths, "startup-registry", "22100-22199", &[]).await?;
-    let data = procs::fresh_dir(&paths.work, "startup-model")?;
-    let molprop = ModelUnderTest::molprop(paths)?;
-    let mut times = Vec::new();
-    for _ in 0..6 {
-        let (model, _, took) =
-            peers::host_model(paths, "startup-model", &molprop, reg_addr, &data, &[]).await?;
-        times.push(took.as_secs_f64() * 1000.0);
-        model.stop().await;
-    }
-    report.startup_cold_ms = Some(times[0]);
-    let mut warm = times[1..].to_vec();
-    warm.sort_by(f64::total_cmp);
-    report.startup_warm_ms = Some(warm[warm.len() / 2]);
     reg.stop().await;
     Ok(())
 }

@@ -35,6 +35,8 @@ pub struct Report {
     /// Section `spin`: solubility's snapshot under `spin up` on each store, beside the host;
     /// one row per endpoint (`property` holds its path), 16 connections.
     pub spin: Vec<PredictRow>,
+    /// Section `open-loop`: `/predict` logp at 25, 50 and 75 % of native's capacity.
+    pub open_loop: Vec<super::open_loop::OpenLoopRow>,
     pub targets: Vec<Target>,
     pub notes: Vec<String>,
 }
@@ -235,6 +237,7 @@ impl Report {
         }
         self.print_spin();
         self.print_spin_stores();
+        super::open_loop::print(&self.open_loop);
         if !self.embeddings.is_empty() {
             println!("\nembeddings (sentences/s, request p50 / p99 ms): minilm");
             println!(

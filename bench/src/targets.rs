@@ -5,6 +5,18 @@ use super::report::Report;
 pub fn judge(r: &mut Report) {
     library(r);
     spin(r);
+    if let Some(half) = r.open_loop.iter().find(|o| o.share == 0.5).cloned() {
+        let ratio = half.host.p99_ms / half.native.p99_ms.max(1e-9);
+        r.target(
+            "/predict logp p99 at 50 % of native's capacity",
+            "host within 2x native (open loop)",
+            format!(
+                "{ratio:.2}x ({:.2} vs {:.2} ms)",
+                half.host.p99_ms, half.native.p99_ms
+            ),
+            ratio <= 2.0 && half.host.errors == 0,
+        );
+    }
     for row in r.scrape.clone() {
         let ratio = row.scraped.rps / row.quiet.rps.max(1e-9);
         r.target(

@@ -61,12 +61,13 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
         assert!(f["rps"].as_f64().unwrap() > 0.0, "{row}");
         assert_eq!(f["errors"], 0, "{row}");
     }
-    // Both instance modes of the host in every comparison, and native beside molprop.
-    let sides = ["host", "host-reuse1", "native"];
+    // Both instance modes of the host and its Winch code in every comparison, and native
+    // beside molprop.
+    let sides = ["host", "host-reuse1", "host-baseline", "native"];
     assert_eq!(side_names(&r["health"]), sides);
     for row in rows {
         let want = if row["property"] == "logS" {
-            &sides[..2]
+            &sides[..3]
         } else {
             &sides[..]
         };
@@ -87,6 +88,19 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
         lists[0]["bytes"].as_u64() > lists[1]["bytes"].as_u64(),
         "a page is smaller"
     );
+    // The open loop: three loads, answered on both sides (past the host's capacity some
+    // requests may fail: that is a figure, not a fault).
+    let open = r["open_loop"].as_array().unwrap();
+    assert_eq!(open.len(), 3, "25, 50 and 75 % of native's capacity");
+    for row in open {
+        assert!(row["rate"].as_f64().unwrap() > 0.0, "{row}");
+        for side in ["host", "native"] {
+            assert!(
+                row[side]["ok"].as_u64().unwrap() > 0,
+                "{side} answered: {row}"
+            );
+        }
+    }
     assert!(r["startup_cold_ms"].as_f64().unwrap() > 0.0);
     assert!(r["startup_warm_ms"].as_f64().unwrap() > 0.0);
     let memory: Vec<&str> = r["memory_mib"]

@@ -9,6 +9,7 @@ use e2e_tests::{
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The snapshots cached under `cache`.
 fn cached_snapshots(cache: &Path) -> Vec<PathBuf> {
@@ -173,6 +174,21 @@ async fn a_first_deployment_prepares_in_a_child_process_and_the_next_from_the_ca
 
     let (first, _data) = start();
     let cold = predict(&first).await;
+    // It answers from Winch's code at once; the child prepares the snapshot meanwhile.
+    e2e_tests::until(
+        "the optimized snapshot in place",
+        Duration::from_secs(240),
+        || {
+            let done = first.output().contains("optimized code in place");
+            async move { done }
+        },
+    )
+    .await;
+    assert_eq!(
+        predict(&first).await,
+        cold,
+        "the same answers from either code"
+    );
     let said = first.output();
     assert!(said.contains("in a child process"), "{said}");
     assert!(!said.contains("doing it here"), "{said}");
@@ -183,6 +199,10 @@ async fn a_first_deployment_prepares_in_a_child_process_and_the_next_from_the_ca
     assert_eq!(predict(&second).await, cold);
     let said = second.output();
     assert!(!said.contains("in a child process"), "{said}");
+    assert!(
+        !said.contains("Winch"),
+        "the optimized code from the cache: {said}"
+    );
     assert_eq!(cold[1]["success"], true, "{}", cold[1]);
 }
 

@@ -27,17 +27,20 @@ pub struct Group {
 impl Group {
     /// The binary's arguments that run this group, less the tests whose names contain one
     /// of `skip` (libtest's own `--skip` cannot be used: with `--exact` it matches whole
-    /// names only).
-    pub fn args(&self, skip: &[&str]) -> Vec<String> {
+    /// names only); `None` when that leaves no test (libtest given no name runs them all).
+    pub fn args(&self, skip: &[&str]) -> Option<Vec<String>> {
         let skipped = |name: &str| skip.iter().any(|part| name.contains(part));
         match &self.tests {
-            Some(tests) => std::iter::once("--exact".to_owned())
-                .chain(tests.iter().filter(|t| !skipped(t)).cloned())
-                .collect(),
-            None => skip
-                .iter()
-                .flat_map(|part| ["--skip".to_owned(), part.to_string()])
-                .collect(),
+            Some(tests) => {
+                let kept: Vec<String> = tests.iter().filter(|t| !skipped(t)).cloned().collect();
+                (!kept.is_empty())
+                    .then(|| std::iter::once("--exact".to_owned()).chain(kept).collect())
+            }
+            None => Some(
+                skip.iter()
+                    .flat_map(|part| ["--skip".to_owned(), part.to_string()])
+                    .collect(),
+            ),
         }
     }
 }
@@ -58,7 +61,11 @@ pub fn modules(binary: &Binary) -> Result<Vec<Group>, String> {
             String::from_utf8_lossy(&listed.stderr)
         ));
     }
-    Ok(group_by_module(&String::from_utf8_lossy(&listed.stdout))
+    let modules = group_by_module(&String::from_utf8_lossy(&listed.stdout));
+    if modules.is_empty() {
+        return Err(format!("{} lists no test", binary.name));
+    }
+    Ok(modules
         .into_iter()
         .map(|(module, tests)| Group {
             label: module,
@@ -115,6 +122,26 @@ fn test_binary(message: &serde_json::Value) -> Option<Binary> {
 
 #[cfg(test)]
 mod tests {
+    /// With `autotests = false`, a scenario file that `tests/tests/e2e.rs` does not declare
+    /// would never be built or run.
+    #[test]
+    fn every_end_to_end_file_is_a_module_of_the_binary() {
+        let dir = crate::root().join("tests/tests");
+        let e2e = std::fs::read_to_string(dir.join("e2e.rs")).unwrap();
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let module = name.strip_suffix(".rs").unwrap_or(&name);
+            if module == "e2e" {
+                continue;
+            }
+            let declared = format!("mod {module};");
+            assert!(
+                e2e.lines().any(|l| l.trim() == declared),
+                "tests/tests/{name} is not declared in tests/tests/e2e.rs: it would never run"
+            );
+        }
+    }
+
     #[test]
     fn a_list_of_tests_groups_by_top_module_and_skips_by_name_part() {
         let list = "chat_api::lists: test\nchat_api::refusals::bad: test\n\
@@ -136,13 +163,17 @@ mod tests {
             binary: binary.clone(),
             tests: Some(modules["registry"].clone()),
         };
-        assert_eq!(group.args(&["under_spin_"]), ["--exact", "registry::five"]);
+        assert_eq!(
+            group.args(&["under_spin_"]).unwrap(),
+            ["--exact", "registry::five"]
+        );
+        assert_eq!(group.args(&["registry::"]), None, "nothing left: no job");
         let whole = super::Group {
             label: "e2e".into(),
             binary,
             tests: None,
         };
-        assert_eq!(whole.args(&["a"]), ["--skip", "a"]);
+        assert_eq!(whole.args(&["a"]).unwrap(), ["--skip", "a"]);
     }
 
     #[test]

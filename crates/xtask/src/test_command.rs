@@ -154,7 +154,9 @@ fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Tot
     let mut labels = std::collections::BTreeSet::new();
     for binary in &binaries {
         if binary.name == services::BY_MODULE {
-            groups.extend(test_binaries::modules(binary)?);
+            let modules = test_binaries::modules(binary)?;
+            labels.extend(modules.iter().map(|m| m.label.clone()));
+            groups.extend(modules);
             continue;
         }
         // Unit tests of a library and of a binary may share a name: number the second.
@@ -172,12 +174,14 @@ fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Tot
     }
     let mut jobs: Vec<runner::Job> = groups
         .iter()
-        .map(|group| runner::Job {
-            alone: services::RUN_ALONE.contains(&group.label.as_str()),
-            label: group.label.clone(),
-            binary: group.binary.clone(),
-            env: env.to_vec(),
-            args: group.args(&[]),
+        .filter_map(|group| {
+            Some(runner::Job {
+                alone: services::RUN_ALONE.contains(&group.label.as_str()),
+                label: group.label.clone(),
+                binary: group.binary.clone(),
+                env: env.to_vec(),
+                args: group.args(&[])?,
+            })
         })
         .collect();
     let server = if redis {
@@ -193,11 +197,15 @@ fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Tot
             ))?;
             let mut env = env.to_vec();
             env.push(("E2E_REDIS_URL".to_owned(), server.url()));
+            // A module whose every test works on the SQLite file has nothing to run here.
+            let Some(args) = group.args(services::SQLITE_ONLY) else {
+                continue;
+            };
             jobs.push(runner::Job {
                 label: format!("{name}-on-redis"),
                 binary: group.binary.clone(),
                 env,
-                args: group.args(services::SQLITE_ONLY),
+                args,
                 alone: false,
             });
         }

@@ -23,6 +23,9 @@ use std::time::Instant;
 use tokio::sync::watch;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
+/// Optimized compiles in the background, one at a time per process.
+static OPTIMIZING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
 /// Where the optimized code of a component served from baseline code arrives.
 pub type Optimizing = watch::Sender<Option<ProxyPre<InstanceState>>>;
 
@@ -83,13 +86,8 @@ impl Code {
         tokio::spawn(async move {
             let pre = match optimized.wait_for(Option::is_some).await {
                 Ok(pre) => pre.clone(),
-                Err(_) => {
-                    tracing::warn!(
-                        %deployment,
-                        "no optimized code came (see above): it keeps serving the baseline code"
-                    );
-                    return;
-                }
+                // Its compile failed (and said why) or the process is stopping.
+                Err(_) => return,
             };
             let (Some(pre), Some(server)) = (pre, server.upgrade()) else {
                 return;
@@ -149,13 +147,20 @@ impl Launcher {
         let (code, optimized) = Code::baseline(pre);
         let (launcher, grants) = (self.clone(), grants.clone());
         tokio::spawn(async move {
+            // One at a time: the deployments serving meanwhile (and their self-tests) keep
+            // the other cores, as when every component was compiled before any started.
+            let _turn = OPTIMIZING.acquire().await;
+            if optimized.is_closed() {
+                return; // nothing serves this code any more
+            }
             match launcher.prepare_source(source, &grants).await {
                 Ok(pre) => {
                     let _ = optimized.send(Some(pre));
                 }
+                Err(e) if stop::is_stopped(&e) => {}
                 Err(e) => tracing::warn!(
                     component = %path.display(),
-                    "compiling the optimized code failed: {e:#}"
+                    "compiling the optimized code failed: {e:#}; it keeps serving Winch's code"
                 ),
             }
         });

@@ -122,8 +122,8 @@ impl Source {
 
     /// Whether the cache in `cache_dir` holds what [`prepare`] would serve it from, compiled
     /// by `engine`: its snapshot's code where it has a snapshot, else its own. (A snapshot
-    /// that could not be made is served as the component is; that case counts as not
-    /// cached here, and costs a baseline compile the first time.)
+    /// that cannot be made is served as the component is; that case never counts as cached
+    /// here, so such a component starts on baseline code, from the cache, at every start.)
     pub fn is_compiled(&self, engine: &Engine, cache_dir: &Path) -> bool {
         match self.snapshot_key {
             Some(_) => self
