@@ -60,15 +60,7 @@ pub async fn scrape() -> String {
     for server in alive() {
         reads.spawn(async move {
             let m = server.metrics();
-            let p = server.pool_stats();
-            m.pool(&metrics::PoolFigures {
-                live: p.live,
-                idle: p.idle,
-                waiting: p.waiting,
-                created: p.created,
-                reused: p.reused,
-                baseline: p.baseline,
-            });
+            m.pool(&server.pool_stats());
             if let Some(served) = predictions_of(&server).await {
                 m.predictions(served);
             }

@@ -26,6 +26,7 @@
 
 use crate::http::release_order;
 use crate::http::responses::HostResponse;
+use crate::metrics::PoolFigures;
 use crate::runtime::limits::Limits;
 use crate::runtime::state::{Grants, InstanceState};
 use anyhow::Result;
@@ -60,18 +61,6 @@ pub struct PoolCounters {
     waiting: AtomicI64,
     created: AtomicU64,
     reused: AtomicU64,
-}
-
-/// The pool as it is now: instances alive and idle, requests waiting for one, instances made
-/// and requests served by an instance that had served before.
-pub struct PoolStats {
-    pub live: i64,
-    pub idle: i64,
-    pub waiting: i64,
-    pub created: u64,
-    pub reused: u64,
-    /// New instances come from baseline code (its optimized code is still being made).
-    pub baseline: bool,
 }
 
 /// One live instance of a pool's count, given back when dropped.
@@ -155,9 +144,9 @@ impl InstancePool {
     }
 
     /// What the pool holds and has done, for the metrics.
-    pub fn stats(&self) -> PoolStats {
+    pub fn stats(&self) -> PoolFigures {
         let c = &self.counters;
-        PoolStats {
+        PoolFigures {
             live: c.live.load(Ordering::Relaxed),
             idle: self.lock_idle().len() as i64,
             waiting: c.waiting.load(Ordering::Relaxed),
@@ -179,7 +168,7 @@ impl InstancePool {
         drop(stale); // outside the lock, as in `checkout`
     }
 
-    /// Says (in [`PoolStats`]) that its code is baseline code, until [`Self::replace_code`].
+    /// Says (in its [`PoolFigures`]) that its code is baseline code, until [`Self::replace_code`].
     pub fn mark_baseline(&self) {
         self.baseline.store(true, Ordering::Relaxed);
     }

@@ -5,11 +5,12 @@
 use crate::http::body;
 use crate::http::headers;
 use crate::http::hooks::Hook;
-use crate::http::instances::{Failure, InstancePool, PoolStats};
+use crate::http::instances::{Failure, InstancePool};
 use crate::http::lanes;
 use crate::http::listener::Handler;
 use crate::http::responses::{self, HostResponse, classify_failure, internal, timeout};
 use crate::metrics::Deployment;
+use crate::metrics::PoolFigures;
 use crate::runtime::limits::Limits;
 use crate::runtime::state::{Grants, InstanceState};
 use crate::support::request_log;
@@ -62,7 +63,7 @@ impl ComponentServer {
     }
 
     /// The instance pool's figures, for the metrics.
-    pub fn pool_stats(&self) -> PoolStats {
+    pub fn pool_stats(&self) -> PoolFigures {
         self.pool.stats()
     }
 

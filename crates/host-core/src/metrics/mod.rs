@@ -347,8 +347,9 @@ impl Deployment {
     }
 }
 
-/// A deployment's instance pool as a scrape reads it: instances alive and idle, requests
-/// waiting, instances made and reuses, and whether its code is baseline code.
+/// A deployment's instance pool as it is now (`InstancePool::stats`), as a scrape reads it:
+/// instances alive and idle, requests waiting for one, instances made, requests served by an
+/// instance that had served before, and whether its code is baseline code.
 #[derive(Clone, Copy)]
 pub struct PoolFigures {
     pub live: i64,
