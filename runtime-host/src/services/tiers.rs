@@ -106,26 +106,40 @@ impl Launcher {
     /// cache lacks its optimized code, compiled by Winch at once and optimized in the
     /// background ([`crate::services::tiers`]).
     pub async fn prepare_code(&self, source: Source, grants: &Grants) -> Result<Code> {
-        let Some(baseline) = self.baseline_engine() else {
-            return Ok(Code::optimized(self.prepare_source(source, grants).await?));
+        let source = match self.baseline_engine() {
+            Some(baseline) if self.runtime().baseline_only => {
+                let compiling = source.compile_plain(baseline, self.cache_dir());
+                let pre = stop::unless(signals::wait(), compiling).await??;
+                return Ok(Code::baseline_only(pre));
+            }
+            Some(baseline) => {
+                let (engine, cache_dir) = (self.engine().clone(), self.cache_dir().to_owned());
+                let (source, compiled) = tokio::task::spawn_blocking(move || {
+                    let compiled = source.is_compiled(&engine, &cache_dir);
+                    (source, compiled)
+                })
+                .await?;
+                match compiled {
+                    true => source,
+                    false => match self.start_on_baseline(baseline, source, grants).await? {
+                        Ok(code) => return Ok(code),
+                        Err(refused) => refused,
+                    },
+                }
+            }
+            None => source,
         };
-        if self.runtime().baseline_only {
-            let compiling = source.compile_plain(baseline, self.cache_dir());
-            return Ok(Code::baseline_only(
-                stop::unless(signals::wait(), compiling).await??,
-            ));
-        }
-        let compiled = {
-            let (source, engine, cache_dir) = (
-                source.clone(),
-                self.engine().clone(),
-                self.cache_dir().to_owned(),
-            );
-            tokio::task::spawn_blocking(move || source.is_compiled(&engine, &cache_dir)).await?
-        };
-        if compiled {
-            return Ok(Code::optimized(self.prepare_source(source, grants).await?));
-        }
+        Ok(Code::optimized(self.prepare_source(source, grants).await?))
+    }
+
+    /// `source` compiled by Winch, its optimized code compiling in the background; the
+    /// source back if Winch refuses it (said in the log), for Cranelift to compile first.
+    async fn start_on_baseline(
+        &self,
+        baseline: &wasmtime::Engine,
+        source: Source,
+        grants: &Grants,
+    ) -> Result<Result<Code, Source>> {
         let started = Instant::now();
         let path = source.path().to_owned();
         let compiling = source.compile_plain(baseline, self.cache_dir());
@@ -136,7 +150,7 @@ impl Launcher {
                     component = %path.display(),
                     "Winch could not compile it ({e:#}): it serves once Cranelift has"
                 );
-                return Ok(Code::optimized(self.prepare_source(source, grants).await?));
+                return Ok(Err(source));
             }
         };
         tracing::info!(
@@ -164,7 +178,7 @@ impl Launcher {
                 ),
             }
         });
-        Ok(code)
+        Ok(Ok(code))
     }
 
     /// [`Launcher::server`] of `code`, moved to its optimized code once that is ready.

@@ -77,7 +77,6 @@ fn snapshot_key(wasm: &[u8], mounts: &Mounts) -> Result<String> {
 
 /// A component read from disk, with the key its snapshot has where it can have one: read
 /// and hashed once, whether the caller first asks its [`Source::identity`] or not.
-#[derive(Clone)]
 pub struct Source {
     path: PathBuf,
     wasm: Vec<u8>,
@@ -141,12 +140,7 @@ impl Source {
         engine: &Engine,
         cache_dir: &Path,
     ) -> Result<ProxyPre<InstanceState>> {
-        let (engine, wasm) = (engine.clone(), self.wasm.clone());
-        let (path, cache_dir) = (self.path.clone(), cache_dir.to_owned());
-        tokio::task::spawn_blocking(move || {
-            engine::proxy_from_bytes(&engine, &wasm, &path, &cache_dir)
-        })
-        .await?
+        compile(engine, self.wasm.clone(), None, &self.path, cache_dir).await
     }
 
     /// Whether it exports [`INIT_INTERFACE`]: whether it has a snapshot to make.
