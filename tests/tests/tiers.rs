@@ -1,7 +1,8 @@
 //! Tiered compilation (issue 48 §1): a component the compilation cache lacks answers at once
 //! from Winch's baseline code, Cranelift's optimized code takes over under load without a
-//! failed request, a restart serves the optimized code from the cache, and `--optimized-only`
-//! waits for Cranelift as before.
+//! failed request, a restart serves the optimized code from the cache, a component Winch
+//! refuses is served from Cranelift's code (the log says why), and `--optimized-only` waits
+//! for Cranelift as before.
 
 use e2e_tests::{Client, HostBuilder, Stack, component, model_dir, temp_dir};
 use serde_json::{Value, json};
@@ -148,6 +149,40 @@ async fn optimized_only_serves_cranelifts_code_from_the_first_request() {
         !host.output().contains("Winch"),
         "no baseline compile: {}",
         host.output()
+    );
+}
+
+/// The fallback: a component Winch refuses (relaxed SIMD) is served, from its first
+/// request, from Cranelift's code, and the log says why it was not served from Winch's.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_component_winch_refuses_is_served_from_cranelifts_code_and_the_log_says_why() {
+    let (cache, data) = (temp_dir(), temp_dir());
+    let metrics = e2e_tests::free_port();
+    let host = HostBuilder::new(component("winch-refused"), data.path())
+        .arg("--cache-dir")
+        .arg(cache.path().display().to_string())
+        .arg("--metrics-listen")
+        .arg(format!("127.0.0.1:{metrics}"))
+        .start();
+    let c = Client::new();
+    let answer = c.get(&host.url("/?x=20")).await;
+    assert_eq!(answer.status, 200, "{}\n{}", answer.text(), host.output());
+    assert_eq!(
+        answer.value()["madd"].as_f64(),
+        Some(41.0),
+        "20 * 2 + 1 by relaxed SIMD"
+    );
+    let metrics = format!("http://127.0.0.1:{metrics}/metrics");
+    assert!(!on_baseline(&c, &metrics).await, "{}", host.output());
+    let log = host.output();
+    let refusal = log
+        .lines()
+        .find(|l| l.contains("Winch could not compile it"))
+        .unwrap_or_else(|| panic!("the log says Winch refused the component:\n{log}"));
+    assert!(refusal.contains("relaxed SIMD"), "and why: {refusal}");
+    assert!(
+        !log.contains("optimized code in place"),
+        "no switch: it never ran baseline code\n{log}"
     );
 }
 

@@ -180,7 +180,8 @@ pub fn proxy_from_artifact(
 ) -> Result<ProxyPre<InstanceState>> {
     let component = compiled::load_as(engine, bytes, artifact).with_context(|| {
         format!(
-            "compiling {}: is it a WebAssembly component (wasm32-wasip2)?",
+            "cannot compile {}: a WebAssembly component (wasm32-wasip2) is expected, using \
+             only what this engine's compiler supports",
             path.display()
         )
     })?;
