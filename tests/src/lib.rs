@@ -369,3 +369,28 @@ impl App for spin::SpinApp {
         self.url(path)
     }
 }
+
+/// The request an example stands for, from the model's documented body format: each field
+/// of `data` the example gives under that name, and `text` from the example's `smiles` (the
+/// SMILES models document `text` and name the example's field for what it holds). A field
+/// the example does not give is left out.
+pub fn request_for(
+    example: &serde_json::Value,
+    body_format: &serde_json::Value,
+) -> serde_json::Value {
+    let mut data = serde_json::Map::new();
+    for key in body_format["data"]
+        .as_object()
+        .expect("body_format.data")
+        .keys()
+    {
+        let value = match (key.as_str(), example.get(key)) {
+            (_, Some(v)) => v.clone(),
+            ("text", None) => example["smiles"].clone(),
+            // Left to the model's default (molprop's `property`).
+            (_, None) => continue,
+        };
+        data.insert(key.clone(), value);
+    }
+    serde_json::json!({"input_type": body_format["input_type"], "data": data})
+}

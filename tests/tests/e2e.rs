@@ -18,6 +18,7 @@ mod console;
 mod console_pictures;
 mod embeddings;
 mod first_hour;
+mod fleet;
 mod host_limits;
 mod host_services;
 mod hot_deploy;

@@ -17,6 +17,8 @@ pub enum Durability {
     EverySecond,
     /// Nothing on disk: for runs that check behaviour, not durability.
     None,
+    /// Whatever [`Options::config_file`] says.
+    AsConfigured,
 }
 
 /// How to start the server.
@@ -25,6 +27,11 @@ pub struct Options {
     pub durability: Durability,
     /// Databases it offers (`/0` .. `/N-1` in URLs).
     pub databases: u32,
+    /// A `redis.conf` read first; the port, addresses and directory are still this
+    /// crate's (a deployment's own file, as `tests/tests/fleet.rs` runs it).
+    pub config_file: Option<PathBuf>,
+    /// Addresses it listens on beside loopback.
+    pub also_bind: Vec<std::net::IpAddr>,
 }
 
 impl Default for Options {
@@ -32,6 +39,8 @@ impl Default for Options {
         Self {
             durability: Durability::EveryWrite,
             databases: 16,
+            config_file: None,
+            also_bind: Vec::new(),
         }
     }
 }
@@ -96,29 +105,52 @@ impl RedisServer {
         Ok(())
     }
 
-    /// Loopback only, files in the directory, the durability asked for.
+    /// Loopback (and the addresses asked for), files in the directory, the durability
+    /// asked for; after the configuration file, if there is one, so these win.
     fn args(&self) -> Vec<String> {
-        let mut args: Vec<String> = [
-            "--port",
-            &self.port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            &self.dir.display().to_string(),
-            "--save",
-            "",
-            "--databases",
-            &self.options.databases.to_string(),
-            "--maxclients",
-            "1000",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        let mut bind = vec!["127.0.0.1".to_owned()];
+        bind.extend(self.options.also_bind.iter().map(|a| a.to_string()));
+        let mut args: Vec<String> = self
+            .options
+            .config_file
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        args.extend(
+            [
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                &bind.join(" "),
+                "--dir",
+                &self.dir.display().to_string(),
+                "--databases",
+                &self.options.databases.to_string(),
+                "--maxclients",
+                "1000",
+            ]
+            .iter()
+            .map(|s| s.to_string()),
+        );
         let aof: &[&str] = match self.options.durability {
-            Durability::EveryWrite => &["--appendonly", "yes", "--appendfsync", "always"],
-            Durability::EverySecond => &["--appendonly", "yes", "--appendfsync", "everysec"],
-            Durability::None => &["--appendonly", "no"],
+            Durability::EveryWrite => &[
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            ],
+            Durability::EverySecond => &[
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "everysec",
+            ],
+            Durability::None => &["--save", "", "--appendonly", "no"],
+            Durability::AsConfigured => &[],
         };
         args.extend(aof.iter().map(|s| s.to_string()));
         args
@@ -194,6 +226,7 @@ mod tests {
             options: Options {
                 durability,
                 databases: 3,
+                ..Default::default()
             },
         };
         let args = server(Durability::EveryWrite).args().join(" ");

@@ -236,6 +236,7 @@ pub fn pass_redis(dir: &Path) -> Result<local_redis::RedisServer, String> {
         local_redis::Options {
             durability: local_redis::Durability::None,
             databases: 10_000,
+            ..Default::default()
         },
     )
 }

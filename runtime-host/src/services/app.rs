@@ -4,8 +4,12 @@
 //! browser page then talk to one origin under either host, with no CORS. The routing itself
 //! is `host_core::http::router`'s; this module knows which service is where.
 
-use host_core::http::router::AppRouter;
+use host_core::http::responses::{self, HostResponse};
+use host_core::http::router::{AppRouter, HostRoute};
 use host_core::http::slot::ServerSlot;
+use hyper::body::Incoming;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 /// The routes of the registry and of chat, exactly as `spin.toml` lists them.
@@ -39,6 +43,26 @@ pub fn router(
         app.add(&model_route(name), slot);
     }
     app.route(CONSOLE_ROUTE, console)
+}
+
+/// Where a load balancer checks that the host serves.
+pub const HEALTH_PATH: &str = "/health";
+
+/// `GET /health` on the app port: 200 `{"status":"ok"}` while the host serves. It reads no
+/// store on purpose: with Redis away every host is equally unable to write, and clients
+/// should get the store's own 503 `store_unavailable` from a host rather than a load
+/// balancer's "no server" page. Once a stop begins the listener closes, and checks fail.
+pub struct HealthRoute;
+
+impl HostRoute for HealthRoute {
+    fn answer(
+        &self,
+        req: hyper::Request<Incoming>,
+    ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
+        let answer = responses::unless_get(req.method(), HEALTH_PATH)
+            .unwrap_or_else(|| responses::json(200, r#"{"status":"ok"}"#));
+        Box::pin(std::future::ready(answer))
+    }
 }
 
 #[cfg(test)]

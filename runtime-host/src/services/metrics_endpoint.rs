@@ -85,16 +85,8 @@ async fn predictions_of(server: &ComponentServer) -> Option<u64> {
 
 /// The answer to a request for the metrics.
 pub async fn answer(method: &hyper::Method) -> HostResponse {
-    if method != hyper::Method::GET && method != hyper::Method::HEAD {
-        let mut resp = responses::error(
-            ErrorCode::MethodNotAllowed,
-            format!("{method} is not allowed on {PATH}; allowed: GET"),
-        );
-        resp.headers_mut().insert(
-            hyper::header::ALLOW,
-            hyper::header::HeaderValue::from_static("GET"),
-        );
-        return resp;
+    if let Some(refused) = responses::unless_get(method, PATH) {
+        return refused;
     }
     hyper::Response::builder()
         .status(200)

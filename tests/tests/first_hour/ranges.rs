@@ -7,26 +7,6 @@
 use e2e_tests::{Client, HostBuilder, component, temp_dir, workspace_root};
 use serde_json::{Value, json};
 
-/// The request an example stands for, from the model's documented body format: each field
-/// of `data` the example gives under that name, and `text` from the example's `smiles` (the
-/// SMILES models document `text` and name the example's field for what it holds).
-fn request_for(example: &Value, body_format: &Value) -> Value {
-    let mut data = serde_json::Map::new();
-    for key in body_format["data"]
-        .as_object()
-        .expect("body_format.data")
-        .keys()
-    {
-        let value = match (key.as_str(), example.get(key)) {
-            (_, Some(v)) => v.clone(),
-            ("text", None) => example["smiles"].clone(),
-            (other, None) => panic!("example {example} gives no `{other}`"),
-        };
-        data.insert(key.clone(), value);
-    }
-    json!({"input_type": body_format["input_type"], "data": data})
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn every_onnx_models_examples_are_inside_its_domain_and_reliable_range() {
     let mut dirs: Vec<_> = std::fs::read_dir(workspace_root().join("models"))
@@ -51,7 +31,7 @@ async fn every_onnx_models_examples_are_inside_its_domain_and_reliable_range() {
         assert!(!list.is_empty(), "{}: no examples", dir.display());
         for example in list {
             let name = format!("{} {}", dir.display(), example["name"]);
-            let request = request_for(example, body_format);
+            let request = e2e_tests::request_for(example, body_format);
             let r = c.post_json(&h.url("/predict"), &request, None).await;
             assert_eq!(r.status, 200, "{name}: {}", r.text());
             let results = &r.value()["results"];

@@ -43,6 +43,22 @@ pub fn error(code: ErrorCode, message: impl Into<String>) -> HostResponse {
     resp
 }
 
+/// The 405 for a host path that only reads (`GET`, `HEAD`); `None` for those methods.
+pub fn unless_get(method: &hyper::Method, path: &str) -> Option<HostResponse> {
+    if method == hyper::Method::GET || method == hyper::Method::HEAD {
+        return None;
+    }
+    let mut resp = error(
+        ErrorCode::MethodNotAllowed,
+        format!("{method} is not allowed on {path}; allowed: GET"),
+    );
+    resp.headers_mut().insert(
+        hyper::header::ALLOW,
+        hyper::header::HeaderValue::from_static("GET"),
+    );
+    Some(resp)
+}
+
 fn human(d: Duration) -> String {
     if d.subsec_millis() == 0 {
         format!("{} s", d.as_secs())

@@ -9,4 +9,5 @@ pub mod private;
 pub mod request_log;
 pub mod signals;
 pub mod stop;
+pub mod systemd;
 pub mod token;

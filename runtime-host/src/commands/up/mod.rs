@@ -37,6 +37,7 @@ use host_core::support::duration::{parse_duration, parse_duration_or_off};
 use host_core::support::private;
 use host_core::support::signals;
 use host_core::support::stop;
+use host_core::support::systemd;
 use host_core::support::token::Token;
 use live::Live;
 use started::Started;
@@ -106,7 +107,9 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let app = Listening::bind(app_addr, "--app-port").await?;
     let outcome = stack.start(app).await;
     if outcome.is_ok() {
+        systemd::ready();
         signals::wait().await;
+        systemd::stopping();
     }
     // What started stops in order, whatever happened: the models unregister. A stop during
     // start-up comes back as `Stopped`, which is no failure.
@@ -188,6 +191,8 @@ impl<'a> Stack<'a> {
         // The host's Prometheus metrics: every deployment of this process, on one path no
         // interface uses (models are under /models/<name>/, with their JSON /metrics).
         app.answer_in_host(metrics_endpoint::PATH, Arc::new(MetricsRoute));
+        // For load balancers: the host serves (docs/deploy.md).
+        app.answer_in_host(app::HEALTH_PATH, Arc::new(app::HealthRoute));
         let app_url = app_listening.url();
         let drain = self.launcher.limits().deadline + DRAIN_GRACE;
         let stop = self.started.service_stopper();

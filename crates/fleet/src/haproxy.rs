@@ -1,0 +1,150 @@
+//! HAProxy (Debian's `haproxy`) run from `deploy/fleet/haproxy.cfg`, listening on loopback,
+//! and its admin socket: a server's state (drain, ready, maint), its status and sessions.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The servers `haproxy.cfg` names: `host-1` .. `host-3`.
+pub const SERVERS: usize = 3;
+
+pub struct Haproxy {
+    child: Child,
+    socket: PathBuf,
+    pub port: u16,
+    _dir: tempfile::TempDir,
+}
+
+/// Whether `haproxy` can be run here.
+pub fn installed() -> bool {
+    Command::new("haproxy")
+        .arg("-v")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+impl Haproxy {
+    /// Starts HAProxy in front of `hosts` (`host-1` .. of the file, in order; at most
+    /// [`SERVERS`]).
+    pub fn start(hosts: &[String]) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let socket = dir.path().join("admin.sock");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let mut cmd = Command::new("haproxy");
+        cmd.arg("-db")
+            .arg("-f")
+            .arg(super::unit::deploy_dir().join("haproxy.cfg"))
+            .env("FLEET_LISTEN", format!("127.0.0.1:{port}"))
+            .env("HAPROXY_STATS_SOCKET", &socket)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        // The file names three hosts; those a smaller fleet lacks get an address nothing
+        // listens on, and are put in maintenance below.
+        for i in 0..SERVERS {
+            let host = hosts.get(i).map_or("127.0.0.1:1", String::as_str);
+            cmd.env(format!("FLEET_HOST_{}", i + 1), host);
+        }
+        let child = cmd.spawn().expect("starting haproxy");
+        let mut haproxy = Self {
+            child,
+            socket,
+            port,
+            _dir: dir,
+        };
+        let started = Instant::now();
+        while !haproxy
+            .try_command("show info")
+            .is_ok_and(|i| i.contains("Name: HAProxy"))
+        {
+            if let Ok(Some(status)) = haproxy.child.try_wait() {
+                panic!("haproxy exited ({status}); it said why above");
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "haproxy did not open its admin socket within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for i in hosts.len()..SERVERS {
+            haproxy.set_state(&super::server(i), "maint");
+        }
+        haproxy
+    }
+
+    /// `http://127.0.0.1:<port><path>`: where clients go.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn try_command(&self, command: &str) -> std::io::Result<String> {
+        let mut stream = std::os::unix::net::UnixStream::connect(&self.socket)?;
+        stream.write_all(format!("{command}\n").as_bytes())?;
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer)?;
+        Ok(answer)
+    }
+
+    /// Runs an admin command; its answer.
+    pub fn command(&self, command: &str) -> String {
+        self.try_command(command)
+            .unwrap_or_else(|e| panic!("haproxy admin socket, `{command}`: {e}"))
+    }
+
+    /// `set server hosts/<server> state <state>` (ready, drain or maint).
+    pub fn set_state(&self, server: &str, state: &str) {
+        let answer = self.command(&format!("set server hosts/{server} state {state}"));
+        assert!(answer.trim().is_empty(), "set {server} {state}: {answer}");
+    }
+
+    /// A column of `show stat` for the server (`status`, `scur`, ...).
+    pub fn stat(&self, server: &str, column: &str) -> String {
+        let csv = self.command("show stat");
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches("# ")
+            .split(',')
+            .collect();
+        let at = header
+            .iter()
+            .position(|h| *h == column)
+            .unwrap_or_else(|| panic!("no column {column} in show stat: {csv}"));
+        lines
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .find(|f| f.first() == Some(&"hosts") && f.get(1) == Some(&server))
+            .and_then(|f| f.get(at).map(|v| v.to_string()))
+            .unwrap_or_else(|| panic!("no server hosts/{server} in show stat: {csv}"))
+    }
+
+    /// Waits until the server's status starts with `status` (UP, DOWN, DRAIN, MAINT); how
+    /// long that took.
+    pub fn wait_status(&self, server: &str, status: &str, within: Duration) -> Duration {
+        let started = Instant::now();
+        loop {
+            if self.stat(server, "status").starts_with(status) {
+                return started.elapsed();
+            }
+            assert!(
+                started.elapsed() < within,
+                "hosts/{server} not {status} within {within:?}: {}",
+                self.stat(server, "status")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Haproxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
