@@ -233,3 +233,26 @@ impl Fleet {
 pub fn server(i: usize) -> String {
     format!("host-{}", i + 1)
 }
+
+#[cfg(test)]
+mod tests {
+    /// docs/deploy.md shows every file of `deploy/fleet/` as it is, so the page cannot drift
+    /// from what the fleet test runs.
+    #[test]
+    fn deploy_md_shows_every_file_as_it_is() {
+        let doc_path = super::unit::deploy_dir().join("../../docs/deploy.md");
+        let doc = std::fs::read_to_string(&doc_path).expect("docs/deploy.md");
+        let mut files = 0;
+        for entry in std::fs::read_dir(super::unit::deploy_dir()).expect("deploy/fleet") {
+            let path = entry.expect("an entry").path();
+            let text = std::fs::read_to_string(&path).expect("a deploy file");
+            assert!(
+                doc.contains(text.trim_end()),
+                "docs/deploy.md does not show {} as it is",
+                path.display()
+            );
+            files += 1;
+        }
+        assert!(files >= 5, "the unit, host.env, runtime-config, redis.conf, haproxy.cfg");
+    }
+}

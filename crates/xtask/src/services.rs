@@ -81,6 +81,14 @@ const OCI_REGISTRY: Needed = Needed {
             (tests/tests/spin_app.rs, the_app_pushed_to_an_oci_registry_runs_from_its_reference)",
 };
 
+const HAPROXY: Needed = Needed {
+    what: "haproxy",
+    // `haproxy` and `ip` answer `-v`/`-V`, not `--version`: checked in `ensure_fleet`.
+    programs: &[],
+    packages: &["haproxy", "iproute2"],
+    tests: "the fleet of three hosts behind HAProxy (tests/tests/fleet/)",
+};
+
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -148,6 +156,49 @@ pub fn ensure_oci_registry() -> bool {
             .status();
     }
     here
+}
+
+/// Makes sure the fleet test can run: root (it makes network namespaces), HAProxy and
+/// iproute2's `ip`; `false` (announced loudly) when it cannot.
+pub fn ensure_fleet() -> bool {
+    let runs = |program: &str, flag: &str| {
+        Command::new(program)
+            .arg(flag)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let present = || runs("haproxy", "-v") && runs("ip", "-V");
+    if !is_root() {
+        eprintln!(
+            "\nxtask: ************************************************************\n\
+             xtask: SKIPPING {}:\n\
+             xtask: it makes network namespaces, which needs root.\n\
+             xtask: ************************************************************\n",
+            HAPROXY.tests
+        );
+        return false;
+    }
+    if present() {
+        return true;
+    }
+    match apt_install(HAPROXY.packages) {
+        Ok(()) if present() => true,
+        outcome => {
+            let why = outcome
+                .err()
+                .unwrap_or_else(|| "installed, yet not found".into());
+            eprintln!(
+                "\nxtask: ************************************************************\n\
+                 xtask: SKIPPING {}:\n\
+                 xtask: {} not installed and could not be ({why}).\n\
+                 xtask: ************************************************************\n",
+                HAPROXY.tests, HAPROXY.what
+            );
+            false
+        }
+    }
 }
 
 /// Makes sure valgrind (callgrind) is here; `false` (announced loudly) when it cannot be.

@@ -14,6 +14,7 @@ pub struct Prepared {
     python: bool,
     spin: bool,
     oci_registry: bool,
+    fleet: bool,
 }
 
 /// Starts installing the services and model files the tests need, on a thread of its own:
@@ -27,6 +28,7 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
         let python = services::ensure_test_python(&root());
         let spin = services::ensure_spin(&root());
         let oci_registry = services::ensure_oci_registry();
+        let fleet = services::ensure_fleet();
         install_models()?;
         Ok(Prepared {
             redis,
@@ -36,6 +38,7 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
             python,
             spin,
             oci_registry,
+            fleet,
         })
     })
 }
@@ -56,14 +59,16 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
         python,
         spin,
         oci_registry,
+        fleet,
     } = prepared;
     // CI can install both (it runs as root), so a skip there would hide a broken install.
     let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    let all = redis && browser && prometheus && valgrind && python && spin && oci_registry;
+    let all = redis && browser && prometheus && valgrind && python && spin && oci_registry && fleet;
     if in_ci && !all {
         return Err(
             "CI runs every test, but redis-server, Chromium, Prometheus, valgrind, the \
-             tests' Python tools, Spin or docker-registry could not be installed or found (see \
+             tests' Python tools, Spin, docker-registry or the fleet's HAProxy (as root) could not \
+             be installed or found (see \
              above); nothing was skipped silently"
                 .into(),
         );
@@ -90,6 +95,9 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     }
     if oci_registry {
         env.push(("E2E_REQUIRE_OCI_REGISTRY".to_owned(), "1".to_owned()));
+    }
+    if fleet && redis {
+        env.push(("E2E_REQUIRE_FLEET".to_owned(), "1".to_owned()));
     }
     let totals = if extra.is_empty() {
         test_in_parallel(&env, redis)?
@@ -123,6 +131,9 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     }
     if !oci_registry {
         println!("tests: SKIPPED the OCI registry round trip (docker-registry missing; see above)");
+    }
+    if !fleet {
+        println!("tests: SKIPPED the fleet behind HAProxy (needs root and haproxy; see above)");
     }
     if !totals.ok || totals.failed > 0 {
         return Err("tests failed".into());
