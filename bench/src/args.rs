@@ -47,8 +47,9 @@ pub struct BenchArgs {
     /// snapshot), memory, instructions (instructions per request of the host and the native
     /// peer under valgrind's callgrind; skipped without valgrind), spin (solubility's snapshot
     /// under `spin up` on its SQLite and Redis stores beside the host), open-loop (`/predict`
-    /// at 25, 50 and 75 % of native's capacity, latency from when each request was due).
-    /// Default: all.
+    /// at 25, 50 and 75 % of native's capacity, latency from when each request was due),
+    /// fleet (chat writes and predictions through HAProxy with 1-3 hosts on one Redis, and a
+    /// host killed under load; needs root). Default: all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// The `runtime-host` binary to measure (default: the one beside this program).

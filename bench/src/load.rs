@@ -22,6 +22,8 @@ pub struct Call {
     pub method: Method,
     pub path: String,
     pub body: Bytes,
+    /// Sent as `Authorization: Bearer <token>` (the chat write API).
+    pub token: Option<Arc<str>>,
 }
 
 impl Call {
@@ -30,6 +32,7 @@ impl Call {
             method: Method::GET,
             path: path.to_owned(),
             body: Bytes::new(),
+            token: None,
         }
     }
 
@@ -38,13 +41,20 @@ impl Call {
             method: Method::POST,
             path: path.to_owned(),
             body: Bytes::from(body.to_string()),
+            token: None,
         }
+    }
+
+    /// This call with a bearer token.
+    pub fn with_token(mut self, token: &str) -> Self {
+        self.token = Some(token.into());
+        self
     }
 }
 
 /// What one load run measured.
 pub struct Measured {
-    /// Answers with status 200.
+    /// Answers with status 200 (201 for a write).
     pub ok: u64,
     /// Other statuses and transport errors.
     pub errors: u64,
@@ -236,12 +246,16 @@ async fn connect(addr: SocketAddr) -> Result<Sender> {
 }
 
 fn request(addr: SocketAddr, call: &Call) -> Result<hyper::Request<Full<Bytes>>> {
-    Ok(hyper::Request::builder()
+    let req = hyper::Request::builder()
         .method(call.method.clone())
         .uri(&call.path)
         .header("host", addr.to_string())
-        .header("content-type", "application/json")
-        .body(Full::new(call.body.clone()))?)
+        .header("content-type", "application/json");
+    let req = match &call.token {
+        Some(token) => req.header("authorization", format!("Bearer {token}")),
+        None => req,
+    };
+    Ok(req.body(Full::new(call.body.clone()))?)
 }
 
 /// One connection's loop; reconnects after a transport error (counted as an error).
@@ -267,7 +281,8 @@ async fn connection(
         }
         .await;
         match outcome {
-            Ok(200) => m.record(sent.elapsed()),
+            // 200, or 201 for a write that made something (a chat append).
+            Ok(200 | 201) => m.record(sent.elapsed()),
             Ok(_) => m.errors += 1,
             Err(_) => {
                 m.errors += 1;

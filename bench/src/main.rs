@@ -20,6 +20,7 @@ mod args;
 mod chats;
 mod component;
 mod embeddings;
+mod fleet;
 mod instructions;
 mod library;
 mod load;
@@ -106,6 +107,12 @@ async fn run(args: BenchArgs) -> Result<()> {
     }
     if wanted("open-loop") {
         report.open_loop = open_loop::open_loop(&paths, &molecules, duration).await?;
+    }
+    if wanted("fleet") {
+        match fleet::fleet(&paths, &args, duration).await? {
+            Ok((rows, failover)) => (report.fleet, report.fleet_failover) = (rows, Some(failover)),
+            Err(why) => report.notes.push(format!("section fleet skipped: {why}")),
+        }
     }
     if wanted("registry") {
         registry_figures(&paths, duration, &mut report).await?;

@@ -37,6 +37,9 @@ pub struct Report {
     pub spin: Vec<PredictRow>,
     /// Section `open-loop`: `/predict` logp at 25, 50 and 75 % of native's capacity.
     pub open_loop: Vec<super::open_loop::OpenLoopRow>,
+    /// Section `fleet`: 1, 2 and 3 hosts behind HAProxy, and a host killed under load.
+    pub fleet: Vec<super::fleet::FleetRow>,
+    pub fleet_failover: Option<super::fleet::Failover>,
     pub targets: Vec<Target>,
     pub notes: Vec<String>,
 }
@@ -237,6 +240,7 @@ impl Report {
         }
         self.print_spin();
         self.print_spin_stores();
+        super::fleet::print(&self.fleet, &self.fleet_failover);
         super::open_loop::print(&self.open_loop);
         if !self.embeddings.is_empty() {
             println!("\nembeddings (sentences/s, request p50 / p99 ms): minilm");

@@ -253,6 +253,9 @@ mod tests {
             );
             files += 1;
         }
-        assert!(files >= 5, "the unit, host.env, runtime-config, redis.conf, haproxy.cfg");
+        assert!(
+            files >= 5,
+            "the unit, host.env, runtime-config, redis.conf, haproxy.cfg"
+        );
     }
 }
