@@ -180,25 +180,7 @@ pub fn ensure_fleet() -> bool {
         );
         return false;
     }
-    if present() {
-        return true;
-    }
-    match apt_install(HAPROXY.packages) {
-        Ok(()) if present() => true,
-        outcome => {
-            let why = outcome
-                .err()
-                .unwrap_or_else(|| "installed, yet not found".into());
-            eprintln!(
-                "\nxtask: ************************************************************\n\
-                 xtask: SKIPPING {}:\n\
-                 xtask: {} not installed and could not be ({why}).\n\
-                 xtask: ************************************************************\n",
-                HAPROXY.tests, HAPROXY.what
-            );
-            false
-        }
-    }
+    ensure_with(&HAPROXY, present)
 }
 
 /// Makes sure valgrind (callgrind) is here; `false` (announced loudly) when it cannot be.
@@ -254,7 +236,13 @@ pub fn ensure_test_python(root: &Path) -> bool {
 }
 
 fn ensure(needed: &Needed) -> bool {
-    let present = || needed.programs.iter().all(|p| local_redis::program_runs(p));
+    ensure_with(needed, || {
+        needed.programs.iter().all(|p| local_redis::program_runs(p))
+    })
+}
+
+/// [`ensure`] with `present` saying whether the service is here.
+fn ensure_with(needed: &Needed, present: impl Fn() -> bool) -> bool {
     if present() {
         return true;
     }

@@ -52,16 +52,23 @@ pub const HEALTH_PATH: &str = "/health";
 /// store on purpose: with Redis away every host is equally unable to write, and clients
 /// should get the store's own 503 `store_unavailable` from a host rather than a load
 /// balancer's "no server" page. Once a stop begins the listener closes, and checks fail.
+/// Other methods go on to the app's routes: a `POST /health` meant for a model gets the
+/// console's 404 naming the models, as before.
 pub struct HealthRoute;
 
 impl HostRoute for HealthRoute {
     fn answer(
         &self,
-        req: hyper::Request<Incoming>,
+        _req: hyper::Request<Incoming>,
     ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
-        let answer = responses::unless_get(req.method(), HEALTH_PATH)
-            .unwrap_or_else(|| responses::json(200, r#"{"status":"ok"}"#));
-        Box::pin(std::future::ready(answer))
+        Box::pin(std::future::ready(responses::json(
+            200,
+            r#"{"status":"ok"}"#,
+        )))
+    }
+
+    fn takes(&self, method: &hyper::Method) -> bool {
+        method == hyper::Method::GET || method == hyper::Method::HEAD
     }
 }
 

@@ -21,6 +21,11 @@ async fn model_endpoints_without_a_model_and_misspelt_models_are_404_naming_the_
     let r = c.post_json(&stack.app("/predict"), &body, None).await;
     let why = r.value()["error"].as_str().unwrap_or_default().to_owned();
     assert!(why.contains("/models/"), "{why}");
+    // GET /health is the host's own health, for load balancers (docs/deploy.md); the POST
+    // above, meant for a model, still got the 404 naming the models.
+    let r = c.get(&stack.app("/health")).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.value(), serde_json::json!({"status": "ok"}));
     // The console's own files keep their method rule.
     let r = c.post_json(&stack.app("/console.json"), &body, None).await;
     assert_eq!(r.status, 405, "{}", r.text());

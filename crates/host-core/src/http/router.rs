@@ -27,6 +27,12 @@ pub trait HostRoute: Send + Sync + 'static {
         &self,
         req: hyper::Request<Incoming>,
     ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>>;
+
+    /// Whether the host answers `method` here; the other methods go on to the app's own
+    /// routes, as if the host did not take the path.
+    fn takes(&self, _method: &hyper::Method) -> bool {
+        true
+    }
 }
 
 /// A Spin route: an exact path, or a prefix followed by `/...` (the prefix itself included).
@@ -109,10 +115,10 @@ impl AppRouter {
         host.push((Pattern::parse(spin_route), route));
     }
 
-    fn host_route(&self, path: &str) -> Option<Arc<dyn HostRoute>> {
+    fn host_route(&self, path: &str, method: &hyper::Method) -> Option<Arc<dyn HostRoute>> {
         let host = self.host_routes.read().unwrap_or_else(|p| p.into_inner());
         host.iter()
-            .find(|(pattern, _)| pattern.path_info(path).is_some())
+            .find(|(pattern, route)| pattern.path_info(path).is_some() && route.takes(method))
             .map(|(_, route)| route.clone())
     }
 
@@ -133,7 +139,7 @@ impl Handler for AppRouter {
         peer: SocketAddr,
     ) -> HostResponse {
         let path = req.uri().path().to_owned();
-        if let Some(route) = self.host_route(&path) {
+        if let Some(route) = self.host_route(&path, req.method()) {
             return route.answer(req).await;
         }
         let Some((route, info)) = self.find(&path) else {
@@ -206,25 +212,47 @@ mod tests {
         assert_eq!(pick("/").1, "/");
     }
 
+    struct Nothing;
+    impl HostRoute for Nothing {
+        fn answer(
+            &self,
+            _: hyper::Request<Incoming>,
+        ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
+            Box::pin(async { responses::json(200, "{}") })
+        }
+    }
+
     #[test]
     fn host_routes_take_their_paths_whole_segments_only() {
-        struct Nothing;
-        impl HostRoute for Nothing {
-            fn answer(
-                &self,
-                _: hyper::Request<Incoming>,
-            ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
-                Box::pin(async { responses::json(200, "{}") })
-            }
-        }
         let app = AppRouter::default();
         app.answer_in_host("/metrics", Arc::new(Nothing));
         app.answer_in_host("/admin/...", Arc::new(Nothing));
+        let get = hyper::Method::GET;
         for taken in ["/metrics", "/admin", "/admin/deployments"] {
-            assert!(app.host_route(taken).is_some(), "{taken}");
+            assert!(app.host_route(taken, &get).is_some(), "{taken}");
         }
         for left in ["/metrics/x", "/administrator", "/models/a/metrics"] {
-            assert!(app.host_route(left).is_none(), "{left}");
+            assert!(app.host_route(left, &get).is_none(), "{left}");
         }
+    }
+
+    #[test]
+    fn a_host_route_leaves_the_methods_it_does_not_take_to_the_app() {
+        struct GetOnly;
+        impl HostRoute for GetOnly {
+            fn answer(
+                &self,
+                req: hyper::Request<Incoming>,
+            ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
+                Nothing.answer(req)
+            }
+            fn takes(&self, method: &hyper::Method) -> bool {
+                method == hyper::Method::GET
+            }
+        }
+        let app = AppRouter::default();
+        app.answer_in_host("/health", Arc::new(GetOnly));
+        assert!(app.host_route("/health", &hyper::Method::GET).is_some());
+        assert!(app.host_route("/health", &hyper::Method::POST).is_none());
     }
 }
