@@ -28,8 +28,23 @@ pub fn installed() -> bool {
 
 impl Haproxy {
     /// Starts HAProxy in front of `hosts` (`host-1` .. of the file, in order; at most
-    /// [`SERVERS`]).
+    /// [`SERVERS`]). Its port is a free one; should another process take it first (a
+    /// race with the tests beside this one), HAProxy exits and is started again on another.
     pub fn start(hosts: &[String]) -> Self {
+        let mut tries = 0;
+        loop {
+            match Self::try_start(hosts) {
+                Ok(haproxy) => return haproxy,
+                Err(why) if tries < 3 => {
+                    eprintln!("haproxy: {why}; again on another port");
+                    tries += 1;
+                }
+                Err(why) => panic!("haproxy: {why} (it said why above)"),
+            }
+        }
+    }
+
+    fn try_start(hosts: &[String]) -> Result<Self, String> {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let socket = dir.path().join("admin.sock");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -64,18 +79,17 @@ impl Haproxy {
             .is_ok_and(|i| i.contains("Name: HAProxy"))
         {
             if let Ok(Some(status)) = haproxy.child.try_wait() {
-                panic!("haproxy exited ({status}); it said why above");
+                return Err(format!("exited ({status})"));
             }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "haproxy did not open its admin socket within 10 s"
-            );
+            if started.elapsed() > Duration::from_secs(10) {
+                return Err("no admin socket within 10 s".into());
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
         for i in hosts.len()..SERVERS {
             haproxy.set_state(&super::server(i), "maint");
         }
-        haproxy
+        Ok(haproxy)
     }
 
     /// `http://127.0.0.1:<port><path>`: where clients go.
@@ -122,6 +136,26 @@ impl Haproxy {
             .find(|f| f.first() == Some(&"hosts") && f.get(1) == Some(&server))
             .and_then(|f| f.get(at).map(|v| v.to_string()))
             .unwrap_or_else(|| panic!("no server hosts/{server} in show stat: {csv}"))
+    }
+
+    /// Waits until the server is UP by a health check that passed (not just UP because it
+    /// has not been checked yet); how long that took.
+    pub fn wait_healthy(&self, server: &str, within: Duration) -> Duration {
+        let started = Instant::now();
+        loop {
+            let (status, check) = (
+                self.stat(server, "status"),
+                self.stat(server, "check_status"),
+            );
+            if status.starts_with("UP") && check == "L7OK" {
+                return started.elapsed();
+            }
+            assert!(
+                started.elapsed() < within,
+                "hosts/{server} not checked healthy within {within:?}: {status}, {check}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Waits until the server's status starts with `status` (UP, DOWN, DRAIN, MAINT); how

@@ -78,6 +78,8 @@ impl Fleet {
                 durability: local_redis::Durability::AsConfigured,
                 config_file: Some(unit::deploy_dir().join("redis.conf")),
                 also_bind: vec![network.gateway.into()],
+                // The file's placeholder replaced, as a deployment would.
+                password: Some(format!("fleet-{}", std::process::id())),
                 ..Default::default()
             },
         )
@@ -107,7 +109,7 @@ impl Fleet {
         for i in 0..hosts {
             fleet
                 .haproxy
-                .wait_status(&server(i), "UP", Duration::from_secs(30));
+                .wait_healthy(&server(i), Duration::from_secs(30));
         }
         fleet
     }
@@ -135,9 +137,15 @@ impl Fleet {
         format!("http://{}:{port}{path}", self.network.machines[i].address)
     }
 
-    /// `redis://<gateway>:<port>`: Redis as the machines reach it.
+    /// Redis's password (`requirepass`), which no answer may show.
+    pub fn redis_password(&self) -> String {
+        format!("fleet-{}", std::process::id())
+    }
+
+    /// `redis://:<password>@<gateway>:<port>`: Redis as the machines reach it.
     pub fn redis_url(&self) -> String {
-        format!("redis://{}:{}", self.network.gateway, self.redis.port())
+        let (gateway, port) = (self.network.gateway, self.redis.port());
+        format!("redis://:{}@{gateway}:{port}", self.redis_password())
     }
 
     /// Starts host `i` as the unit says, and waits for its `READY=1` (the unit is
@@ -171,8 +179,10 @@ impl Fleet {
             .replace("/etc/runtime-host", &etc.display().to_string());
         std::fs::write(&env_file, &env_text).expect("writing host.env");
         let url = self.redis_url();
-        let config =
-            unit::deploy_file_with("runtime-config.toml", &[("redis://10.0.0.10:6379", &url)]);
+        let config = unit::deploy_file_with(
+            "runtime-config.toml",
+            &[("redis://:change-me-redis-password@10.0.0.10:6379", &url)],
+        );
         std::fs::write(etc.join("runtime-config.toml"), config).expect("writing the config");
         let env = unit::parse_env(&env_text);
         let build = &self.build;

@@ -31,6 +31,9 @@ impl Machine {
 
 pub struct Network {
     bridge: String,
+    /// The veth ends on the bridge (removed with their namespace, unless making it failed
+    /// half way).
+    outside: Vec<String>,
     /// The bridge's address: the test's side of the network.
     pub gateway: Ipv4Addr,
     pub machines: Vec<Machine>,
@@ -60,6 +63,7 @@ impl Network {
         let subnet = free_subnet();
         let mut network = Self {
             bridge: format!("{tag}b"),
+            outside: Vec::new(),
             gateway: Ipv4Addr::new(10, 250, subnet, 1),
             machines: Vec::new(),
         };
@@ -99,6 +103,9 @@ impl Drop for Network {
         for m in &self.machines {
             let _ = ip(&["netns", "del", &m.namespace]);
         }
+        for veth in &self.outside {
+            let _ = ip(&["link", "del", veth]);
+        }
         let _ = ip(&["link", "del", &self.bridge]);
     }
 }
@@ -132,8 +139,9 @@ fn free_subnet() -> u8 {
         .expect("a free 10.250.X.0/24")
 }
 
-/// Namespaces and bridges a test process that no longer exists left behind (it was killed
-/// before its drop ran).
+/// Namespaces (and the hosts still running in them) and bridges a test process that no
+/// longer exists left behind (it was killed before its drop ran). HAProxy and Redis ran in
+/// the test's own namespace on loopback ports; a killed test leaves those to the machine.
 fn remove_stale() {
     let dead = |name: &str| {
         let digits: String = name
@@ -149,14 +157,22 @@ fn remove_stale() {
         .filter_map(|l| l.split_whitespace().next())
     {
         if name.starts_with(PREFIX) && dead(name) {
+            // Its hosts outlived the test that started them; they go first.
+            let pids = ip(&["netns", "pids", name]).unwrap_or_default();
+            for pid in pids.split_whitespace() {
+                let _ = Command::new("kill").args(["-KILL", pid]).status();
+            }
             let _ = ip(&["netns", "del", name]);
         }
     }
-    let links = ip(&["-o", "link", "show", "type", "bridge"]).unwrap_or_default();
-    for name in links.lines().filter_map(|l| l.split(':').nth(1)) {
-        let name = name.trim();
-        if name.starts_with(PREFIX) && dead(name) {
-            let _ = ip(&["link", "del", name]);
+    for kind in ["veth", "bridge"] {
+        let links = ip(&["-o", "link", "show", "type", kind]).unwrap_or_default();
+        // `5: e2efl12v1@if4: <...`: the name is the second field, before any `@`.
+        for name in links.lines().filter_map(|l| l.split(':').nth(1)) {
+            let name = name.trim().split('@').next().unwrap_or_default();
+            if name.starts_with(PREFIX) && dead(name) {
+                let _ = ip(&["link", "del", name]);
+            }
         }
     }
 }

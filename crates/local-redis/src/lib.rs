@@ -32,6 +32,8 @@ pub struct Options {
     pub config_file: Option<PathBuf>,
     /// Addresses it listens on beside loopback.
     pub also_bind: Vec<std::net::IpAddr>,
+    /// The password clients must give (`requirepass`); in [`RedisServer::url`] too.
+    pub password: Option<String>,
 }
 
 impl Default for Options {
@@ -41,6 +43,7 @@ impl Default for Options {
             databases: 16,
             config_file: None,
             also_bind: Vec::new(),
+            password: None,
         }
     }
 }
@@ -132,6 +135,9 @@ impl RedisServer {
             .iter()
             .map(|s| s.to_string()),
         );
+        if let Some(password) = &self.options.password {
+            args.extend(["--requirepass".to_owned(), password.clone()]);
+        }
         let aof: &[&str] = match self.options.durability {
             Durability::EveryWrite => &[
                 "--save",
@@ -160,9 +166,13 @@ impl RedisServer {
         self.port
     }
 
-    /// `redis://127.0.0.1:PORT` (database 0).
+    /// `redis://[default:PASSWORD@]127.0.0.1:PORT` (database 0). The user is named:
+    /// redis-cli 7.0 sends no AUTH for a URL with a password and no user.
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        match &self.options.password {
+            Some(password) => format!("redis://default:{password}@127.0.0.1:{}", self.port),
+            None => format!("redis://127.0.0.1:{}", self.port),
+        }
     }
 
     /// Kills the server with SIGKILL, as a crash would; [`RedisServer::restart`] brings it

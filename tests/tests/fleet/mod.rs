@@ -102,6 +102,12 @@ async fn registrations(c: &Client, fleet: &Fleet, i: usize) -> Vec<(u64, u64, St
         .collect()
 }
 
+/// Runs `work`, which blocks (starting or stopping a process, polling HAProxy), without
+/// holding up the load's tasks on this worker.
+fn blocking<T>(work: impl FnOnce() -> T) -> T {
+    tokio::task::block_in_place(work)
+}
+
 /// Times the scenario marks, for sorting failures into windows.
 struct Marks {
     killed: Instant,
@@ -125,10 +131,13 @@ async fn a_fleet_loses_nothing_acknowledged_across_a_kill_an_upgrade_and_a_redis
 
     // host-1 dies at once.
     let killed = Instant::now();
-    let dead_pid = fleet.kill_host(0);
-    let detected = fleet
-        .haproxy
-        .wait_status(&server(0), "DOWN", Duration::from_secs(10));
+    let dead_pid = blocking(|| fleet.kill_host(0));
+    let detected = blocking(|| {
+        let down = fleet
+            .haproxy
+            .wait_status(&server(0), "DOWN", Duration::from_secs(10));
+        down
+    });
     let failed_over = killed + detected;
     println!("host-1 SIGKILLed: HAProxy took it out of rotation after {detected:?}");
     // inter x fall + inter = 1.5 s by haproxy.cfg; slack for a loaded 2-core machine.
@@ -149,30 +158,34 @@ async fn a_fleet_loses_nothing_acknowledged_across_a_kill_an_upgrade_and_a_redis
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let stopping = Instant::now();
-    let status = fleet.stop_host(1);
+    let status = blocking(|| fleet.stop_host(1));
     assert!(
         status.success(),
         "host-2 stopped cleanly on the unit's KillSignal: {status}"
     );
-    fleet.start_host(1);
-    fleet.haproxy.set_state(&server(1), "ready");
-    fleet
-        .haproxy
-        .wait_status(&server(1), "UP", Duration::from_secs(30));
+    blocking(|| {
+        fleet.start_host(1);
+        fleet.haproxy.set_state(&server(1), "ready");
+        fleet
+            .haproxy
+            .wait_healthy(&server(1), Duration::from_secs(30))
+    });
     let upgraded = Instant::now();
     println!("host-2 upgraded in turn (drain, stop, start, ready)");
 
     // host-1 comes back and rejoins.
-    fleet.start_host(0);
-    fleet
-        .haproxy
-        .wait_status(&server(0), "UP", Duration::from_secs(30));
+    blocking(|| {
+        fleet.start_host(0);
+        fleet
+            .haproxy
+            .wait_healthy(&server(0), Duration::from_secs(30))
+    });
     let back = Instant::now();
     tokio::time::sleep(Duration::from_secs(1)).await;
 
     // Redis goes away for a while.
     let redis_gone = Instant::now();
-    fleet.redis.kill();
+    blocking(|| fleet.redis.kill());
     tokio::time::sleep(Duration::from_secs(2)).await;
     for i in 0..fleet.len() {
         assert!(
@@ -180,7 +193,7 @@ async fn a_fleet_loses_nothing_acknowledged_across_a_kill_an_upgrade_and_a_redis
             "hosts stay in rotation without Redis: /health reads no store"
         );
     }
-    fleet.redis.restart().unwrap();
+    blocking(|| fleet.redis.restart()).unwrap();
     let redis_back = Instant::now();
     tokio::time::sleep(STORE_RECOVERY + Duration::from_secs(2)).await;
     let seen = load.stop().await;
@@ -194,6 +207,11 @@ async fn a_fleet_loses_nothing_acknowledged_across_a_kill_an_upgrade_and_a_redis
     };
     report(&seen, &marks);
     check_failures(&seen, &marks, &fleet);
+    let password = fleet.redis_password();
+    assert!(
+        seen.records.iter().all(|r| !r.detail.contains(&password)),
+        "an answer showed Redis's password"
+    );
     assert!(
         seen.missing_after_ack.is_empty(),
         "a read through HAProxy missed an acknowledged append: {:?}",
