@@ -133,10 +133,9 @@ async fn a_fleet_loses_nothing_acknowledged_across_a_kill_an_upgrade_and_a_redis
     let killed = Instant::now();
     let dead_pid = blocking(|| fleet.kill_host(0));
     let detected = blocking(|| {
-        let down = fleet
+        fleet
             .haproxy
-            .wait_status(&server(0), "DOWN", Duration::from_secs(10));
-        down
+            .wait_status(&server(0), "DOWN", Duration::from_secs(10))
     });
     let failed_over = killed + detected;
     println!("host-1 SIGKILLed: HAProxy took it out of rotation after {detected:?}");
