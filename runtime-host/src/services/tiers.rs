@@ -181,6 +181,37 @@ impl Launcher {
         Ok(Ok(code))
     }
 
+    /// Compiles `component` with Winch into the cache in the background, unless the cache
+    /// has it already or this host serves optimized code only. For the ONNX component that
+    /// every model directory runs: the first directory dropped into `up --models` (or
+    /// deployed through the admin API) then loads that code from the cache instead of
+    /// compiling the 8.7 MB component (2.2 s and more on two cores).
+    pub fn cache_baseline_code(&self, component: std::path::PathBuf) {
+        let Some(baseline) = self.baseline_engine().cloned() else {
+            return;
+        };
+        let cache_dir = self.cache_dir().to_owned();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let compiled = async {
+                let source = Source::read(&component, &Default::default())?;
+                source.compile_plain(&baseline, &cache_dir).await
+            };
+            match stop::unless(signals::wait(), compiled).await {
+                Ok(Ok(_)) => tracing::info!(
+                    component = %component.display(),
+                    ms = started.elapsed().as_millis() as u64,
+                    "baseline code cached: new model directories start without compiling it"
+                ),
+                Ok(Err(e)) => tracing::warn!(
+                    component = %component.display(),
+                    "could not cache its baseline code ({e:#}); the first model using it compiles it"
+                ),
+                Err(_) => {} // stopping
+            }
+        });
+    }
+
     /// [`Launcher::server`] of `code`, moved to its optimized code once that is ready.
     pub fn server_of(
         &self,

@@ -247,6 +247,11 @@ impl<'a> Stack<'a> {
             );
             tokio::spawn(watch::watch(dir, live, every, self.started.model_stopper()));
         }
+        // The ONNX component's baseline code, for the first model directory to come
+        // (services/tiers.rs); a cache hit where a model directory used it already.
+        if let Ok(onnx) = default_component("onnx_model") {
+            self.launcher.cache_baseline_code(onnx);
+        }
         // Scripts and tests wait for this line.
         println!("stack ready");
         Ok(())
