@@ -283,3 +283,48 @@ async fn a_model_dropped_into_up_answers_before_cranelift_has_compiled_it() {
     let second = drop_model(&stack, &c, models.path(), staging.path(), "iris").await;
     println!("iris's first /predict {second:.2} s after its directory appeared");
 }
+
+/// A model removed while it still runs Winch's code: its optimized compile (a child
+/// process preparing the snapshot, or a turn still to come) stops instead of finishing for
+/// nothing, and no child is left running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_model_removed_before_its_optimized_code_is_ready_stops_its_compile() {
+    let (models, cache) = (temp_dir(), temp_dir());
+    let (dir, cache_dir) = (
+        models.path().to_str().unwrap(),
+        cache.path().to_str().unwrap(),
+    );
+    let stack = Stack::up(
+        &[
+            "--models",
+            dir,
+            "--watch-interval",
+            "100ms",
+            "--cache-dir",
+            cache_dir,
+        ],
+        4,
+    );
+    let c = Client::new();
+    let staging = temp_dir();
+    drop_model(&stack, &c, models.path(), staging.path(), "solubility").await;
+    std::fs::remove_dir_all(models.path().join("solubility")).unwrap();
+    e2e_tests::until(
+        "the removed model's optimized compile stopped",
+        Duration::from_secs(60),
+        || {
+            let stopped = stack.log().contains("optimized compile stopped");
+            async move { stopped }
+        },
+    )
+    .await;
+    // No `runtime-host prepare` child of this cache is left running.
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("prepare") && c.contains(cache_dir))
+        .collect();
+    assert!(left.is_empty(), "left running: {left:?}");
+}

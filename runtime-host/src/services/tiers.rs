@@ -84,10 +84,15 @@ impl Code {
         let server = Arc::downgrade(server);
         let deployment = deployment.to_owned();
         tokio::spawn(async move {
-            let pre = match optimized.wait_for(Option::is_some).await {
-                Ok(pre) => pre.clone(),
-                // Its compile failed (and said why) or the process is stopping.
-                Err(_) => return,
+            let pre = tokio::select! {
+                arrived = optimized.wait_for(Option::is_some) => match arrived {
+                    Ok(pre) => pre.clone(),
+                    // Its compile failed (and said why) or the process is stopping.
+                    Err(_) => return,
+                },
+                // The server went (its model removed or upgraded): this receiver goes too,
+                // so a compile nothing waits for any more is stopped.
+                () = gone(&server) => return,
             };
             let (Some(pre), Some(server)) = (pre, server.upgrade()) else {
                 return;
@@ -98,6 +103,13 @@ impl Code {
                 "optimized code in place: new instances run Cranelift's code, the baseline's drain"
             );
         });
+    }
+}
+
+/// Returns once `server` is gone (checked every half second).
+async fn gone(server: &std::sync::Weak<ComponentServer>) {
+    while server.strong_count() > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
 }
 
@@ -165,9 +177,25 @@ impl Launcher {
             // the other cores, as when every component was compiled before any started.
             let _turn = OPTIMIZING.acquire().await;
             if optimized.is_closed() {
-                return; // nothing serves this code any more
+                tracing::info!(
+                    component = %path.display(),
+                    "optimized compile stopped: nothing serves this component any more"
+                );
+                return;
             }
-            match launcher.prepare_source(source, &grants).await {
+            let compiled = tokio::select! {
+                compiled = launcher.prepare_source(source, &grants) => compiled,
+                // Nothing serves this code any more (its model was removed): the compile,
+                // in a child process killed with its future, stops.
+                () = optimized.closed() => {
+                    tracing::info!(
+                        component = %path.display(),
+                        "optimized compile stopped: nothing serves this component any more"
+                    );
+                    return;
+                }
+            };
+            match compiled {
                 Ok(pre) => {
                     let _ = optimized.send(Some(pre));
                 }
