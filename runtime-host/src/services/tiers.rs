@@ -106,6 +106,14 @@ impl Code {
     }
 }
 
+/// Says that the optimized compile of the component at `path` ended unfinished.
+fn compile_stopped(path: &std::path::Path) {
+    tracing::info!(
+        component = %path.display(),
+        "optimized compile stopped: nothing serves this component any more"
+    );
+}
+
 /// Returns once `server` is gone (checked every half second).
 async fn gone(server: &std::sync::Weak<ComponentServer>) {
     while server.strong_count() > 0 {
@@ -177,10 +185,7 @@ impl Launcher {
             // the other cores, as when every component was compiled before any started.
             let _turn = OPTIMIZING.acquire().await;
             if optimized.is_closed() {
-                tracing::info!(
-                    component = %path.display(),
-                    "optimized compile stopped: nothing serves this component any more"
-                );
+                compile_stopped(&path);
                 return;
             }
             let compiled = tokio::select! {
@@ -188,10 +193,7 @@ impl Launcher {
                 // Nothing serves this code any more (its model was removed): the compile,
                 // in a child process killed with its future, stops.
                 () = optimized.closed() => {
-                    tracing::info!(
-                        component = %path.display(),
-                        "optimized compile stopped: nothing serves this component any more"
-                    );
+                    compile_stopped(&path);
                     return;
                 }
             };
