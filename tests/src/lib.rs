@@ -343,6 +343,33 @@ pub async fn until<F: std::future::Future<Output = bool>>(
     }
 }
 
+/// Waits until what `said` returns (a process's output so far) contains `text`; fails the
+/// test naming `what` after `within`.
+pub async fn until_said(
+    what: &str,
+    within: std::time::Duration,
+    said: impl Fn() -> String,
+    text: &str,
+) {
+    until(what, within, || {
+        let done = said().contains(text);
+        async move { done }
+    })
+    .await;
+}
+
+/// The command lines (arguments joined by spaces) of this machine's processes that contain
+/// every one of `needles`: what a test checks is no longer running.
+pub fn processes_with(needles: &[&str]) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .expect("reading /proc")
+        .flatten()
+        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| needles.iter().all(|n| c.contains(n)))
+        .collect()
+}
+
 /// An app serving every service on one origin, as `spin.toml` routes them: `runtime-host
 /// up`'s app port ([`Stack`]) or `spin up` ([`spin::SpinApp`]). Scenarios written against it
 /// run on both hosts.

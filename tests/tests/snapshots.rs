@@ -175,13 +175,11 @@ async fn a_first_deployment_prepares_in_a_child_process_and_the_next_from_the_ca
     let (first, _data) = start();
     let cold = predict(&first).await;
     // It answers from Winch's code at once; the child prepares the snapshot meanwhile.
-    e2e_tests::until(
+    e2e_tests::until_said(
         "the optimized snapshot in place",
         Duration::from_secs(240),
-        || {
-            let done = first.output().contains("optimized code in place");
-            async move { done }
-        },
+        || first.output(),
+        "optimized code in place",
     )
     .await;
     assert_eq!(

@@ -254,13 +254,7 @@ fn a_model_stops_at_once_while_a_child_prepares_it() {
         "the child was stopped before its snapshot:\n{out}"
     );
     let cache = cache.display().to_string();
-    let left: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(" prepare ") && c.contains(&cache))
-        .collect();
+    let left = e2e_tests::processes_with(&[" prepare ", &cache]);
     assert!(left.is_empty(), "the child outlived the model: {left:?}");
 }
 

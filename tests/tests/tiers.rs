@@ -213,6 +213,13 @@ async fn drop_model(
     dropped.elapsed().as_secs_f64()
 }
 
+/// `up` watching `models` every 100 ms, compiling into `cache`.
+fn up_watching(models: &std::path::Path, cache: &std::path::Path) -> Stack {
+    let (dir, cache_dir) = (models.to_str().unwrap(), cache.to_str().unwrap());
+    let watching = ["--models", dir, "--watch-interval", "100ms"];
+    Stack::up(&[&watching[..], &["--cache-dir", cache_dir]].concat(), 4)
+}
+
 /// A request each model answers: a SMILES for solubility, a flower's four measures for iris.
 fn model_example(name: &str) -> Value {
     match name {
@@ -228,35 +235,19 @@ fn model_example(name: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_model_dropped_into_up_answers_before_cranelift_has_compiled_it() {
     let (models, cache) = (temp_dir(), temp_dir());
-    let (dir, cache_dir) = (
-        models.path().to_str().unwrap(),
-        cache.path().to_str().unwrap(),
-    );
     let started = Instant::now();
-    let stack = Stack::up(
-        &[
-            "--models",
-            dir,
-            "--watch-interval",
-            "100ms",
-            "--cache-dir",
-            cache_dir,
-        ],
-        4,
-    );
+    let stack = up_watching(models.path(), cache.path());
     println!(
         "stack ready from an empty cache in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     // `up` caches the ONNX component's baseline code in the background, for the first
     // model directory to come.
-    e2e_tests::until(
+    e2e_tests::until_said(
         "the ONNX component's baseline code cached",
         Duration::from_secs(120),
-        || {
-            let cached = stack.log().contains("baseline code cached");
-            async move { cached }
-        },
+        || stack.log(),
+        "baseline code cached",
     )
     .await;
     println!(
@@ -290,41 +281,19 @@ async fn a_model_dropped_into_up_answers_before_cranelift_has_compiled_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_model_removed_before_its_optimized_code_is_ready_stops_its_compile() {
     let (models, cache) = (temp_dir(), temp_dir());
-    let (dir, cache_dir) = (
-        models.path().to_str().unwrap(),
-        cache.path().to_str().unwrap(),
-    );
-    let stack = Stack::up(
-        &[
-            "--models",
-            dir,
-            "--watch-interval",
-            "100ms",
-            "--cache-dir",
-            cache_dir,
-        ],
-        4,
-    );
+    let stack = up_watching(models.path(), cache.path());
     let c = Client::new();
     let staging = temp_dir();
     drop_model(&stack, &c, models.path(), staging.path(), "solubility").await;
     std::fs::remove_dir_all(models.path().join("solubility")).unwrap();
-    e2e_tests::until(
+    e2e_tests::until_said(
         "the removed model's optimized compile stopped",
         Duration::from_secs(60),
-        || {
-            let stopped = stack.log().contains("optimized compile stopped");
-            async move { stopped }
-        },
+        || stack.log(),
+        "optimized compile stopped",
     )
     .await;
     // No `runtime-host prepare` child of this cache is left running.
-    let left: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains("prepare") && c.contains(cache_dir))
-        .collect();
+    let left = e2e_tests::processes_with(&["prepare", cache.path().to_str().unwrap()]);
     assert!(left.is_empty(), "left running: {left:?}");
 }

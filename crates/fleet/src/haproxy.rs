@@ -18,12 +18,7 @@ pub struct Haproxy {
 
 /// Whether `haproxy` can be run here.
 pub fn installed() -> bool {
-    Command::new("haproxy")
-        .arg("-v")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    local_redis::program_answers("haproxy", "-v")
 }
 
 impl Haproxy {

@@ -64,8 +64,14 @@ pub fn installed() -> bool {
 
 /// Whether `program --version` runs and succeeds.
 pub fn program_runs(program: &str) -> bool {
+    program_answers(program, "--version")
+}
+
+/// Whether `program FLAG` runs and succeeds (for programs whose version flag is another,
+/// such as `haproxy -v` or `ip -V`).
+pub fn program_answers(program: &str, flag: &str) -> bool {
     Command::new(program)
-        .arg("--version")
+        .arg(flag)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()

@@ -161,14 +161,7 @@ pub fn ensure_oci_registry() -> bool {
 /// Makes sure the fleet test can run: root (it makes network namespaces), HAProxy and
 /// iproute2's `ip`; `false` (announced loudly) when it cannot.
 pub fn ensure_fleet() -> bool {
-    let runs = |program: &str, flag: &str| {
-        Command::new(program)
-            .arg(flag)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
+    let runs = local_redis::program_answers;
     let present = || runs("haproxy", "-v") && runs("ip", "-V");
     if !is_root() {
         eprintln!(
