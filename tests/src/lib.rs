@@ -20,6 +20,7 @@ pub mod browser;
 pub mod chat;
 pub mod host;
 pub mod oci;
+pub mod processes;
 pub mod prometheus;
 pub mod raw;
 pub mod redis;
@@ -29,6 +30,9 @@ pub mod stack;
 
 pub use client::{Client, Reply};
 pub use host::{Host, HostBuilder, snapshot};
+pub use processes::{
+    host_refuses, interrupt, processes_with, until, until_said, wait_for_exit, wait_for_stack_ready,
+};
 pub use stack::Stack;
 
 use std::path::PathBuf;
@@ -221,82 +225,6 @@ fn claim_port_block(index: u32) -> std::io::Result<Option<std::fs::File>> {
     }
 }
 
-/// Waits until a `runtime-host up` child prints `stack ready` (its stdout must be piped);
-/// kills it and panics if it does not within `timeout`.
-pub fn wait_for_stack_ready(child: &mut std::process::Child, timeout: std::time::Duration) {
-    use std::io::BufRead;
-    let stdout = child.stdout.take().expect("up's stdout is piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if line.trim() == "stack ready" {
-                let _ = tx.send(());
-            }
-        }
-    });
-    match rx.recv_timeout(timeout) {
-        Ok(()) => {}
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-            let status = child.wait().expect("waiting for runtime-host up");
-            panic!("runtime-host up exited ({status}) before it was ready");
-        }
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-            let _ = child.kill();
-            panic!("runtime-host up did not become ready within {timeout:?}");
-        }
-    }
-}
-
-/// Sends SIGINT (Ctrl-C) to a child process.
-pub fn interrupt(child: &std::process::Child) {
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(sent, "could not send SIGINT to {}", child.id());
-}
-
-/// Runs `runtime-host ARGS` expecting it to refuse and exit by itself within `timeout`
-/// (killed then, so a regression that starts serving fails instead of hanging). Returns its
-/// standard error; panics if it ran on or exited successfully.
-pub fn host_refuses(args: &[&str], timeout: std::time::Duration) -> String {
-    let mut child = std::process::Command::new(host_binary())
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("running runtime-host");
-    let status = wait_for_exit(&mut child, timeout);
-    let _ = child.kill();
-    let out = child.wait_with_output().expect("runtime-host's output");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        status.is_some_and(|s| !s.success()),
-        "runtime-host {args:?} did not refuse within {timeout:?} ({status:?}): {err}"
-    );
-    err
-}
-
-/// Waits up to `timeout` for `child` to exit; `None` if it is still running then.
-pub fn wait_for_exit(
-    child: &mut std::process::Child,
-    timeout: std::time::Duration,
-) -> Option<std::process::ExitStatus> {
-    let start = std::time::Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("waiting for a child process") {
-            return Some(status);
-        }
-        if start.elapsed() >= timeout {
-            return None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 /// A free loopback port (bound, then released), below the kernel's ephemeral range: a port
 /// from there (`bind :0`) can be taken by any process's outgoing connection before the
 /// server it was meant for binds it, which happened once test binaries ran side by side.
@@ -328,46 +256,6 @@ pub fn test_python(test: &str) -> Option<PathBuf> {
         venv.display()
     );
     None
-}
-
-/// Polls `check` every 100 ms until it holds; fails the test naming `what` after `within`.
-pub async fn until<F: std::future::Future<Output = bool>>(
-    what: &str,
-    within: std::time::Duration,
-    mut check: impl FnMut() -> F,
-) {
-    let started = std::time::Instant::now();
-    while !check().await {
-        assert!(started.elapsed() < within, "{what} within {within:?}");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-}
-
-/// Waits until what `said` returns (a process's output so far) contains `text`; fails the
-/// test naming `what` after `within`.
-pub async fn until_said(
-    what: &str,
-    within: std::time::Duration,
-    said: impl Fn() -> String,
-    text: &str,
-) {
-    until(what, within, || {
-        let done = said().contains(text);
-        async move { done }
-    })
-    .await;
-}
-
-/// The command lines (arguments joined by spaces) of this machine's processes that contain
-/// every one of `needles`: what a test checks is no longer running.
-pub fn processes_with(needles: &[&str]) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .expect("reading /proc")
-        .flatten()
-        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| needles.iter().all(|n| c.contains(n)))
-        .collect()
 }
 
 /// An app serving every service on one origin, as `spin.toml` routes them: `runtime-host
