@@ -79,7 +79,7 @@ impl Fleet {
                 config_file: Some(unit::deploy_dir().join("redis.conf")),
                 also_bind: vec![network.gateway.into()],
                 // The file's placeholder replaced, as a deployment would.
-                password: Some(format!("fleet-{}", std::process::id())),
+                password: Some(redis_password()),
                 ..Default::default()
             },
         )
@@ -139,7 +139,7 @@ impl Fleet {
 
     /// Redis's password (`requirepass`), which no answer may show.
     pub fn redis_password(&self) -> String {
-        format!("fleet-{}", std::process::id())
+        redis_password()
     }
 
     /// `redis://:<password>@<gateway>:<port>`: Redis as the machines reach it.
@@ -237,6 +237,11 @@ impl Fleet {
         }
         out
     }
+}
+
+/// The password this test process gives its Redis in place of the file's placeholder.
+fn redis_password() -> String {
+    format!("fleet-{}", std::process::id())
 }
 
 /// HAProxy's name of host `i` (0-based): `host-1` ...
