@@ -106,7 +106,7 @@ async fn run(args: BenchArgs) -> Result<()> {
         startup::startup(&paths, &mut report).await?;
     }
     if wanted("open-loop") {
-        report.open_loop = open_loop::open_loop(&paths, &molecules, duration).await?;
+        report.open_loop = open_loop::open_loop(&paths, &molecules, duration, rounds).await?;
     }
     if wanted("fleet") {
         match fleet::fleet(&paths, &args, duration).await? {

@@ -2,9 +2,11 @@
 //! The closed loop of the other sections sends a connection's next request when the last
 //! is answered, so a slower server is sent less and its queue never shows. Here requests
 //! are due at a fixed rate, 25, 50 and 75 % of what native serves in the closed loop at 64
-//! connections, and each is timed from when it was due ([`load::run_open`]).
+//! connections, and each is timed from when it was due ([`load::run_open`]). With several
+//! rounds the sides take turns, the first of a round alternating, so a machine that slows
+//! down during the run weighs on both alike.
 
-use super::load::{self, Tail};
+use super::load::{self, Measured, Tail};
 use super::peers::{self, ModelUnderTest, Paths};
 use super::procs;
 use anyhow::Result;
@@ -28,6 +30,7 @@ pub async fn open_loop(
     paths: &Paths,
     molecules: &[String],
     duration: Duration,
+    rounds: usize,
 ) -> Result<Vec<OpenLoopRow>> {
     let mut rows = Vec::new();
     let (reg, reg_addr) = peers::registry(paths, "open-loop-registry", "22300-22399", &[]).await?;
@@ -48,8 +51,16 @@ pub async fn open_loop(
     for share in SHARES {
         let rate = capacity * share;
         eprintln!("open loop: /predict logp at {rate:.0} requests/s ...");
-        let host = load::run_open(host_addr, rate, duration, calls.clone()).await?;
-        let native = load::run_open(native_addr, rate, duration, calls.clone()).await?;
+        let (mut host, mut native) = (Measured::empty(), Measured::empty());
+        for round in 0..rounds.max(1) {
+            let mut turns = [(host_addr, &mut host), (native_addr, &mut native)];
+            if round % 2 == 1 {
+                turns.reverse();
+            }
+            for (addr, total) in turns {
+                total.absorb(load::run_open(addr, rate, duration, calls.clone()).await?);
+            }
+        }
         rows.push(OpenLoopRow {
             share,
             rate,

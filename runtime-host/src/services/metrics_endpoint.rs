@@ -37,21 +37,43 @@ pub fn watch(server: &Arc<ComponentServer>) {
     watched.push((server.metrics().clone(), Arc::downgrade(server)));
 }
 
-/// The servers still alive; the series of those gone are dropped.
+/// The servers whose figures a scrape reads: the newest alive of each deployment. During
+/// an upgrade the old version drains beside the new one under the same name; when both
+/// wrote the same series they flipped between the two pools. When a server ends, its
+/// deployment's series are dropped (its successor's are written afresh by this scrape: a
+/// counter reset, as for any restarted process).
 fn alive() -> Vec<Arc<ComponentServer>> {
     let mut watched = WATCHED.lock().unwrap_or_else(|p| p.into_inner());
-    let mut servers = Vec::new();
-    watched.retain(|(deployment, weak)| match weak.upgrade() {
-        Some(server) => {
-            servers.push(server);
-            true
+    let (current, ended) = newest_of_each(&mut watched);
+    for deployment in ended {
+        deployment.forget();
+    }
+    current
+}
+
+/// Of `watched` (in the order they started), the newest alive server of each deployment,
+/// and the deployments of the servers that ended (whose entries are removed).
+fn newest_of_each<T>(watched: &mut Vec<(Deployment, Weak<T>)>) -> (Vec<Arc<T>>, Vec<Deployment>) {
+    let mut ended: Vec<Deployment> = Vec::new();
+    watched.retain(|(deployment, weak)| {
+        let alive = weak.strong_count() > 0;
+        if !alive && !ended.contains(deployment) {
+            ended.push(deployment.clone());
         }
-        None => {
-            deployment.forget();
-            false
-        }
+        alive
     });
-    servers
+    let mut seen: Vec<&Deployment> = Vec::new();
+    let mut current = Vec::new();
+    for (deployment, weak) in watched.iter().rev() {
+        if seen.contains(&deployment) {
+            continue;
+        }
+        if let Some(server) = weak.upgrade() {
+            seen.push(deployment);
+            current.push(server);
+        }
+    }
+    (current, ended)
 }
 
 /// Reads the figures kept elsewhere, then writes every metric.
@@ -138,4 +160,36 @@ pub async fn listen(
     let metrics = Arc::new(MetricsOnly);
     tokio::spawn(listening.serve(metrics, stop, Duration::from_secs(1)));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scrape_reads_the_newest_server_of_each_deployment() {
+        let (old, new, other) = (Arc::new(1), Arc::new(2), Arc::new(3));
+        let (a, b) = (Deployment::new("a"), Deployment::new("b"));
+        let mut watched = vec![
+            (a.clone(), Arc::downgrade(&old)),
+            (b.clone(), Arc::downgrade(&other)),
+            (a.clone(), Arc::downgrade(&new)),
+        ];
+        // Which servers a scrape reads, and which deployments' series it writes afresh.
+        let mut scrape = || {
+            let (current, ended) = newest_of_each(&mut watched);
+            (current.iter().map(|s| **s).collect::<Vec<_>>(), ended)
+        };
+        // An upgrade of `a` drains its old server beside the new one: the new one counts.
+        assert_eq!(scrape(), (vec![2, 3], vec![]));
+        // The old one ends: `a`'s series are written afresh from the new one.
+        drop(old);
+        assert_eq!(scrape(), (vec![2, 3], vec![a.clone()]));
+        // Nothing changed: nothing ends.
+        assert_eq!(scrape(), (vec![2, 3], vec![]));
+        // `a` removed altogether.
+        drop(new);
+        assert_eq!(scrape(), (vec![3], vec![a]));
+        assert_eq!(watched.len(), 1);
+    }
 }

@@ -135,6 +135,7 @@ impl Launcher {
             Some(baseline) => {
                 let (engine, cache_dir) = (self.engine().clone(), self.cache_dir().to_owned());
                 let (source, compiled) = tokio::task::spawn_blocking(move || {
+                    let mut source = source;
                     let compiled = source.is_compiled(&engine, &cache_dir);
                     (source, compiled)
                 })

@@ -242,7 +242,7 @@ pub fn global() -> &'static HostMetrics {
 }
 
 /// One deployment's view of the metrics: the label it reports under.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Deployment {
     name: Name,
 }

@@ -19,6 +19,7 @@
 //! time is set when it is used, and the least recently used go first ([`prune`]). Removing a
 //! file another process has mapped is safe: the mapping keeps it until that process lets go.
 
+use crate::runtime::function_cache;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 use std::hash::Hash;
@@ -66,14 +67,15 @@ pub fn load_as(engine: &Engine, wasm: &[u8], artifact: &Artifact) -> Result<Comp
         return Ok(component);
     }
     // Several hosts starting on a cold cache want the same code at once: one makes it, the
-    // others wait for its file. Four `runtime-host prepare` of the ONNX component with the
-    // solubility model on one cold cache, 2 cores: 95 s each without the lock, 24 s for all
-    // four with it (one alone: 25.6 s). Tests starting hosts side by side timed out on it.
+    // others wait for its file (four `prepare` of one ONNX model on 2 cores: 95 s each
+    // without the lock, 24 s for all four with it; tests starting hosts timed out on it).
     let _compiling = CacheLock::acquire(path);
     if let Some(component) = mapped_if_cached(engine, path) {
         return Ok(component);
     }
+    let functions = function_cache::compiling_for(path);
     let compiled = with_progress(path, wasm.len(), || engine.precompile_component(wasm))?;
+    drop(functions);
     if let Err(e) = write_atomically(path, &compiled) {
         tracing::warn!("not caching compiled code ({e:#}); it stays in memory");
         // SAFETY: `compiled` was produced by this engine's `precompile_component` just now.
@@ -87,8 +89,7 @@ pub fn load_as(engine: &Engine, wasm: &[u8], artifact: &Artifact) -> Result<Comp
 }
 
 /// Runs `compile`, saying in the log that it started and, every [`PROGRESS_EVERY`], that it
-/// is still going: a large component (the ONNX one, 8 MB) takes half a minute on two cores
-/// the first time, which one line at the end left looking like a hang.
+/// is still going: a large component's first compile looked like a hang otherwise.
 fn with_progress<T>(artifact: &Path, bytes: usize, compile: impl FnOnce() -> T) -> T {
     let what = artifact.file_name().unwrap_or_default().to_string_lossy();
     let mib = bytes as f64 / (1 << 20) as f64;

@@ -7,6 +7,7 @@
 
 use crate::capabilities::{keyvalue, llm, variables};
 use crate::runtime::compiled::{self, Artifact};
+use crate::runtime::function_cache;
 use crate::runtime::limits::Limits;
 use crate::runtime::state::InstanceState;
 use crate::support::heap;
@@ -66,6 +67,7 @@ pub fn build_shared_engine(limits: &Limits, slots: u32) -> Result<Engine> {
         // What still is decommitted is flushed in batches: one shootdown for many slots.
         .decommit_batch_size(DECOMMIT_BATCH);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    keep_functions(&mut config)?;
     engine_with_ticker(&config)
 }
 
@@ -77,7 +79,16 @@ pub fn build_shared_engine(limits: &Limits, slots: u32) -> Result<Engine> {
 pub fn build_one_off_engine() -> Result<Engine> {
     let mut config = base_config();
     config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+    keep_functions(&mut config)?;
     engine_with_ticker(&config)
+}
+
+/// Cranelift's engines reuse functions compiled before ([`function_cache`]).
+fn keep_functions(config: &mut Config) -> Result<()> {
+    config
+        .enable_incremental_compilation(function_cache::store())
+        .map_err(anyhow::Error::from)?;
+    Ok(())
 }
 
 /// Which of wasmtime's compilers makes an engine's code.

@@ -20,150 +20,23 @@
 //! the deadline), is served as it is, as before; the failure is logged.
 
 pub mod child;
+mod source;
 mod wizer;
 
+pub use source::Source;
+use source::{Checked, cached_path, compile};
 pub use wizer::INIT_INTERFACE;
 
-use crate::capabilities::files::Mounts;
 use crate::runtime::compiled::{self, Artifact};
 use crate::runtime::engine;
 use crate::runtime::limits::Limits;
 use crate::runtime::state::{Grants, InstanceState};
 use crate::support::heap;
 use anyhow::{Context, Result};
-use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 use wasmtime::Engine;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
-
-/// Bumped when what a snapshot holds changes for the same inputs (this module, wizer).
-const SNAPSHOT_FORMAT: &str = "preinit-1";
-
-/// Whether `wasm` is a component exporting [`INIT_INTERFACE`]: read from its export section,
-/// without compiling it.
-fn exports_init(wasm: &[u8]) -> bool {
-    let mut depth = 0usize;
-    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
-        match payload {
-            Ok(wasmparser::Payload::ModuleSection { .. })
-            | Ok(wasmparser::Payload::ComponentSection { .. }) => depth += 1,
-            Ok(wasmparser::Payload::End(_)) => depth = depth.saturating_sub(1),
-            Ok(wasmparser::Payload::ComponentExportSection(exports))
-                if depth == 0
-                    && exports
-                        .clone()
-                        .into_iter()
-                        .flatten()
-                        .any(|e| e.name.name == INIT_INTERFACE) =>
-            {
-                return true;
-            }
-            Err(_) => return false,
-            _ => {}
-        }
-    }
-    false
-}
-
-/// A snapshot's identity: the component's bytes and what its mounts hold.
-fn snapshot_key(wasm: &[u8], mounts: &Mounts) -> Result<String> {
-    let mut hash = Sha256::new();
-    hash.update(SNAPSHOT_FORMAT);
-    hash.update(Sha256::digest(wasm));
-    mounts.hash_contents(&mut hash)?;
-    Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// A component read from disk, with the key its snapshot has where it can have one: read
-/// and hashed once, whether the caller first asks its [`Source::identity`] or not.
-pub struct Source {
-    path: PathBuf,
-    wasm: Vec<u8>,
-    snapshot_key: Option<String>,
-}
-
-impl Source {
-    /// Reads the component at `path`, to be served with `mounts`.
-    pub fn read(path: &Path, mounts: &Mounts) -> Result<Self> {
-        let wasm =
-            std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
-        let snapshot_key = match exports_init(&wasm) {
-            true => Some(snapshot_key(&wasm, mounts)?),
-            false => None,
-        };
-        Ok(Self {
-            path: path.to_owned(),
-            wasm,
-            snapshot_key,
-        })
-    }
-
-    /// Where its snapshot is cached under `cache_dir`, if it is one to snapshot.
-    fn snapshot_file(&self, cache_dir: &Path) -> Option<PathBuf> {
-        self.snapshot_key
-            .as_deref()
-            .map(|key| cached_path(cache_dir, key))
-    }
-
-    /// Its snapshot as the cache holds it, if it has one there.
-    fn cached_snapshot(&self, cache_dir: &Path) -> Option<Vec<u8>> {
-        let path = self.snapshot_file(cache_dir)?;
-        let bytes = std::fs::read(&path).ok()?;
-        compiled::mark_used(&path);
-        Some(bytes)
-    }
-
-    /// Where it was read from.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Whether the cache in `cache_dir` holds what [`prepare`] would serve it from, compiled
-    /// by `engine`: its snapshot's code where it has a snapshot, else its own. (A snapshot
-    /// that cannot be made is served as the component is; that case never counts as cached
-    /// here, so such a component starts on baseline code, from the cache, at every start.)
-    pub fn is_compiled(&self, engine: &Engine, cache_dir: &Path) -> bool {
-        match self.snapshot_key {
-            Some(_) => self
-                .snapshot_file(cache_dir)
-                .and_then(|file| std::fs::read(file).ok())
-                .is_some_and(|snapshot| Artifact::of(engine, &snapshot, cache_dir).is_cached()),
-            None => Artifact::of(engine, &self.wasm, cache_dir).is_cached(),
-        }
-    }
-
-    /// The component compiled by `engine` as it is, without a snapshot (cached in
-    /// `cache_dir` under that engine's settings), on a blocking thread.
-    pub async fn compile_plain(
-        &self,
-        engine: &Engine,
-        cache_dir: &Path,
-    ) -> Result<ProxyPre<InstanceState>> {
-        compile(engine, self.wasm.clone(), None, &self.path, cache_dir).await
-    }
-
-    /// Whether it exports [`INIT_INTERFACE`]: whether it has a snapshot to make.
-    pub fn can_snapshot(&self) -> bool {
-        self.snapshot_key.is_some()
-    }
-
-    /// What identifies the compiled result of [`prepare`], so that deployments with the same
-    /// component and the same files share compiled code: the snapshot key where there will
-    /// be one, else the component's bytes. Not its path: copies of one component under
-    /// several names (one per model, as `up --models` directories hold them) each had
-    /// their own copy of the compiled code, measured 2.3 MB per molprop deployment.
-    pub fn identity(&self) -> String {
-        match &self.snapshot_key {
-            Some(key) => format!("snapshot:{key}"),
-            None => {
-                let digest = Sha256::digest(&self.wasm);
-                let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-                format!("component:{hex}")
-            }
-        }
-    }
-}
 
 /// A component ready to instantiate: the snapshot of `source` where it exports the entry
 /// point and its initialization succeeds, else the component itself.
@@ -189,26 +62,41 @@ pub enum ColdWork {
 /// on a blocking thread. Dropping the future stops a child it started.
 pub async fn prepare(
     engine: &Engine,
-    source: Source,
+    mut source: Source,
     grants: &Grants,
     limits: &Limits,
     cache_dir: &Path,
     cold: ColdWork,
 ) -> Result<Prepared> {
-    // Read once: it tells whether anything is missing, and is what gets compiled.
-    let mut cached = source.cached_snapshot(cache_dir);
-    // The compiled code's cache file of the snapshot or of the component, when named here
-    // already: naming one hashes all of its bytes.
-    let (mut snapshot_artifact, mut component_artifact) = (None, None);
+    // The snapshot, read once: it tells whether anything is missing, and is what gets
+    // compiled. With it, the compiled code's cache file of the snapshot or of the component
+    // when named already (by `is_compiled`, or below): naming one hashes all of its bytes.
+    let checked = source
+        .checked
+        .take()
+        .filter(|c| Engine::same(&c.engine, engine));
+    let (mut cached, mut snapshot_artifact, mut component_artifact) = match checked {
+        Some(Checked {
+            snapshot: Some(snapshot),
+            artifact,
+            ..
+        }) => (Some(snapshot), Some(artifact), None),
+        Some(Checked { artifact, .. }) if source.snapshot_key.is_none() => {
+            (None, None, Some(artifact))
+        }
+        _ => (source.cached_snapshot(cache_dir), None, None),
+    };
     if let (ColdWork::InChild(command), true) = (cold, grants.ai.granted.is_empty()) {
         let artifact = match (&source.snapshot_key, &cached) {
-            (Some(_), Some(snapshot)) => {
-                Some(&*snapshot_artifact.insert(Artifact::of(engine, snapshot, cache_dir)))
-            }
+            (Some(_), Some(snapshot)) => Some(
+                &*snapshot_artifact
+                    .get_or_insert_with(|| Artifact::of(engine, snapshot, cache_dir)),
+            ),
             (Some(_), None) => None,
-            (None, _) => {
-                Some(&*component_artifact.insert(Artifact::of(engine, &source.wasm, cache_dir)))
-            }
+            (None, _) => Some(
+                &*component_artifact
+                    .get_or_insert_with(|| Artifact::of(engine, &source.wasm, cache_dir)),
+            ),
         };
         if !artifact.is_some_and(Artifact::is_cached) {
             child::fill_cache(command, &source.path, &grants.files, limits, cache_dir).await;
@@ -221,6 +109,7 @@ pub async fn prepare(
         path,
         wasm,
         snapshot_key,
+        checked: _,
     } = source;
     if let Some(key) = snapshot_key {
         let snapshot = async {
@@ -252,23 +141,6 @@ pub async fn prepare(
     })
 }
 
-/// Compiles `bytes` (the component at `path`, or its snapshot) on a blocking thread, into
-/// `artifact` when it was named already, else into the file [`Artifact::of`] names.
-async fn compile(
-    engine: &Engine,
-    bytes: Vec<u8>,
-    artifact: Option<Artifact>,
-    path: &Path,
-    cache_dir: &Path,
-) -> Result<ProxyPre<InstanceState>> {
-    let (engine, path, cache_dir) = (engine.clone(), path.to_owned(), cache_dir.to_owned());
-    tokio::task::spawn_blocking(move || {
-        let artifact = artifact.unwrap_or_else(|| Artifact::of(&engine, &bytes, &cache_dir));
-        engine::proxy_from_artifact(&engine, &bytes, &artifact, &path)
-    })
-    .await?
-}
-
 /// The snapshot of `source` (which must [`Source::can_snapshot`]) initialized with
 /// `grants`: from the cache when there, else made now and cached. `runtime-host snapshot`
 /// writes it out.
@@ -289,11 +161,6 @@ pub async fn snapshot_of(
         Some(bytes) => Ok(bytes),
         None => snapshot_made(&source.wasm, key, grants, limits, cache_dir).await,
     }
-}
-
-/// Where the snapshot named `key` is cached.
-fn cached_path(cache_dir: &Path, key: &str) -> PathBuf {
-    cache_dir.join("snapshots").join(format!("{key}.wasm"))
 }
 
 /// The snapshot of `wasm` under `grants`, named `key` ([`snapshot_key`]), made now and
@@ -341,6 +208,7 @@ async fn snapshot_made(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capabilities::files::Mounts;
 
     /// Copies of one component under several names share compiled code; another component
     /// does not.
