@@ -51,9 +51,9 @@ pub async fn open_loop(
     for share in SHARES {
         let rate = capacity * share;
         eprintln!("open loop: /predict logp at {rate:.0} requests/s ...");
-        let (mut host, mut native) = (Measured::empty(), Measured::empty());
+        let (mut on_host, mut on_native) = (Measured::empty(), Measured::empty());
         for round in 0..rounds.max(1) {
-            let mut turns = [(host_addr, &mut host), (native_addr, &mut native)];
+            let mut turns = [(host_addr, &mut on_host), (native_addr, &mut on_native)];
             if round % 2 == 1 {
                 turns.reverse();
             }
@@ -64,8 +64,8 @@ pub async fn open_loop(
         rows.push(OpenLoopRow {
             share,
             rate,
-            host: host.tail(),
-            native: native.tail(),
+            host: on_host.tail(),
+            native: on_native.tail(),
         });
     }
     host.stop().await;

@@ -11,7 +11,7 @@ use host_core::http::listener::{Handler, Listening};
 use host_core::http::responses::{self, HostResponse};
 use host_core::http::router::HostRoute;
 use host_core::http::server::ComponentServer;
-use host_core::metrics::{self, Deployment};
+use host_core::metrics::{self, Deployment, PoolFigures};
 use hyper::body::Incoming;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -37,23 +37,26 @@ pub fn watch(server: &Arc<ComponentServer>) {
     watched.push((server.metrics().clone(), Arc::downgrade(server)));
 }
 
-/// The servers whose figures a scrape reads: the newest alive of each deployment. During
-/// an upgrade the old version drains beside the new one under the same name; when both
-/// wrote the same series they flipped between the two pools. When a server ends, its
-/// deployment's series are dropped (its successor's are written afresh by this scrape: a
+/// The servers alive, by deployment, newest first. During an upgrade the old version drains
+/// beside the new one under the same name: a scrape adds their pools up and reads the
+/// predictions of the newest (the old pools written over each other before). When a server
+/// ends, its deployment's series are dropped and written afresh from what remains (a
 /// counter reset, as for any restarted process).
-fn alive() -> Vec<Arc<ComponentServer>> {
+fn alive() -> Vec<Vec<Arc<ComponentServer>>> {
     let mut watched = WATCHED.lock().unwrap_or_else(|p| p.into_inner());
-    let (current, ended) = newest_of_each(&mut watched);
+    let (deployments, ended) = by_deployment(&mut watched);
     for deployment in ended {
         deployment.forget();
     }
-    current
+    deployments
 }
 
-/// Of `watched` (in the order they started), the newest alive server of each deployment,
-/// and the deployments of the servers that ended (whose entries are removed).
-fn newest_of_each<T>(watched: &mut Vec<(Deployment, Weak<T>)>) -> (Vec<Arc<T>>, Vec<Deployment>) {
+/// Of `watched` (in the order they started), the servers alive grouped by deployment,
+/// newest first in each group, and the deployments of the servers that ended (whose
+/// entries are removed).
+fn by_deployment<T>(
+    watched: &mut Vec<(Deployment, Weak<T>)>,
+) -> (Vec<Vec<Arc<T>>>, Vec<Deployment>) {
     let mut ended: Vec<Deployment> = Vec::new();
     watched.retain(|(deployment, weak)| {
         let alive = weak.strong_count() > 0;
@@ -62,28 +65,33 @@ fn newest_of_each<T>(watched: &mut Vec<(Deployment, Weak<T>)>) -> (Vec<Arc<T>>, 
         }
         alive
     });
-    let mut seen: Vec<&Deployment> = Vec::new();
-    let mut current = Vec::new();
+    let mut groups: Vec<(&Deployment, Vec<Arc<T>>)> = Vec::new();
     for (deployment, weak) in watched.iter().rev() {
-        if seen.contains(&deployment) {
+        let Some(server) = weak.upgrade() else {
             continue;
-        }
-        if let Some(server) = weak.upgrade() {
-            seen.push(deployment);
-            current.push(server);
+        };
+        match groups.iter_mut().find(|(d, _)| *d == deployment) {
+            Some((_, servers)) => servers.push(server),
+            None => groups.push((deployment, vec![server])),
         }
     }
-    (current, ended)
+    (groups.into_iter().map(|(_, s)| s).collect(), ended)
 }
 
 /// Reads the figures kept elsewhere, then writes every metric.
 pub async fn scrape() -> String {
     let mut reads = tokio::task::JoinSet::new();
-    for server in alive() {
+    for servers in alive() {
         reads.spawn(async move {
-            let m = server.metrics();
-            m.pool(&server.pool_stats());
-            if let Some(served) = predictions_of(&server).await {
+            let newest = &servers[0];
+            let pool = servers
+                .iter()
+                .map(|s| s.pool_stats())
+                .reduce(PoolFigures::with_draining)
+                .expect("a deployment's group has a server");
+            let m = newest.metrics();
+            m.pool(&pool);
+            if let Some(served) = predictions_of(newest).await {
                 m.predictions(served);
             }
         });
@@ -167,7 +175,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_scrape_reads_the_newest_server_of_each_deployment() {
+    fn a_scrape_groups_the_servers_of_a_deployment_newest_first() {
         let (old, new, other) = (Arc::new(1), Arc::new(2), Arc::new(3));
         let (a, b) = (Deployment::new("a"), Deployment::new("b"));
         let mut watched = vec![
@@ -177,19 +185,23 @@ mod tests {
         ];
         // Which servers a scrape reads, and which deployments' series it writes afresh.
         let mut scrape = || {
-            let (current, ended) = newest_of_each(&mut watched);
-            (current.iter().map(|s| **s).collect::<Vec<_>>(), ended)
+            let (groups, ended) = by_deployment(&mut watched);
+            let groups: Vec<Vec<i32>> = groups
+                .iter()
+                .map(|g| g.iter().map(|s| **s).collect())
+                .collect();
+            (groups, ended)
         };
-        // An upgrade of `a` drains its old server beside the new one: the new one counts.
-        assert_eq!(scrape(), (vec![2, 3], vec![]));
+        // An upgrade of `a` drains its old server beside the new one: both count, newest first.
+        assert_eq!(scrape(), (vec![vec![2, 1], vec![3]], vec![]));
         // The old one ends: `a`'s series are written afresh from the new one.
         drop(old);
-        assert_eq!(scrape(), (vec![2, 3], vec![a.clone()]));
+        assert_eq!(scrape(), (vec![vec![2], vec![3]], vec![a.clone()]));
         // Nothing changed: nothing ends.
-        assert_eq!(scrape(), (vec![2, 3], vec![]));
+        assert_eq!(scrape(), (vec![vec![2], vec![3]], vec![]));
         // `a` removed altogether.
         drop(new);
-        assert_eq!(scrape(), (vec![3], vec![a]));
+        assert_eq!(scrape(), (vec![vec![3]], vec![a]));
         assert_eq!(watched.len(), 1);
     }
 }

@@ -1,9 +1,11 @@
-//! The solubility model: its recorded test-set metrics over HTTP, and its applicability
-//! domain.
+//! The solubility model: its recorded test-set metrics over HTTP, its applicability domain,
+//! and the same predictions from code Cranelift took from the functions it compiled for
+//! another model.
 
 use super::{predict, serve, tsv};
-use e2e_tests::{Client, model_dir, temp_dir};
+use e2e_tests::{Client, HostBuilder, component, model_dir, temp_dir};
 use serde_json::json;
+use std::path::Path;
 
 /// (name, SMILES, measured logS, onnxruntime's prediction) of the committed test file.
 fn solubility_test_set() -> Vec<(String, String, f64, f64)> {
@@ -183,4 +185,88 @@ async fn solubility_predictions_carry_their_applicability_domain() {
             .unwrap()
             .contains("invalid SMILES")
     );
+}
+
+/// `runtime-host prepare` of the ONNX component with model directory `model`, into `cache`:
+/// what it said.
+fn prepare(model: &str, cache: &Path) -> String {
+    let data = temp_dir();
+    let mut prepare = std::process::Command::new(e2e_tests::host_binary());
+    prepare
+        .arg("prepare")
+        .arg(component("onnx-model"))
+        .arg("--cache-dir")
+        .arg(cache)
+        .arg("--data-dir")
+        .arg(data.path())
+        .arg("--dir")
+        .arg(format!("{}:/model", model_dir(model).display()))
+        .env("RUNTIME_HOST_LOG", "info");
+    let out = tokio::task::block_in_place(|| prepare.output()).unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    said
+}
+
+/// (found, of) in each "N of M functions from the cache of compiled functions" line.
+fn functions_reused(said: &str) -> Vec<(u64, u64)> {
+    const SAID: &str = " functions from the cache of compiled functions";
+    let lines: Vec<&str> = said.lines().filter(|l| l.contains(SAID)).collect();
+    lines
+        .iter()
+        .map(|l| {
+            let parsed = (|| {
+                let (_, rest) = l.split_once(" INFO ")?;
+                let (_, rest) = rest.split_once(": ")?;
+                let (found, rest) = rest.split_once(" of ")?;
+                let (of, _) = rest.split_once(SAID)?;
+                Some((found.trim().parse().ok()?, of.trim().parse().ok()?))
+            })();
+            parsed.unwrap_or_else(|| panic!("not the line expected: {l}"))
+        })
+        .collect()
+}
+
+/// Every ONNX model's snapshot has the ONNX component's code, so Cranelift takes the second
+/// model's functions from those it compiled for the first (host-core's
+/// runtime/function_cache.rs); the code so made predicts what onnxruntime predicted.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_models_snapshot_takes_its_functions_from_the_first_and_predicts_alike() {
+    let work = temp_dir();
+    let cache = work.path().join("cache");
+    let first = functions_reused(&prepare("iris", &cache));
+    // The component instrumented for the initialization, into an empty cache (a function the
+    // component has several times over is compiled once); then the snapshot, most of whose
+    // code is the same (wizer changes the data and globals some functions use).
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert!(first[0].0 * 2 < first[0].1, "an empty cache: {first:?}");
+    assert!(first[1].0 * 2 >= first[1].1, "{first:?}");
+    println!("iris: {first:?} (instrumented component, snapshot)");
+    let second = functions_reused(&prepare("solubility", &cache));
+    assert_eq!(second.len(), 1, "only the snapshot is compiled: {second:?}");
+    let (found, of) = second[0];
+    assert!(found * 10 >= of * 9 && of > 1000, "{second:?}");
+    println!("solubility's snapshot: {found} of {of} functions from the cache");
+
+    let data = temp_dir();
+    let host = HostBuilder::new(component("onnx-model"), data.path())
+        .env("RUNTIME_HOST_CACHE_DIR", &cache.display().to_string())
+        .mount(&model_dir("solubility"), "/model")
+        .start();
+    assert!(
+        !host.output().contains("Winch"),
+        "served from the code prepare cached: {}",
+        host.output()
+    );
+    let c = Client::new();
+    for (name, smiles, _, reference) in solubility_test_set() {
+        let r = predict(&c, &host, "text", json!({"text": smiles})).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        let predicted = r.value()["results"]["prediction"].as_f64().unwrap();
+        assert!(
+            (predicted - reference).abs() < 5e-4,
+            "{name}: served {predicted}, onnxruntime {reference}"
+        );
+    }
 }

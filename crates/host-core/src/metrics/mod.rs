@@ -17,8 +17,11 @@
 //! adds); values that are costly to keep current (instance pools, predictions counted by the
 //! models themselves, the registry's size) are read when Prometheus scrapes.
 
+mod pool;
 pub mod routes;
 pub mod store;
+
+pub use pool::PoolFigures;
 
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
@@ -345,19 +348,6 @@ impl Deployment {
             family.remove(&labels);
         }
     }
-}
-
-/// A deployment's instance pool as it is now (`InstancePool::stats`), as a scrape reads it:
-/// instances alive and idle, requests waiting for one, instances made, requests served by an
-/// instance that had served before, and whether its code is baseline code.
-#[derive(Clone, Copy)]
-pub struct PoolFigures {
-    pub live: i64,
-    pub idle: i64,
-    pub waiting: i64,
-    pub created: u64,
-    pub reused: u64,
-    pub baseline: bool,
 }
 
 /// Moves a counter kept elsewhere (a pool's, a model's) up to `total`.

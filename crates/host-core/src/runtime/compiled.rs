@@ -73,7 +73,7 @@ pub fn load_as(engine: &Engine, wasm: &[u8], artifact: &Artifact) -> Result<Comp
     if let Some(component) = mapped_if_cached(engine, path) {
         return Ok(component);
     }
-    let functions = function_cache::compiling_for(path);
+    let functions = function_cache::compiling_for(engine, path);
     let compiled = with_progress(path, wasm.len(), || engine.precompile_component(wasm))?;
     drop(functions);
     if let Err(e) = write_atomically(path, &compiled) {

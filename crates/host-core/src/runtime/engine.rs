@@ -67,8 +67,7 @@ pub fn build_shared_engine(limits: &Limits, slots: u32) -> Result<Engine> {
         // What still is decommitted is flushed in batches: one shootdown for many slots.
         .decommit_batch_size(DECOMMIT_BATCH);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    keep_functions(&mut config)?;
-    engine_with_ticker(&config)
+    keeping_functions(config)
 }
 
 /// An engine for one short job (running a component's initialization for a snapshot),
@@ -79,16 +78,17 @@ pub fn build_shared_engine(limits: &Limits, slots: u32) -> Result<Engine> {
 pub fn build_one_off_engine() -> Result<Engine> {
     let mut config = base_config();
     config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
-    keep_functions(&mut config)?;
-    engine_with_ticker(&config)
+    keeping_functions(config)
 }
 
-/// Cranelift's engines reuse functions compiled before ([`function_cache`]).
-fn keep_functions(config: &mut Config) -> Result<()> {
+/// A Cranelift engine of `config` that reuses functions compiled before ([`function_cache`]).
+fn keeping_functions(mut config: Config) -> Result<Engine> {
     config
         .enable_incremental_compilation(function_cache::store())
         .map_err(anyhow::Error::from)?;
-    Ok(())
+    let engine = engine_with_ticker(&config)?;
+    function_cache::for_engine(&engine);
+    Ok(engine)
 }
 
 /// Which of wasmtime's compilers makes an engine's code.

@@ -3,32 +3,40 @@
 //!
 //! Why: a pre-initialized snapshot has the code of the component it was made from, only its
 //! memory differs. Every ONNX model is a snapshot of the same 8.7 MB component, and each was
-//! compiled from scratch (5-7 s on two quiet cores, 12-25 s on busy ones) before its
-//! optimized code could serve. With this cache a function whose Cranelift IR was compiled
-//! before (by any model, the component itself, or the instrumented copy a snapshot is made
-//! with) is taken from here: Cranelift still translates each function to find its key,
-//! and skips the rest. Keys digest the function and the compiler's target and settings, so
-//! an entry is reused only where Cranelift would make the same code; a blob it cannot read
-//! back (another version) is compiled again.
+//! compiled from scratch before its optimized code could serve (a new model's `prepare`,
+//! snapshot made and compiled: 10.6 s on two cores). With this cache a function whose
+//! Cranelift IR was compiled before (by any model, the component itself, or the instrumented
+//! copy a snapshot is made with) is taken from here (3.5 s): Cranelift still translates each
+//! function to find its key, and skips the rest. Keys digest the function and the compiler's
+//! target and settings, so an entry is reused only where Cranelift would make the same code;
+//! an entry it cannot read back (another version) is compiled again and replaced. Entries
+//! are trusted as the compiled code's files beside them are: the cache is the user's own.
 //!
-//! One store per process ([`store`]), given to every Cranelift engine; compiles tell it
-//! which cache directory they compile for ([`compiling_in`]). New entries are written a
-//! few megabytes at a time, the rest when that compile ends. The ONNX component's functions
-//! take about 85 MB (its compiled code 28 MB). The cache is only ever an optimization: a file
-//! that cannot be opened, read or written leaves compiles as they were (said at debug
-//! level), and one grown past [`MAX_BYTES`] is started afresh.
+//! One store per process ([`store`]), given to every Cranelift engine ([`for_engine`]);
+//! each compile says which cache directory it compiles for ([`compiling_for`]), one directory
+//! at a time (a compile for another directory while one is under way shares the newer one's
+//! file: a missed reuse at worst, as entries are valid anywhere). Lookups and writes have a
+//! connection each, so parallel compile threads keep reading while entries are written, a
+//! few megabytes at a time and the rest when the compile ends. The ONNX component's functions
+//! take about 85 MB (its compiled code 28 MB); past [`MAX_BYTES`] the entries are deleted
+//! inside SQLite, so other processes using the file meanwhile are not disturbed. The cache
+//! is only ever an optimization: a file that cannot be opened, read or written leaves
+//! compiles as slow as before (said in the log).
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use std::borrow::Cow;
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
+use wasmtime::Engine;
 
 /// The file's name in the cache directory; a new name whenever its layout changes.
 const FILE: &str = "functions-1.sqlite";
 
-/// Past this size the file is removed and started afresh: entries of components no longer
-/// served are never read again, and the compiled code itself is pruned the same way
+/// Past this size the entries are deleted: those of components no longer served are never
+/// read again, and the compiled code itself is pruned the same way
 /// ([`crate::runtime::compiled::MAX_CACHE_BYTES`]).
 pub const MAX_BYTES: u64 = 1 << 30;
 
@@ -36,19 +44,29 @@ pub const MAX_BYTES: u64 = 1 << 30;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Entries are written once this many bytes of them wait: the ONNX component's come to
-/// about 80 MB, which should not all sit in memory until its compile ends.
+/// about 85 MB, which should not all sit in memory until its compile ends.
 const WRITE_EVERY_BYTES: usize = 8 << 20;
 
 /// Compiled functions not yet written (key, code), and their bytes.
 type Pending = (Vec<(Vec<u8>, Vec<u8>)>, usize);
 
+/// The open file: the cache directory it belongs to, a connection for lookups and one for
+/// writes.
+struct Open {
+    dir: PathBuf,
+    read: Mutex<Connection>,
+    write: Mutex<Connection>,
+}
+
 /// The process's store of compiled functions.
 #[derive(Default)]
 pub struct FunctionCache {
-    /// The open file and the cache directory it belongs to.
-    db: Mutex<Option<(PathBuf, Connection)>>,
+    open: Mutex<Option<Arc<Open>>>,
     /// Entries compiled since the last write, and their bytes.
     pending: Mutex<Pending>,
+    /// Functions found here, and functions Cranelift compiled, since the process started.
+    found: AtomicUsize,
+    compiled: AtomicUsize,
 }
 
 impl std::fmt::Debug for FunctionCache {
@@ -63,48 +81,118 @@ pub fn store() -> Arc<FunctionCache> {
     STORE.get_or_init(Arc::default).clone()
 }
 
+/// The settings of the engines given the [`store`]: Winch's compiles never use it, and are
+/// left out of [`compiling_for`].
+static CRANELIFT_ENGINES: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+fn settings_of(engine: &Engine) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Says that `engine` was configured with the [`store`].
+pub fn for_engine(engine: &Engine) {
+    let settings = settings_of(engine);
+    let mut engines = CRANELIFT_ENGINES.lock().unwrap_or_else(|p| p.into_inner());
+    if !engines.contains(&settings) {
+        engines.push(settings);
+    }
+}
+
+/// For a compile by `engine` into the compiled code's file `artifact`
+/// (`<cache>/<layout>/<name>.cwasm`): uses the file of that cache while the returned value
+/// lives, and writes what was compiled when it is dropped. `None` for Winch's engine.
+pub fn compiling_for(engine: &Engine, artifact: &Path) -> Option<Compiling> {
+    let settings = settings_of(engine);
+    let engines = CRANELIFT_ENGINES.lock().unwrap_or_else(|p| p.into_inner());
+    if !engines.contains(&settings) {
+        return None;
+    }
+    drop(engines);
+    let dir = artifact.parent()?.parent()?;
+    Some(compiling_in(dir))
+}
+
 /// Uses the file of the cache in `dir` for the compile that runs while the returned value
-/// lives, and writes what it compiled there when it is dropped.
-pub fn compiling_in(dir: &Path) -> Compiling {
+/// lives ([`compiling_for`]).
+fn compiling_in(dir: &Path) -> Compiling {
     let cache = store();
     cache.open(dir);
-    Compiling(cache)
+    let before = cache.counts();
+    Compiling { cache, before }
 }
 
-/// [`compiling_in`] the cache directory of the compiled code's file `artifact`
-/// (`<cache>/<layout>/<name>.cwasm`).
-pub fn compiling_for(artifact: &Path) -> Option<Compiling> {
-    artifact.parent()?.parent().map(compiling_in)
+/// A compile under way ([`compiling_for`]).
+pub struct Compiling {
+    cache: Arc<FunctionCache>,
+    /// The store's counts when it began.
+    before: (usize, usize),
 }
-
-/// A compile under way ([`compiling_in`]).
-pub struct Compiling(Arc<FunctionCache>);
 
 impl Drop for Compiling {
+    /// Writes what was compiled and says how much came from the cache (the counts are the
+    /// process's: compiles running at once add theirs).
     fn drop(&mut self) {
-        self.0.write_pending();
+        self.cache.write_pending();
+        let (found, compiled) = self.cache.counts();
+        let (found, compiled) = (found - self.before.0, compiled - self.before.1);
+        if found + compiled > 0 {
+            tracing::info!(
+                "{found} of {} functions from the cache of compiled functions",
+                found + compiled
+            );
+        }
     }
 }
 
 impl FunctionCache {
-    fn lock_db(&self) -> MutexGuard<'_, Option<(PathBuf, Connection)>> {
-        self.db.lock().unwrap_or_else(|p| p.into_inner())
+    /// Functions found and functions compiled so far.
+    fn counts(&self) -> (usize, usize) {
+        (
+            self.found.load(Ordering::Relaxed),
+            self.compiled.load(Ordering::Relaxed),
+        )
+    }
+
+    fn current(&self) -> Option<Arc<Open>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     fn lock_pending(&self) -> MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Opens the file of the cache in `dir`, unless it is open already.
+    /// Opens the file of the cache in `dir` (unless it is open already), its entries
+    /// deleted first if it has grown past [`MAX_BYTES`].
     fn open(&self, dir: &Path) {
-        let mut db = self.lock_db();
-        if db.as_ref().is_some_and(|(open, _)| open == dir) {
-            return;
-        }
-        *db = match open_file(&dir.join(FILE)) {
-            Ok(conn) => Some((dir.to_owned(), conn)),
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let path = dir.join(FILE);
+        let opened = match open.as_ref().filter(|o| o.dir == dir) {
+            Some(o) => Ok(o.clone()),
+            None => open_file(&path).map(|(read, write)| {
+                Arc::new(Open {
+                    dir: dir.to_owned(),
+                    read: Mutex::new(read),
+                    write: Mutex::new(write),
+                })
+            }),
+        };
+        *open = match opened {
+            Ok(o) => {
+                if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_BYTES) {
+                    let write = o.write.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Err(e) = start_afresh(&write) {
+                        tracing::warn!(file = %path.display(), "could not empty the cache of compiled functions: {e}");
+                    }
+                }
+                Some(o)
+            }
             Err(e) => {
-                tracing::debug!(cache = %dir.display(), "compiled functions not kept: {e}");
+                tracing::warn!(
+                    file = %path.display(),
+                    "compiled functions not kept ({e}); removing the file lets the next compile make it anew"
+                );
                 None
             }
         };
@@ -113,18 +201,17 @@ impl FunctionCache {
     /// Writes the entries compiled since the last write, in one transaction.
     fn write_pending(&self) {
         let (pending, _) = std::mem::take(&mut *self.lock_pending());
+        let Some(open) = self.current() else { return };
         if pending.is_empty() {
             return;
         }
-        let mut db = self.lock_db();
-        let Some((dir, conn)) = db.as_mut() else {
-            return;
-        };
+        let mut conn = open.write.lock().unwrap_or_else(|p| p.into_inner());
         let written = (|| -> rusqlite::Result<()> {
-            let tx = conn.transaction()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             {
+                // Replacing: an entry Cranelift could not read back is compiled again.
                 let mut put = tx.prepare_cached(
-                    "INSERT OR IGNORE INTO functions (key, code) VALUES (?1, ?2)",
+                    "INSERT OR REPLACE INTO functions (key, code) VALUES (?1, ?2)",
                 )?;
                 for (key, code) in &pending {
                     put.execute((key, code))?;
@@ -133,23 +220,26 @@ impl FunctionCache {
             tx.commit()
         })();
         if let Err(e) = written {
-            tracing::debug!(cache = %dir.display(), "compiled functions not written: {e}");
+            tracing::debug!(cache = %open.dir.display(), "compiled functions not written: {e}");
         }
     }
 }
 
 impl wasmtime::CacheStore for FunctionCache {
     fn get(&self, key: &[u8]) -> Option<Cow<'_, [u8]>> {
-        let db = self.lock_db();
-        let (_, conn) = db.as_ref()?;
+        let open = self.current()?;
+        let conn = open.read.lock().unwrap_or_else(|p| p.into_inner());
         let mut get = conn
             .prepare_cached("SELECT code FROM functions WHERE key = ?1")
             .ok()?;
         let code: Option<Vec<u8>> = get.query_row([key], |row| row.get(0)).optional().ok()?;
+        self.found
+            .fetch_add(usize::from(code.is_some()), Ordering::Relaxed);
         code.map(Cow::Owned)
     }
 
     fn insert(&self, key: &[u8], value: Vec<u8>) -> bool {
+        self.compiled.fetch_add(1, Ordering::Relaxed);
         let full = {
             let mut pending = self.lock_pending();
             pending.1 += key.len() + value.len();
@@ -163,30 +253,35 @@ impl wasmtime::CacheStore for FunctionCache {
     }
 }
 
-/// Opens (or makes) the file at `path`, started afresh when past [`MAX_BYTES`].
-fn open_file(path: &Path) -> rusqlite::Result<Connection> {
-    if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_BYTES) {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
-    }
+/// Opens (or makes) the file at `path`: a connection for lookups and one for writes.
+fn open_file(path: &Path) -> rusqlite::Result<(Connection, Connection)> {
     if let Some(parent) = path.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
-    let conn = Connection::open(path)?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let connect = || -> rusqlite::Result<Connection> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        Ok(conn)
+    };
+    let write = connect()?;
     // WAL: processes compiling at once (a host and its `prepare` children, test hosts
     // sharing a cache) read while one writes.
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    write.pragma_update(None, "journal_mode", "WAL")?;
+    write.pragma_update(None, "synchronous", "NORMAL")?;
     // Once written into the file, the log is cut back rather than kept at its largest.
-    conn.pragma_update(None, "journal_size_limit", 16 << 20)?;
-    conn.execute(
+    write.pragma_update(None, "journal_size_limit", 16 << 20)?;
+    write.execute(
         "CREATE TABLE IF NOT EXISTS functions (key BLOB PRIMARY KEY, code BLOB NOT NULL) \
          WITHOUT ROWID",
         (),
     )?;
-    Ok(conn)
+    Ok((connect()?, write))
+}
+
+/// Deletes every entry and gives the space back, as one writer among the file's users.
+fn start_afresh(write: &Connection) -> rusqlite::Result<()> {
+    write.execute_batch("BEGIN IMMEDIATE; DELETE FROM functions; COMMIT; VACUUM;")?;
+    write.query_row("PRAGMA wal_checkpoint(TRUNCATE)", (), |_| Ok(()))
 }
 
 #[cfg(test)]
@@ -195,7 +290,7 @@ mod tests {
     use wasmtime::CacheStore;
 
     #[test]
-    fn entries_are_written_when_the_compile_ends_and_read_back_by_another_process() {
+    fn entries_are_written_when_the_compile_ends_and_read_by_another_store_of_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let cache = FunctionCache::default();
         cache.open(dir.path());
@@ -207,33 +302,35 @@ mod tests {
         );
         cache.write_pending();
         assert_eq!(cache.get(b"key").as_deref(), Some(&b"code"[..]));
-        // Another process: a store of its own on the same file.
+        // An entry compiled again (Cranelift could not read it back) replaces the old one.
+        cache.insert(b"key", b"new code".to_vec());
+        cache.write_pending();
+        // Another process's store on the same file.
         let other = FunctionCache::default();
         other.open(dir.path());
-        assert_eq!(other.get(b"key").as_deref(), Some(&b"code"[..]));
+        assert_eq!(other.get(b"key").as_deref(), Some(&b"new code"[..]));
         assert_eq!(other.get(b"other"), None);
+        assert_eq!(other.counts(), (1, 0));
     }
 
     #[test]
-    fn a_file_past_its_limit_starts_afresh_and_an_unusable_one_only_disables_the_cache() {
+    fn a_file_past_its_limit_is_emptied_and_an_unusable_one_only_disables_the_cache() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE);
-        {
-            let cache = FunctionCache::default();
-            cache.open(dir.path());
-            cache.insert(b"key", b"code".to_vec());
-            cache.write_pending();
-        }
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_len(MAX_BYTES + 1)
-            .unwrap();
+        let big = vec![7u8; 1 << 20];
         let cache = FunctionCache::default();
         cache.open(dir.path());
-        assert_eq!(cache.get(b"key"), None);
-        assert!(std::fs::metadata(&path).unwrap().len() < MAX_BYTES);
+        for i in 0..4u8 {
+            cache.insert(&[i], big.clone());
+        }
+        cache.write_pending();
+        assert_eq!(cache.get(&[0]).as_deref(), Some(&big[..]));
+        let file = dir.path().join(FILE);
+        let full = std::fs::metadata(&file).unwrap().len();
+        assert!(full > 4 << 20, "{full}");
+        // As if past the limit: emptied through SQLite while the first store keeps it open.
+        start_afresh(&open_file(&file).unwrap().1).unwrap();
+        assert_eq!(cache.get(&[0]), None);
+        assert!(std::fs::metadata(&file).unwrap().len() < full / 2);
 
         // A directory where the file should be: no cache, no failure.
         let blocked = tempfile::tempdir().unwrap();

@@ -74,7 +74,7 @@ pub async fn prepare(
     let checked = source
         .checked
         .take()
-        .filter(|c| Engine::same(&c.engine, engine));
+        .filter(|c| Engine::same(&c.engine, engine) && c.cache_dir == cache_dir);
     let (mut cached, mut snapshot_artifact, mut component_artifact) = match checked {
         Some(Checked {
             snapshot: Some(snapshot),

@@ -56,7 +56,7 @@ pub struct Source {
     pub(super) path: PathBuf,
     pub(super) wasm: Vec<u8>,
     pub(super) snapshot_key: Option<String>,
-    /// What [`Source::is_compiled`] read and named, for [`prepare`] to use instead of doing
+    /// What [`Source::is_compiled`] read and named, for [`super::prepare`] to use instead of doing
     /// it again: naming compiled code hashes every byte it is compiled from (a 17 MB
     /// snapshot for an ONNX model, on every warm start).
     pub(super) checked: Option<Checked>,
@@ -65,6 +65,7 @@ pub struct Source {
 /// The compiled code [`Source::is_compiled`] looked for, and the snapshot it is made from.
 pub(super) struct Checked {
     pub(super) engine: Engine,
+    pub(super) cache_dir: PathBuf,
     pub(super) snapshot: Option<Vec<u8>>,
     pub(super) artifact: Artifact,
 }
@@ -106,11 +107,12 @@ impl Source {
         &self.path
     }
 
-    /// Whether the cache in `cache_dir` holds what [`prepare`] would serve it from, compiled
+    /// Whether the cache in `cache_dir` holds what [`super::prepare`] would serve it from, compiled
     /// by `engine`: its snapshot's code where it has a snapshot, else its own. (A snapshot
     /// that cannot be made is served as the component is; that case never counts as cached
     /// here, so such a component starts on baseline code, from the cache, at every start.)
-    /// What it read and named to tell is kept for [`prepare`] with the same engine.
+    /// What it read and named to tell is kept for [`super::prepare`] with the same engine and
+    /// cache.
     pub fn is_compiled(&mut self, engine: &Engine, cache_dir: &Path) -> bool {
         let (snapshot, artifact) = match self.snapshot_key {
             Some(_) => {
@@ -123,8 +125,11 @@ impl Source {
             None => (None, Artifact::of(engine, &self.wasm, cache_dir)),
         };
         let cached = artifact.is_cached();
-        self.checked = Some(Checked {
+        // Kept only for a compile that loads from the cache at once: one that compiles
+        // waits its turn, and should not hold a snapshot's bytes meanwhile.
+        self.checked = cached.then(|| Checked {
             engine: engine.clone(),
+            cache_dir: cache_dir.to_owned(),
             snapshot,
             artifact,
         });
@@ -146,7 +151,7 @@ impl Source {
         self.snapshot_key.is_some()
     }
 
-    /// What identifies the compiled result of [`prepare`], so that deployments with the same
+    /// What identifies the compiled result of [`super::prepare`], so that deployments with the same
     /// component and the same files share compiled code: the snapshot key where there will
     /// be one, else the component's bytes. Not its path: copies of one component under
     /// several names (one per model, as `up --models` directories hold them) each had
