@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::json;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -49,7 +50,10 @@ pub async fn fleet(
         host_binary: paths.host.clone(),
         ai_models_dir: std::fs::canonicalize(&args.ai_models_dir)
             .with_context(|| format!("{}", args.ai_models_dir.display()))?,
-        cache_dir: paths.work.join("fleet-cache"),
+        // The compile cache named in the environment (the tests' shared one, where earlier
+        // tests compiled the stack already), else one of the bench's own.
+        cache_dir: std::env::var_os("RUNTIME_HOST_CACHE_DIR")
+            .map_or_else(|| paths.work.join("fleet-cache"), PathBuf::from),
     };
     eprintln!("fleet: three hosts, Redis and HAProxy ...");
     let mut fleet =
