@@ -114,7 +114,7 @@ fn count(output: &str, event: &str) -> usize {
 fn up_args(data: &std::path::Path) -> Vec<String> {
     let models = data.join("models");
     std::fs::create_dir_all(&models).unwrap();
-    std::os::unix::fs::symlink(component("molprop"), models.join("molprop.wasm")).unwrap();
+    std::fs::copy(component("molprop"), models.join("molprop.wasm")).unwrap();
     for onnx in ["iris", "solubility"] {
         std::os::unix::fs::symlink(e2e_tests::model_dir(onnx), models.join(onnx)).unwrap();
     }
@@ -264,7 +264,7 @@ fn a_self_test_out_of_time_is_retried_and_the_failure_is_named() {
     let dir = temp_dir();
     let models = dir.path().join("models");
     std::fs::create_dir_all(&models).unwrap();
-    std::os::unix::fs::symlink(component("echo-model"), models.join("echo.wasm")).unwrap();
+    std::fs::copy(component("echo-model"), models.join("echo.wasm")).unwrap();
     let mut args = up_args_with(dir.path(), &models);
     args.extend(
         [
@@ -300,7 +300,7 @@ fn the_self_test_has_its_own_deadline_apart_from_requests() {
     let dir = temp_dir();
     let models = dir.path().join("models");
     std::fs::create_dir_all(&models).unwrap();
-    std::os::unix::fs::symlink(component("echo-model"), models.join("echo.wasm")).unwrap();
+    std::fs::copy(component("echo-model"), models.join("echo.wasm")).unwrap();
     let mut args = up_args_with(dir.path(), &models);
     args.extend(["--deadline", "1s", "--variable", "echo_busy_ms=1500"].map(str::to_owned));
     let up = Child2::spawn(&args, Disposition::Default);

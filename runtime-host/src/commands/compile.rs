@@ -27,7 +27,7 @@ pub fn run(args: &CompileArgs) -> Result<()> {
         Tier::Optimized => engine::build_engine(&limits)?,
         Tier::Baseline => engine::build_baseline_engine(&limits)?,
     };
-    let cache_dir = args.runtime.cache_dir();
+    let cache_dir = args.runtime.cache_dir()?;
     for path in &args.components {
         let started = std::time::Instant::now();
         let size = std::fs::metadata(path)

@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use host_core::capabilities::keyvalue::KeyValue;
 use host_core::runtime::flags::{Access, RuntimeArgs};
-use host_core::support::stop;
+use host_core::support::{log_writer, signals, stop};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -20,6 +20,15 @@ pub struct PrepareArgs {
 }
 
 pub async fn run(args: PrepareArgs) -> Result<()> {
+    // A compile runs inside its task (Wizer's, with `block_in_place`), which cannot see the
+    // stop until it ends: tens of seconds, or for good where a lock is never given. The child
+    // leaves nothing half-made (cache files appear whole, the temporaries of a dead process
+    // are removed), so on the first signal it simply exits.
+    tokio::spawn(async {
+        signals::wait().await;
+        log_writer::flush();
+        std::process::exit(143);
+    });
     let launcher = Launcher::new(&args.runtime)?.doing_cold_work_here();
     let whom = format!("component {}", args.component.display());
     let grants = launcher.grants(KeyValue::in_memory(), &[], &Access::flags(whom))?;

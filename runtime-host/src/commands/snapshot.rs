@@ -5,7 +5,7 @@
 use anyhow::Result;
 use clap::Args;
 use host_core::capabilities::keyvalue::KeyValue;
-use host_core::runtime::compiled::write_atomically;
+use host_core::runtime::cache::file::write_atomically;
 use host_core::runtime::flags::{Access, RuntimeArgs};
 use host_core::runtime::preinit::{self, Source};
 use std::path::PathBuf;
@@ -33,7 +33,7 @@ pub async fn run(args: SnapshotArgs) -> Result<()> {
     )?;
     let source = Source::read(&args.component, &grants.files)?;
     let limits = runtime.limits();
-    let bytes = preinit::snapshot_of(&source, &grants, &limits, &runtime.cache_dir()).await?;
+    let bytes = preinit::snapshot_of(&source, &grants, &limits, &runtime.cache_dir()?).await?;
     write_atomically(&args.output, &bytes)?;
     println!(
         "wrote {} ({:.1} MB), {} pre-initialized with {}: it serves without those files \

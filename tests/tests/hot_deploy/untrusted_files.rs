@@ -118,6 +118,10 @@ async fn a_hostile_model_directory_neither_freezes_leaks_fills_nor_forges() {
     iris_at(&models, "quoted", |d| {
         std::fs::copy(&secret, d.join("model.toml")).unwrap();
     });
+    // Components that are links (issue 56): to a secret, and to a file of /proc without end.
+    // Refused by name before anything is read.
+    std::os::unix::fs::symlink(&secret, models.join("shadow.wasm")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/pagemap", models.join("pm.wasm")).unwrap();
     // Names the admin API refuses, and a newline that would forge a log line.
     for name in [
         "bad name<x>",
@@ -130,6 +134,11 @@ async fn a_hostile_model_directory_neither_freezes_leaks_fills_nor_forges() {
     until("the FIFO's model serving", || {
         let (c, url) = (c.clone(), stack.app("/models/piped/health"));
         async move { c.get(&url).await.status == 200 }
+    })
+    .await;
+    until("the linked components refused", || {
+        let log = stack.log();
+        async move { log.contains("\"pm.wasm\" is a symbolic link") }
     })
     .await;
     until(
@@ -152,6 +161,17 @@ async fn a_hostile_model_directory_neither_freezes_leaks_fills_nor_forges() {
             .to_owned()
     };
     assert!(refusal("leaky").contains("test_set.tsv.extra"), "{log}");
+    for link in ["shadow.wasm", "pm.wasm"] {
+        assert!(
+            log.lines()
+                .any(|l| l.contains(&format!("{link:?} is a symbolic link"))),
+            "{link} not refused as a link:\n{log}"
+        );
+    }
+    assert!(
+        !log.contains("root:$6"),
+        "a linked file's bytes in the log:\n{log}"
+    );
     assert!(refusal("giant").contains("over the limit"), "{log}");
     assert!(
         !log.contains("SECRETHASH"),

@@ -9,16 +9,20 @@
 //! file rather than copied into memory first.
 //!
 //! A file is named by a digest of everything that decides its contents (the compiler's
-//! settings, the copy-on-write image limit, the component's bytes), written under a
-//! temporary name and renamed into place, and never changed afterwards: code that is mapped
-//! must not change underneath. A file that this wasmtime refuses (written by another
-//! version) or cannot read is compiled again and replaced.
+//! settings, the copy-on-write image limit, the component's bytes), written whole with the
+//! SHA-256 of its bytes beside it, and never changed afterwards: code that is mapped must not
+//! change underneath. A file whose bytes no longer match their digest (damaged on disk), or
+//! that this wasmtime refuses (written by another version) or cannot read, is compiled again
+//! and replaced. Which cache directories may be used at all, and how files are written and
+//! locked, is [`super::cache`]'s.
 //!
 //! Each new component, model version or snapshot adds a file (40 MB for a snapshot of the
 //! ONNX component), so the directory is kept under [`MAX_CACHE_BYTES`]: a file's modification
-//! time is set when it is used, and the least recently used go first ([`prune`]). Removing a
+//! time is set when it is used, and the least recently used go first ([`file::prune`]). Removing a
 //! file another process has mapped is safe: the mapping keeps it until that process lets go.
 
+use crate::runtime::cache::file;
+use crate::runtime::cache::lock::CacheLock;
 use crate::runtime::function_cache;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
@@ -28,7 +32,7 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 /// The cache's subdirectory; a new name whenever what goes into a file's name changes.
-const LAYOUT: &str = "compiled-mapped-1";
+pub(crate) const LAYOUT: &str = "compiled-mapped-1";
 
 /// The most the compiled code (and, separately, the snapshots) may take on disk.
 pub const MAX_CACHE_BYTES: u64 = 4 << 30;
@@ -76,14 +80,14 @@ pub fn load_as(engine: &Engine, wasm: &[u8], artifact: &Artifact) -> Result<Comp
     let functions = function_cache::compiling_for(engine, path);
     let compiled = with_progress(path, wasm.len(), || engine.precompile_component(wasm))?;
     drop(functions);
-    if let Err(e) = write_atomically(path, &compiled) {
+    if let Err(e) = file::write_with_digest(path, &compiled) {
         tracing::warn!("not caching compiled code ({e:#}); it stays in memory");
         // SAFETY: `compiled` was produced by this engine's `precompile_component` just now.
         return Ok(unsafe { Component::deserialize(engine, &compiled)? });
     }
     drop(compiled);
     if let Some(layout_dir) = path.parent() {
-        prune(layout_dir, MAX_CACHE_BYTES, path);
+        file::prune(layout_dir, MAX_CACHE_BYTES, path);
     }
     map(engine, path)
 }
@@ -117,14 +121,16 @@ fn with_progress<T>(artifact: &Path, bytes: usize, compile: impl FnOnce() -> T) 
 /// How often a compilation under way says so.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The code cached at `path`, mapped, if it is there and this wasmtime can use it.
+/// The code cached at `path`, mapped, if it is there, its bytes are those written (their
+/// digest checked: hashing a 40 MB artifact takes tens of milliseconds, crashing on damaged
+/// code every start took the host down), and this wasmtime can use it.
 fn mapped_if_cached(engine: &Engine, path: &Path) -> Option<Component> {
-    if !path.exists() {
+    if !path.exists() || !file::matches_digest(path) {
         return None;
     }
     match map(engine, path) {
         Ok(component) => {
-            mark_used(path);
+            file::mark_used(path);
             Some(component)
         }
         Err(e) => {
@@ -137,107 +143,12 @@ fn mapped_if_cached(engine: &Engine, path: &Path) -> Option<Component> {
     }
 }
 
-/// An exclusive lock held while a cache file is being made: another process (or thread)
-/// about to make the same file waits, then finds it made. Released when dropped.
-///
-/// The locks are a fixed set of files, `<cache>/locks/<nn>.lock` (64 of them, chosen by the
-/// file's name), apart from the files [`prune`] counts: one lock file per cache file ever
-/// made would pile up. Two files sharing a lock are made one after the other.
-pub struct CacheLock(#[allow(dead_code)] std::fs::File);
-
-/// How many lock files a cache has.
-const LOCKS: u64 = 64;
-
-impl CacheLock {
-    /// Waits for the lock on `file` (blocking; says so in the log when another holds it).
-    /// `None` where no lock file can be opened (a read-only cache, say): then each maker
-    /// makes its own, as without a lock.
-    pub fn acquire(file: &Path) -> Option<Self> {
-        use std::os::fd::AsRawFd;
-        let cache = file.parent()?.parent()?;
-        let locks = cache.join("locks");
-        let _ = std::fs::create_dir_all(&locks);
-        let name = file.file_name()?.to_string_lossy();
-        // FNV-1a: the same bucket for the same name in every process.
-        let bucket = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        }) % LOCKS;
-        let lock_path = locks.join(format!("{bucket:02}.lock"));
-        let open = |write: bool| {
-            std::fs::File::options()
-                .create(write)
-                .truncate(false)
-                .write(write)
-                .read(true)
-                .open(&lock_path)
-        };
-        // A lock file another user made can still be locked through a read-only handle.
-        let lock = open(true).or_else(|_| open(false)).ok()?;
-        let flock = |how| loop {
-            // SAFETY: flock on a descriptor this function owns, for as long as it is open.
-            if unsafe { libc::flock(lock.as_raw_fd(), how) } == 0 {
-                return Ok(());
-            }
-            let error = std::io::Error::last_os_error();
-            if error.kind() != std::io::ErrorKind::Interrupted {
-                return Err(error);
-            }
-        };
-        match flock(libc::LOCK_EX | libc::LOCK_NB) {
-            Ok(()) => return Some(Self(lock)),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => tracing::info!(
-                file = %file.display(),
-                "another process is making this file; waiting for it instead of making it again"
-            ),
-            Err(_) => return None,
-        }
-        flock(libc::LOCK_EX).ok()?;
-        Some(Self(lock))
-    }
-}
-
-/// Sets `path`'s modification time to now: the time it was last used, for [`prune`].
-pub fn mark_used(path: &Path) {
-    let touched = std::fs::File::options()
-        .write(true)
-        .open(path)
-        .and_then(|f| f.set_modified(std::time::SystemTime::now()));
-    if let Err(e) = touched {
-        tracing::debug!(file = %path.display(), "cannot mark the cached file used: {e}");
-    }
-}
-
-/// Removes the least recently used files of `dir` (by modification time) until they take
-/// at most `cap` bytes, never `keep` (the one just written).
-pub fn prune(dir: &Path, cap: u64, keep: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut files: Vec<_> = entries
-        .flatten()
-        .filter_map(|e| {
-            let meta = e.metadata().ok().filter(|m| m.is_file())?;
-            Some((meta.modified().ok()?, meta.len(), e.path()))
-        })
-        .collect();
-    let mut total: u64 = files.iter().map(|(_, len, _)| len).sum();
-    files.sort();
-    for (_, len, path) in files {
-        if total <= cap {
-            break;
-        }
-        if path != keep && std::fs::remove_file(&path).is_ok() {
-            tracing::info!(file = %path.display(), "removed from the cache (least recently used)");
-            total -= len;
-        }
-    }
-}
-
 /// Maps the artifact at `path`.
 fn map(engine: &Engine, path: &Path) -> Result<Component> {
     // SAFETY: the file was written by `precompile_component` of an engine with the settings
     // its name digests (wasmtime checks the version and settings recorded in it again), is
-    // never modified once renamed into place, and lives in this host's own cache directory.
+    // never modified once renamed into place, its bytes were just checked against the digest
+    // written with it, and it lives in a cache only this user can write (`cache::dir`).
     unsafe { Component::deserialize_file(engine, path) }
         .map_err(anyhow::Error::from)
         .with_context(|| format!("loading {}", path.display()))
@@ -275,22 +186,6 @@ impl std::hash::Hasher for DigestHasher {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
-/// a reader sees the whole file or none: never one being written.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let name = path
-        .file_name()
-        .map_or("file".into(), |n| n.to_string_lossy());
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&temp, bytes).with_context(|| format!("writing {}", temp.display()))?;
-    std::fs::rename(&temp, path).with_context(|| format!("writing {}", path.display()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,11 +198,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let engine = Engine::default();
         load(&engine, EMPTY, dir.path()).unwrap();
-        let files: Vec<_> = std::fs::read_dir(dir.path().join(LAYOUT))
+        let mut files: Vec<_> = std::fs::read_dir(dir.path().join(LAYOUT))
             .unwrap()
             .map(|e| e.unwrap().path())
             .collect();
-        assert_eq!(files.len(), 1, "one artifact, no temporary left: {files:?}");
+        files.sort();
+        assert_eq!(
+            files.len(),
+            2,
+            "one artifact and its digest, no temporary: {files:?}"
+        );
+        assert!(files[1].to_string_lossy().ends_with(".cwasm.sha256"));
         let inode = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&files[0]).unwrap());
         let written = inode();
         load(&engine, EMPTY, dir.path()).unwrap();
@@ -335,7 +236,7 @@ mod tests {
             "the second maker waits for the lock"
         );
         let compiled = engine.precompile_component(EMPTY).unwrap();
-        write_atomically(&path, &compiled).unwrap();
+        file::write_with_digest(&path, &compiled).unwrap();
         let inode = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&path).unwrap());
         let written = inode();
         drop(first);
@@ -352,36 +253,32 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let engine = Engine::default();
         let path = artifact_path(&engine, EMPTY, dir.path());
-        write_atomically(&path, b"not compiled code").unwrap();
+        file::write_with_digest(&path, b"not compiled code").unwrap();
         load(&engine, EMPTY, dir.path()).unwrap();
         assert_ne!(std::fs::read(&path).unwrap(), b"not compiled code");
     }
 
+    /// Noise over the cached code (64 bytes a page) is found before it is mapped: the code
+    /// is compiled again, and what is loaded runs.
     #[test]
-    fn the_least_recently_used_files_go_first_and_never_the_new_one() {
+    fn damaged_cached_code_is_compiled_again_not_run() {
         let dir = tempfile::tempdir().unwrap();
-        let at = |secs| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
-        // Written in this order, last used at these times.
-        let files = [
-            ("least", 100),
-            ("most", 300),
-            ("second", 200),
-            ("written", 50),
-        ];
-        for (name, used) in files {
-            let path = dir.path().join(name);
-            std::fs::write(&path, [0u8; 10]).unwrap();
-            let file = std::fs::File::options().write(true).open(&path).unwrap();
-            file.set_modified(at(used)).unwrap();
+        let engine = Engine::default();
+        load(&engine, EMPTY, dir.path()).unwrap();
+        let path = artifact_path(&engine, EMPTY, dir.path());
+        let good = std::fs::read(&path).unwrap();
+        let mut damaged = good.clone();
+        for page in damaged.chunks_mut(4096) {
+            let n = page.len().min(64);
+            page[..n].iter_mut().for_each(|b| *b ^= 0x5a);
         }
-        // 40 bytes, cap 25: the two least recently used go, except the one just written.
-        prune(dir.path(), 25, &dir.path().join("written"));
-        let mut left: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        left.sort();
-        assert_eq!(left, ["most", "written"]);
+        std::fs::write(&path, &damaged).unwrap();
+        load(&engine, EMPTY, dir.path()).unwrap();
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            good,
+            "compiled and written again"
+        );
     }
 
     #[test]

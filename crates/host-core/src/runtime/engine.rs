@@ -166,8 +166,7 @@ pub fn load_proxy(
     path: &Path,
     cache_dir: &Path,
 ) -> Result<ProxyPre<InstanceState>> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
+    let bytes = crate::runtime::component_file::read(path)?;
     proxy_from_bytes(engine, &bytes, path, cache_dir)
 }
 

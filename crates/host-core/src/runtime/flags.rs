@@ -5,6 +5,7 @@
 use crate::capabilities::files::Mounts;
 use crate::capabilities::keyvalue::KeyValue;
 use crate::capabilities::llm::{AiGrant, AiModels};
+use crate::capabilities::outbound::Outbound;
 use crate::capabilities::variables::Variables;
 use crate::runtime::limits::{self, Limits};
 use crate::runtime::state::Grants;
@@ -43,6 +44,13 @@ pub struct RuntimeArgs {
     /// (default: `ai-models/` in the data directory).
     #[arg(long, env = "RUNTIME_HOST_AI_MODELS_DIR")]
     pub ai_models_dir: Option<PathBuf>,
+    /// A host the component may send HTTP requests to, as an entry of Spin's
+    /// `allowed_outbound_hosts`: `<scheme>://<host>[:<port>]`, e.g. `https://api.example.com`,
+    /// `http://127.0.0.1:8080`, `https://*.example.com:443`; repeatable. Without it, none:
+    /// every outgoing request is refused. A loopback, private, link-local or metadata address
+    /// is reached only where named itself, never through a wildcard or a host name.
+    #[arg(long = "allow-outbound", value_name = "URL")]
+    pub allow_outbound: Vec<String>,
     /// Spin's runtime-config TOML: `[key_value_store.<label>]` with `type = "redis"` and
     /// `url`, or `type = "spin"` (SQLite) and `path`. The same file serves `spin up
     /// --runtime-config-file`. Without it, `default` is SQLite in the data directory.
@@ -129,8 +137,14 @@ impl RuntimeArgs {
     /// in the platform's cache directory (`$XDG_CACHE_HOME/runtime-host`, by default
     /// `~/.cache/runtime-host`, as wasmtime's own CLI keeps its cache), so every data directory
     /// and every test shares compiled components; `cache/` in the data directory only where
-    /// there is no home.
-    pub fn cache_dir(&self) -> PathBuf {
+    /// there is no home. Made 0700 if missing; `Err` when it is not safe to run code from
+    /// (someone else could write it: [`crate::runtime::cache::dir`]).
+    pub fn cache_dir(&self) -> Result<PathBuf> {
+        crate::runtime::cache::dir::trusted(&self.cache_dir_named())
+    }
+
+    /// The cache directory as named, before it is checked ([`RuntimeArgs::cache_dir`]).
+    fn cache_dir_named(&self) -> PathBuf {
         if let Some(dir) = &self.cache_dir {
             return dir.clone();
         }
@@ -174,9 +188,10 @@ impl RuntimeArgs {
     }
 
     /// What one component is granted, the one place grants are made: the stores `kv`; the
-    /// variables of the environment and `--variable`, then `vars`; and the files and AI
-    /// models `access` names (with the command line's `--dir` mounts and `--ai-model`s
-    /// beside its own, unless it leaves them out), its AI models run by `ai`.
+    /// variables of the environment and `--variable`, then `vars`; and the files, AI models
+    /// and outbound hosts `access` names (with the command line's `--dir` mounts,
+    /// `--ai-model`s and `--allow-outbound` hosts beside its own, unless it leaves them
+    /// out), its AI models run by `ai`.
     pub fn grants(
         &self,
         kv: KeyValue,
@@ -185,9 +200,11 @@ impl RuntimeArgs {
         access: &Access,
     ) -> Result<Grants> {
         let (mut mounts, mut ai_models) = (access.mounts.clone(), access.ai_models.clone());
+        let mut outbound = access.outbound.clone();
         if access.with_flags {
             mounts.extend(self.dirs.iter().cloned());
             ai_models.extend(self.ai_models.iter().cloned());
+            outbound.extend(self.allow_outbound.iter().cloned());
         }
         let grant = || -> Result<Grants> {
             Ok(Grants {
@@ -195,6 +212,7 @@ impl RuntimeArgs {
                 vars: self.variables(vars)?,
                 files: Mounts::parse(&mounts)?,
                 ai: AiGrant::new(ai.clone(), &ai_models)?,
+                outbound: Outbound::parse(&outbound)?,
             })
         };
         grant().with_context(|| access.to_whom.clone())
@@ -208,6 +226,8 @@ pub struct Access {
     pub mounts: Vec<String>,
     /// Its own AI models, e.g. the embedding model minilm needs.
     pub ai_models: Vec<String>,
+    /// Its own `allowed_outbound_hosts` (Spin's syntax), e.g. a model manifest's.
+    pub outbound: Vec<String>,
     /// Whether the command line's `--dir` and `--ai-model` are granted too.
     pub with_flags: bool,
     /// Who it is, the context of an error (e.g. `model solubility`).
@@ -225,19 +245,29 @@ impl Access {
         Self {
             mounts,
             ai_models,
+            outbound: Vec::new(),
             with_flags: true,
             to_whom: to_whom.into(),
         }
     }
 
-    /// No files and no AI models, whatever the command line says: the stack's own services
-    /// (registry, chat, console) read neither.
+    /// No files, AI models or outbound hosts, whatever the command line says: the stack's own
+    /// services (registry, chat, console) read neither and call out to nothing (spin.toml
+    /// declares them no `allowed_outbound_hosts`).
     pub fn nothing(to_whom: impl Into<String>) -> Self {
         Self {
             mounts: Vec::new(),
             ai_models: Vec::new(),
+            outbound: Vec::new(),
             with_flags: false,
             to_whom: to_whom.into(),
         }
+    }
+
+    /// The same, with `hosts` of its own to send HTTP requests to (Spin's
+    /// `allowed_outbound_hosts`).
+    pub fn with_outbound(mut self, hosts: Vec<String>) -> Self {
+        self.outbound = hosts;
+        self
     }
 }

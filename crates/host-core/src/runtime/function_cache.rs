@@ -1,5 +1,5 @@
 //! Cranelift's compiled functions, kept across compiles (wasmtime's incremental compilation
-//! cache), in one SQLite file of the compile cache: `functions-1.sqlite`.
+//! cache), in one SQLite file of the compile cache: `functions-2.sqlite`.
 //!
 //! Why: a pre-initialized snapshot has the code of the component it was made from, only its
 //! memory differs. Every ONNX model is a snapshot of the same 8.7 MB component, and each was
@@ -9,8 +9,10 @@
 //! copy a snapshot is made with) is taken from here (3.5 s): Cranelift still translates each
 //! function to find its key, and skips the rest. Keys digest the function and the compiler's
 //! target and settings, so an entry is reused only where Cranelift would make the same code;
-//! an entry it cannot read back (another version) is compiled again and replaced. Entries
-//! are trusted as the compiled code's files beside them are: the cache is the user's own.
+//! an entry it cannot read back (another version) is compiled again and replaced. Each entry
+//! carries the SHA-256 of its code, checked on every lookup: an entry whose code does not
+//! match is a miss (damaged pages of the file made molprop's code crash after three
+//! predictions). Who may write the file at all is [`super::cache::dir`]'s rule.
 //!
 //! One store per process ([`store`]), given to every Cranelift engine ([`for_engine`]);
 //! each compile says which cache directory it compiles for ([`compiling_for`]), one directory
@@ -24,6 +26,7 @@
 //! compiles as slow as before (said in the log).
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -33,7 +36,14 @@ use std::time::Duration;
 use wasmtime::Engine;
 
 /// The file's name in the cache directory; a new name whenever its layout changes.
-const FILE: &str = "functions-1.sqlite";
+const FILE: &str = "functions-2.sqlite";
+
+/// The files of earlier layouts, removed when the cache is opened.
+const OLD_FILES: [&str; 3] = [
+    "functions-1.sqlite",
+    "functions-1.sqlite-wal",
+    "functions-1.sqlite-shm",
+];
 
 /// Past this size the entries are deleted: those of components no longer served are never
 /// read again, and the compiled code itself is pruned the same way
@@ -211,10 +221,10 @@ impl FunctionCache {
             {
                 // Replacing: an entry Cranelift could not read back is compiled again.
                 let mut put = tx.prepare_cached(
-                    "INSERT OR REPLACE INTO functions (key, code) VALUES (?1, ?2)",
+                    "INSERT OR REPLACE INTO functions (key, code, digest) VALUES (?1, ?2, ?3)",
                 )?;
                 for (key, code) in &pending {
-                    put.execute((key, code))?;
+                    put.execute((key, code, Sha256::digest(code).as_slice()))?;
                 }
             }
             tx.commit()
@@ -230,9 +240,22 @@ impl wasmtime::CacheStore for FunctionCache {
         let open = self.current()?;
         let conn = open.read.lock().unwrap_or_else(|p| p.into_inner());
         let mut get = conn
-            .prepare_cached("SELECT code FROM functions WHERE key = ?1")
+            .prepare_cached("SELECT code, digest FROM functions WHERE key = ?1")
             .ok()?;
-        let code: Option<Vec<u8>> = get.query_row([key], |row| row.get(0)).optional().ok()?;
+        let found: Option<(Vec<u8>, Vec<u8>)> = get
+            .query_row([key], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()
+            .ok()?;
+        let code = found.and_then(|(code, digest)| {
+            let intact = Sha256::digest(&code).as_slice() == digest.as_slice();
+            if !intact {
+                tracing::warn!(
+                    cache = %open.dir.display(),
+                    "a compiled function does not match its digest (damaged on disk?): compiled again"
+                );
+            }
+            intact.then_some(code)
+        });
         self.found
             .fetch_add(usize::from(code.is_some()), Ordering::Relaxed);
         code.map(Cow::Owned)
@@ -257,6 +280,20 @@ impl wasmtime::CacheStore for FunctionCache {
 fn open_file(path: &Path) -> rusqlite::Result<(Connection, Connection)> {
     if let Some(parent) = path.parent() {
         let _ = std::fs::create_dir_all(parent);
+        for old in OLD_FILES {
+            let _ = std::fs::remove_file(parent.join(old));
+        }
+    }
+    // Made 0600 before SQLite opens it, whatever the umask: SQLite gives its log files the
+    // database file's mode.
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(path);
     }
     let connect = || -> rusqlite::Result<Connection> {
         let conn = Connection::open(path)?;
@@ -271,8 +308,8 @@ fn open_file(path: &Path) -> rusqlite::Result<(Connection, Connection)> {
     // Once written into the file, the log is cut back rather than kept at its largest.
     write.pragma_update(None, "journal_size_limit", 16 << 20)?;
     write.execute(
-        "CREATE TABLE IF NOT EXISTS functions (key BLOB PRIMARY KEY, code BLOB NOT NULL) \
-         WITHOUT ROWID",
+        "CREATE TABLE IF NOT EXISTS functions (key BLOB PRIMARY KEY, code BLOB NOT NULL, \
+         digest BLOB NOT NULL) WITHOUT ROWID",
         (),
     )?;
     Ok((connect()?, write))
@@ -311,6 +348,24 @@ mod tests {
         assert_eq!(other.get(b"key").as_deref(), Some(&b"new code"[..]));
         assert_eq!(other.get(b"other"), None);
         assert_eq!(other.counts(), (1, 0));
+    }
+
+    /// An entry whose code was changed on disk (as damaged pages would) is a miss.
+    #[test]
+    fn an_entry_that_does_not_match_its_digest_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = FunctionCache::default();
+        cache.open(dir.path());
+        cache.insert(b"key", b"code".to_vec());
+        cache.write_pending();
+        let (_, write) = open_file(&dir.path().join(FILE)).unwrap();
+        write
+            .execute(
+                "UPDATE functions SET code = x'00c0de' WHERE key = x'6b6579'",
+                (),
+            )
+            .unwrap();
+        assert_eq!(cache.get(b"key"), None);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! `--models` (or, by default, molprop, minilm and the repository's `models/` directories);
 //! `predict --model` and the admin API take one.
 
+use crate::services::installation;
 use crate::services::launch::default_component;
 use crate::services::model::manifest::{check_model_dir, listed};
 use anyhow::{Context, Result, bail};
@@ -33,19 +34,6 @@ impl ModelSpec {
     }
 }
 
-/// The repository's `models/` directory, beside the `target/` this binary was built in, or in
-/// the working directory.
-fn default_models_dir() -> Option<PathBuf> {
-    let mut candidates = Vec::new();
-    if let Ok(exe) = std::env::current_exe()
-        && let Some(root) = exe.ancestors().nth(3)
-    {
-        candidates.push(root.join("models"));
-    }
-    candidates.push(PathBuf::from("models"));
-    candidates.into_iter().find(|p| p.is_dir())
-}
-
 /// What a models directory holds.
 #[derive(Default)]
 pub struct Found {
@@ -72,6 +60,10 @@ pub fn models_in(dir: &Path) -> Result<Found> {
     entries.sort();
     let mut found = Found::default();
     for path in &entries {
+        if let Some(why) = not_a_plain_component(path) {
+            found.refused.push(why);
+            continue;
+        }
         let Some(spec) = spec_of(path)? else {
             continue;
         };
@@ -85,6 +77,25 @@ pub fn models_in(dir: &Path) -> Result<Found> {
         }
     }
     Ok(found)
+}
+
+/// Why the `.wasm` at `path` in a models directory is refused, if it is: a component there is
+/// read only from a regular file (a link is not followed, whatever it points to), as every
+/// file of a model directory is. The name escaped; nothing of the file's content shown.
+fn not_a_plain_component(path: &Path) -> Option<String> {
+    if path.extension().is_none_or(|x| x != "wasm") {
+        return None;
+    }
+    let name = path.file_name().unwrap_or_default();
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => None,
+        Ok(meta) if meta.is_symlink() => Some(format!(
+            "{name:?} is a symbolic link: a model's component must be a regular file in the \
+             models directory (copy it in)"
+        )),
+        Ok(_) => Some(format!("{name:?} is not a regular file")),
+        Err(e) => Some(format!("{name:?} cannot be read: {e}")),
+    }
 }
 
 /// The one rule for a deployment's name, wherever it comes from (a file in `--models`, the
@@ -174,7 +185,8 @@ pub fn model_spec(given: &Path) -> Result<ModelSpec> {
 }
 
 /// Models to deploy: those in `--models` (perhaps none yet), else molprop, the embedding
-/// model (minilm) and the repository's model directories.
+/// model (minilm) and the installation's model directories (never `./models`: see
+/// [`installation`]).
 pub fn model_specs(dir: Option<&Path>) -> Result<Vec<ModelSpec>> {
     let specs = match dir {
         Some(dir) => found_in(dir)?,
@@ -197,7 +209,7 @@ pub fn model_specs(dir: Option<&Path>) -> Result<Vec<ModelSpec>> {
                     source: minilm,
                 },
             ];
-            if let Some(dir) = default_models_dir() {
+            if let Some(dir) = installation::models_dir() {
                 specs.extend(found_in(&dir)?);
             }
             specs

@@ -27,6 +27,7 @@ pub use source::Source;
 use source::{Checked, cached_path, compile};
 pub use wizer::INIT_INTERFACE;
 
+use crate::runtime::cache::{file, lock::CacheLock};
 use crate::runtime::compiled::{self, Artifact};
 use crate::runtime::engine;
 use crate::runtime::limits::Limits;
@@ -176,12 +177,12 @@ async fn snapshot_made(
     // Another process may be making the same snapshot (hosts starting on a cold cache):
     // wait for it and take what it wrote.
     let lock_path = path.clone();
-    let _making = tokio::task::spawn_blocking(move || compiled::CacheLock::acquire(&lock_path))
+    let _making = tokio::task::spawn_blocking(move || CacheLock::acquire(&lock_path))
         .await
         .ok()
         .flatten();
-    if let Ok(bytes) = std::fs::read(&path) {
-        compiled::mark_used(&path);
+    if let Some(bytes) = file::read_checked(&path) {
+        file::mark_used(&path);
         return Ok(bytes);
     }
     let started = Instant::now();
@@ -192,9 +193,9 @@ async fn snapshot_made(
     // The compiler's and the initialization's working memory, back to the system.
     heap::release_freed();
     let bytes = bytes?;
-    compiled::write_atomically(&path, &bytes)?;
+    file::write_with_digest(&path, &bytes)?;
     if let Some(dir) = path.parent() {
-        compiled::prune(dir, compiled::MAX_CACHE_BYTES, &path);
+        file::prune(dir, compiled::MAX_CACHE_BYTES, &path);
     }
     tracing::info!(
         snapshot = %path.display(),

@@ -3,10 +3,12 @@
 
 use super::wizer::INIT_INTERFACE;
 use crate::capabilities::files::Mounts;
-use crate::runtime::compiled::{self, Artifact};
+use crate::runtime::cache::file;
+use crate::runtime::compiled::Artifact;
+use crate::runtime::component_file;
 use crate::runtime::engine;
 use crate::runtime::state::InstanceState;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use wasmtime::Engine;
@@ -73,8 +75,7 @@ pub(super) struct Checked {
 impl Source {
     /// Reads the component at `path`, to be served with `mounts`.
     pub fn read(path: &Path, mounts: &Mounts) -> Result<Self> {
-        let wasm =
-            std::fs::read(path).with_context(|| format!("reading component {}", path.display()))?;
+        let wasm = component_file::read(path)?;
         let snapshot_key = match exports_init(&wasm) {
             true => Some(snapshot_key(&wasm, mounts)?),
             false => None,
@@ -97,8 +98,8 @@ impl Source {
     /// Its snapshot as the cache holds it, if it has one there.
     pub(super) fn cached_snapshot(&self, cache_dir: &Path) -> Option<Vec<u8>> {
         let path = self.snapshot_file(cache_dir)?;
-        let bytes = std::fs::read(&path).ok()?;
-        compiled::mark_used(&path);
+        let bytes = file::read_checked(&path)?;
+        file::mark_used(&path);
         Some(bytes)
     }
 

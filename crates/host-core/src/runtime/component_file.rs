@@ -1,0 +1,89 @@
+//! Reading a component file: by the rules for any file a models directory holds, since a
+//! model's `.wasm` may be dropped there by whoever may write the directory.
+
+use anyhow::{Context, Result};
+use std::path::Path;
+
+/// The most a component file may hold: the ONNX model component is 9 MB, a snapshot with
+/// a large model in it some hundreds.
+pub const MAX_COMPONENT_BYTES: u64 = 1 << 30;
+
+/// The component file at `path`, read by the rules for any file a models directory holds: a
+/// regular file itself (a link is refused, not followed: `shadow.wasm -> /etc/shadow` was
+/// read, and `pm.wasm -> /proc/self/pagemap` read until the host ran out of memory), at
+/// most [`MAX_COMPONENT_BYTES`], read to the length it had when opened, and nothing of a
+/// refused file's content in the error.
+pub fn read(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display();
+    let file = std::fs::File::options()
+        .read(true)
+        // Not a link; and a FIFO does not hold up the open.
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => anyhow::anyhow!(
+                "component {shown} is a symbolic link: a component is read only from a regular \
+                 file (a link could point anywhere); copy the component there instead"
+            ),
+            _ => anyhow::anyhow!("reading component {shown}: {e}"),
+        })?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("reading component {shown}"))?;
+    if !meta.is_file() {
+        anyhow::bail!("component {shown} is not a regular file");
+    }
+    if meta.len() > MAX_COMPONENT_BYTES {
+        anyhow::bail!(
+            "component {shown} is {} bytes, over the {} a component may have",
+            meta.len(),
+            MAX_COMPONENT_BYTES
+        );
+    }
+    let mut wasm = Vec::with_capacity(meta.len() as usize);
+    file.take(meta.len())
+        .read_to_end(&mut wasm)
+        .with_context(|| format!("reading component {shown}"))?;
+    if !wasm.starts_with(b"\0asm") {
+        anyhow::bail!("{shown} is not a WebAssembly component (it does not start with \\0asm)");
+    }
+    Ok(wasm)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_special_files_and_other_content_are_refused_without_showing_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, b"root:$6$hash:19000").unwrap();
+        let link = dir.path().join("shadow.wasm");
+        std::os::unix::fs::symlink(&secret, &link).unwrap();
+        let error = format!("{:#}", read(&link).unwrap_err());
+        assert!(error.contains("symbolic link"), "{error}");
+        let error = format!("{:#}", read(&secret).unwrap_err());
+        assert!(error.contains("not a WebAssembly component"), "{error}");
+        assert!(
+            !error.contains("root"),
+            "nothing of the content shown: {error}"
+        );
+        let proc_link = dir.path().join("pm.wasm");
+        std::os::unix::fs::symlink("/proc/self/pagemap", &proc_link).unwrap();
+        assert!(read(&proc_link).is_err());
+        // A file of /proc read directly: its length is 0, so nothing is read.
+        assert!(read(Path::new("/proc/self/pagemap")).is_err());
+        let fifo = dir.path().join("fifo.wasm");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let error = format!("{:#}", read(&fifo).unwrap_err());
+        assert!(error.contains("not a regular file"), "{error}");
+        let component = dir.path().join("ok.wasm");
+        std::fs::write(&component, b"\0asm\x0d\0\x01\0").unwrap();
+        assert_eq!(read(&component).unwrap().len(), 8);
+    }
+}
