@@ -75,8 +75,10 @@ pub async fn registry(
         ports.into(),
         "--ttl".into(),
         "3600".into(),
-        // The bench is one process holding thousands of registrations.
+        // The bench is one process (and user) holding thousands of registrations.
         "--max-per-process".into(),
+        "0".into(),
+        "--max-per-user".into(),
         "0".into(),
         "--data-dir".into(),
         data.display().to_string(),

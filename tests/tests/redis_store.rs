@@ -42,8 +42,10 @@ async fn two_registries_on_one_redis_are_one_registry() {
                 .arg("5100-7999")
                 .arg("--registry-scope")
                 .arg("e2e")
-                // One test process holds all 2000.
+                // One test process (and user) holds all 2000.
                 .arg("--max-per-process")
+                .arg("0")
+                .arg("--max-per-user")
                 .arg("0");
             on_redis(b, &redis, d.path(), 1)
         })

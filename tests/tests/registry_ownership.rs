@@ -160,6 +160,95 @@ async fn one_process_cannot_fill_the_port_range() {
     assert_eq!(listing(&c, &h).await.count, 4);
 }
 
+/// Issue 56 §8: the cap per process alone let one process and two `sleep` children take all
+/// 100 ports of a range. Registrations count against the user owning the registering
+/// connection too: several processes of one user stop at `--max-per-user`, with an error
+/// naming it, while each process still stops at its own cap; another user is not held back.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_user_s_processes_cannot_fill_the_port_range() {
+    let dir = temp_dir();
+    let h = small_registry(
+        dir.path(),
+        &["--max-per-process", "3", "--max-per-user", "7"],
+    );
+    let c = Client::new();
+    let register = |pid: u32, model: String| {
+        let (c, url) = (c.clone(), h.url("/register"));
+        async move { c.post_json(&url, &registration(pid, &model), None).await }
+    };
+    let me = std::process::id();
+    let mut mine = Vec::new();
+    for i in 0..3 {
+        let r = register(me, format!("mine{i}")).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        mine.push(r.json::<RegistrationResponse>());
+    }
+    let e = register(me, "mine3".into())
+        .await
+        .assert_error(403, "forbidden");
+    assert!(e.error.contains("registry_max_per_process"), "{}", e.error);
+    // Children of this process, each with an allowance of its own, as in the issue.
+    let children: Vec<Sleeper> = (0..3).map(|_| Sleeper::start()).collect();
+    for i in 0..3 {
+        let r = register(children[0].pid(), format!("first{i}")).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let r = register(children[1].pid(), "second0".into()).await;
+    assert_eq!(r.status, 200, "the user's 7th: {}", r.text());
+    for (child, model) in [(&children[1], "second1"), (&children[2], "third0")] {
+        let e = register(child.pid(), model.into())
+            .await
+            .assert_error(403, "forbidden");
+        for named in ["registry_max_per_user", "--max-per-user", "(7,", "user uid"] {
+            assert!(e.error.contains(named), "`{named}` not in: {}", e.error);
+        }
+    }
+    assert_eq!(listing(&c, &h).await.count, 7);
+    // Once one is unregistered, the user may register one more, and no more.
+    let freed = &mine[0];
+    let url = h.url(&format!(
+        "/unregister/{}?registration_id={}",
+        freed.assigned_port, freed.registration_id
+    ));
+    assert_eq!(c.delete(&url, None).await.status, 200);
+    let r = register(children[2].pid(), "third0".into()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    register(children[2].pid(), "third1".into())
+        .await
+        .assert_error(403, "forbidden");
+    // Another user of the machine (where this test may become one) has an allowance of its own.
+    if let Some((status, answer)) = register_as_another_user(&h, 65534) {
+        assert_eq!(status, 200, "{answer}");
+    }
+}
+
+/// The status and body of a registration of a `bash` process running as `uid` (its own
+/// process id, sent through its `/dev/tcp`), or `None` where this test may not switch users.
+fn register_as_another_user(h: &Host, uid: u32) -> Option<(u16, String)> {
+    use std::os::unix::process::CommandExt;
+    let me = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").ok()?);
+    if me != 0 {
+        eprintln!("not root: registering as another user is left out");
+        return None;
+    }
+    let template = registration(0, "other-user")
+        .to_string()
+        .replace("\"process_id\":0", "\"process_id\":PID");
+    let script = r#"B="${TEMPLATE//PID/$$}"; exec 3<>"/dev/tcp/127.0.0.1/$PORT" &&
+        printf 'POST /register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %s\r\nConnection: close\r\n\r\n%s' "${#B}" "$B" >&3 &&
+        timeout 30 cat <&3"#;
+    let out = Command::new("bash")
+        .args(["-c", script])
+        .env("PORT", h.addr.port().to_string())
+        .env("TEMPLATE", template)
+        .uid(uid)
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some((status, text))
+}
+
 /// Served by `runtime-host serve`, the registry has no host vouching for callers, as under
 /// Spin: every caller is unknown, so ids are never handed out twice and renewal needs the id.
 #[tokio::test(flavor = "multi_thread")]

@@ -64,9 +64,10 @@ pub fn register(req: &ApiRequest) -> Result<Response, ApiError> {
     let identity = identity(req)?;
     identity.may_register(body.process_id)?;
     let holder = identity.holder(body.process_id);
+    let user = identity.user();
     let reg = Registry::open()?;
     let now = now_ms();
-    check_holder_limit(&reg, &holder, now)?;
+    check_holder_limit(&reg, &holder, user.as_deref(), now)?;
     let expires = now + reg.settings.ttl_ms();
     let owner = owner_hash(body.process_id, &body.app_name, &body.model_name);
 
@@ -155,6 +156,7 @@ pub fn register(req: &ApiRequest) -> Result<Response, ApiError> {
             let record = Record {
                 registration_id: registration_id.clone(),
                 holder: Some(holder),
+                user,
                 entry: RegistryEntry {
                     port,
                     app_name: body.app_name,
@@ -202,7 +204,9 @@ pub fn heartbeat(req: &ApiRequest, port: u16) -> Result<Response, ApiError> {
     let reg = Registry::open()?;
     let now = now_ms();
     let expires = now + reg.settings.ttl_ms();
-    let record = reg.with_leases(now, |table| {
+    // Who may renew, checked first on what the store holds now without the lock (a stranger's
+    // heartbeat costs no lock: see `unregister`), then again under it.
+    let may_renew = |table: &registry_core::LeaseTable| -> Result<(Lease, Record), ApiError> {
         let (lease, record) = held(&reg, table, port, now)?;
         match &body.registration_id {
             Some(id) if *id != record.registration_id => return Err(mismatch(port)),
@@ -219,6 +223,11 @@ pub fn heartbeat(req: &ApiRequest, port: u16) -> Result<Response, ApiError> {
                 ));
             }
         }
+        Ok((lease, record))
+    };
+    may_renew(&reg.leases()?)?;
+    let record = reg.with_leases(now, |table| {
+        let (lease, record) = may_renew(table)?;
         table.set(
             port,
             Lease {
@@ -250,7 +259,7 @@ pub fn unregister(req: &ApiRequest, port: u16) -> Result<Response, ApiError> {
     let now = now_ms();
     // The lease alone says who holds the port (it carries the registration id), so the
     // check needs no other read while the table is being changed.
-    reg.with_leases(now, |table| {
+    let may_release = |table: &registry_core::LeaseTable| -> Result<(), ApiError> {
         let lease = table
             .get(port)
             .filter(|l| l.is_live(now))
@@ -258,6 +267,15 @@ pub fn unregister(req: &ApiRequest, port: u16) -> Result<Response, ApiError> {
         if parse_id(&id) != Some(lease.id) {
             return Err(mismatch(port));
         }
+        Ok(())
+    };
+    // Checked first on the table as it is, without the lock: under Spin on Redis every change
+    // of the table holds one lock for the whole registry, and a stranger guessing ids must
+    // not hold it (64 of them cut real registrations tenfold). A wrong id is refused here;
+    // the right one is checked again under the lock, where the table may have changed.
+    may_release(&reg.leases()?)?;
+    reg.with_leases(now, |table| {
+        may_release(table)?;
         table.release(port);
         Ok(())
     })?;
@@ -272,23 +290,29 @@ pub fn unregister(req: &ApiRequest, port: u16) -> Result<Response, ApiError> {
 }
 
 /// Refuses a registration that would give `holder` more than `registry_max_per_process`
-/// live registrations. Counted before the lease table is changed, so concurrent requests
-/// of one holder may pass the limit by as many as run at once.
-fn check_holder_limit(reg: &Registry, holder: &str, now: u64) -> Result<(), ApiError> {
-    let limit = reg.settings.max_per_process;
-    if limit == 0 {
+/// live registrations, or its local `user` more than `registry_max_per_user`. Counted before
+/// the lease table is changed (and so before its lock is taken), so concurrent requests of
+/// one holder may pass a limit by as many as run at once.
+fn check_holder_limit(
+    reg: &Registry,
+    holder: &str,
+    user: Option<&str>,
+    now: u64,
+) -> Result<(), ApiError> {
+    let per_process = reg.settings.max_per_process;
+    let per_user = user.and(Some(reg.settings.max_per_user)).unwrap_or(0);
+    let Some(lowest) = [per_process, per_user].into_iter().filter(|&n| n > 0).min() else {
         return Ok(());
-    }
+    };
     let table = reg.leases()?;
     let live: Vec<(u16, Lease)> = table.live(now).collect();
-    if live.len() < limit {
+    if live.len() < lowest {
         return Ok(());
     }
-    let held = held_records(reg, live)?
-        .iter()
-        .filter(|(_, r)| r.holder() == holder)
-        .count();
-    if held >= limit {
+    let records = held_records(reg, live)?;
+    let count = |of: &dyn Fn(&Record) -> bool| records.iter().filter(|(_, r)| of(r)).count();
+    let held = count(&|r| r.holder() == holder);
+    if per_process > 0 && held >= per_process {
         return Err(ApiError::new(
             ErrorCode::Forbidden,
             format!(
@@ -297,6 +321,20 @@ fn check_holder_limit(reg: &Registry, holder: &str, now: u64) -> Result<(), ApiE
                 holder.replace(':', " ")
             ),
         ));
+    }
+    if let Some(user) = user.filter(|_| per_user > 0) {
+        let held = count(&|r| r.user.as_deref() == Some(user));
+        if held >= per_user {
+            return Err(ApiError::new(
+                ErrorCode::Forbidden,
+                format!(
+                    "user {} already holds {held} registrations on this machine, the most one \
+                     user may hold ({per_user}, registry_max_per_user: runtime-host \
+                     --max-per-user), whatever processes they come from; unregister some first",
+                    user.replace(':', " ")
+                ),
+            ));
+        }
     }
     Ok(())
 }

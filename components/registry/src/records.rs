@@ -28,6 +28,11 @@ pub struct Record {
     /// before it existed count against their process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder: Option<String>,
+    /// The local user who registered it (`uid:<n>`, as the native host names the
+    /// connection's owner), counted against `registry_max_per_user`; absent where no host
+    /// vouches (Spin) and in records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
     #[serde(flatten)]
     pub entry: RegistryEntry,
 }

@@ -15,6 +15,11 @@ pub struct Settings {
     pub range: PortRange,
     /// Most live registrations per process (or remote machine); 0 for no limit.
     pub max_per_process: usize,
+    /// Most live registrations per local user, as the native host names the registering
+    /// connection's owner (`registry_max_per_user`, default a quarter of the range, see
+    /// [`PortRange::default_per_user_cap`]); 0 for no limit. Without it one user's processes,
+    /// each within its own allowance, took every port of a range.
+    pub max_per_user: usize,
 }
 
 impl Settings {
@@ -34,6 +39,10 @@ impl Settings {
             ttl: Duration::from_secs(ttl_secs),
             range,
             max_per_process: config::parsed("registry_max_per_process", DEFAULT_MAX_PER_PROCESS)?,
+            max_per_user: config::parsed(
+                "registry_max_per_user",
+                range.default_per_user_cap() as usize,
+            )?,
         })
     }
 

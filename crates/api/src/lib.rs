@@ -9,6 +9,7 @@ pub mod chat;
 pub mod embedding;
 pub mod error;
 pub mod json;
+pub mod kv_lock;
 pub mod model;
 pub mod registry;
 pub mod routes;

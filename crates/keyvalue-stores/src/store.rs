@@ -74,6 +74,18 @@ pub trait Store: Send + Sync {
         new: &[u8],
     ) -> Result<Swap>;
 
+    /// Writes `value` at `key` as Spin's own stores do, whatever guest-kit's lock of `key`
+    /// says (`set` of a store shared with Spin waits for that lock, see `redis`): only for
+    /// the hook that imitates Spin's store, whose guests write under that lock themselves.
+    async fn set_ignoring_lock(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.set(key, value).await
+    }
+
+    /// Deletes `key` whatever its lock says; see [`Store::set_ignoring_lock`].
+    async fn delete_ignoring_lock(&self, key: &str) -> Result<()> {
+        self.delete(key).await
+    }
+
     /// Whether other hosts may share this store (and so see its keys).
     fn is_shared(&self) -> bool {
         false

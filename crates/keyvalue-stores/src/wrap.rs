@@ -17,6 +17,12 @@ pub trait SwapHook: Send + Sync + 'static {
     async fn finish(&self, inner: &dyn Store, cas: Cas, new: &[u8]) -> Result<Result<(), Cas>> {
         inner.swap(cas, new).await
     }
+
+    /// Whether plain writes ignore guest-kit's lock, as Spin's own stores' do: true for the
+    /// hooks imitating them, whose guests hold that lock while they write.
+    fn writes_ignore_locks(&self) -> bool {
+        false
+    }
 }
 
 /// `inner`, with its compare-and-swap run through `hook`.
@@ -40,10 +46,22 @@ impl<H: SwapHook> Store for Wrapped<H> {
         self.inner.exists(key).await
     }
     async fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        if self.hook.writes_ignore_locks() {
+            return self.inner.set_ignoring_lock(key, value).await;
+        }
         self.inner.set(key, value).await
     }
     async fn delete(&self, key: &str) -> Result<()> {
+        if self.hook.writes_ignore_locks() {
+            return self.inner.delete_ignoring_lock(key).await;
+        }
         self.inner.delete(key).await
+    }
+    async fn set_ignoring_lock(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.inner.set_ignoring_lock(key, value).await
+    }
+    async fn delete_ignoring_lock(&self, key: &str) -> Result<()> {
+        self.inner.delete_ignoring_lock(key).await
     }
     async fn list_keys(
         &self,
@@ -93,6 +111,10 @@ pub struct SpinRedisSwap;
 
 #[async_trait::async_trait]
 impl SwapHook for SpinRedisSwap {
+    fn writes_ignore_locks(&self) -> bool {
+        true
+    }
+
     async fn finish(&self, inner: &dyn Store, cas: Cas, new: &[u8]) -> Result<Result<(), Cas>> {
         let key = cas.key.clone();
         Ok(match inner.swap(cas, new).await? {
@@ -113,11 +135,15 @@ pub struct SpinSqliteSwap;
 
 #[async_trait::async_trait]
 impl SwapHook for SpinSqliteSwap {
+    fn writes_ignore_locks(&self) -> bool {
+        true
+    }
+
     async fn finish(&self, inner: &dyn Store, cas: Cas, new: &[u8]) -> Result<Result<(), Cas>> {
         if cas.expected.is_none() {
             let key = cas.key.clone();
             drop(cas);
-            inner.set(&key, new).await?;
+            inner.set_ignoring_lock(&key, new).await?;
             return Ok(Ok(()));
         }
         inner.swap(cas, new).await

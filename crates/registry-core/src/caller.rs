@@ -33,12 +33,17 @@ pub enum Claimed {
 pub struct Identity {
     pub caller: Caller,
     pub claimed: Option<Claimed>,
+    /// The user (uid) who made the connection of a registration on this machine, as the
+    /// kernel knows the socket's owner: registrations count against that user as well as
+    /// the process ([`Identity::user`]).
+    pub user: Option<u32>,
 }
 
 impl Identity {
     /// The header's value, as the native host writes it: `<secret>; pids=1,2,3`,
     /// `<secret>; remote=ADDR` or `<secret>; unknown`, then `; claimed=alive|dead|system`
-    /// when the request names a process. [`Identity::parse`] reads it back.
+    /// when the request names a process, and `; uid=N` when the registering user is known.
+    /// [`Identity::parse`] reads it back.
     pub fn header_value(&self, secret: &str) -> String {
         let who = match &self.caller {
             Caller::Local { related } => {
@@ -54,7 +59,8 @@ impl Identity {
             Some(Claimed::Dead) => "; claimed=dead",
             Some(Claimed::System) => "; claimed=system",
         };
-        format!("{secret}; {who}{claim}")
+        let user = self.user.map(|u| format!("; uid={u}")).unwrap_or_default();
+        format!("{secret}; {who}{claim}{user}")
     }
 
     /// Reads the header's `value`, trusting it only when it carries the host's `secret`.
@@ -62,6 +68,7 @@ impl Identity {
         let unknown = Self {
             caller: Caller::Unknown,
             claimed: None,
+            user: None,
         };
         let (Some(secret), Some(value)) = (secret, value) else {
             return unknown;
@@ -81,6 +88,7 @@ impl Identity {
                 Some(("claimed", "alive")) => id.claimed = Some(Claimed::Alive),
                 Some(("claimed", "dead")) => id.claimed = Some(Claimed::Dead),
                 Some(("claimed", "system")) => id.claimed = Some(Claimed::System),
+                Some(("uid", uid)) => id.user = uid.parse().ok(),
                 _ => {}
             }
         }
@@ -121,6 +129,16 @@ impl Identity {
         }
     }
 
+    /// Which user counts a registration against the per-user limit: `uid:<n>` for a
+    /// registering connection of this machine whose owner the host found; `None` elsewhere
+    /// (another machine counts as one holder already; under Spin nobody vouches).
+    pub fn user(&self) -> Option<String> {
+        match self.caller {
+            Caller::Remote(_) => None,
+            _ => self.user.map(|u| format!("uid:{u}")),
+        }
+    }
+
     /// Who counts against the per-process limit: a remote machine as a whole, else the
     /// registered process.
     pub fn holder(&self, process_id: u32) -> String {
@@ -141,6 +159,7 @@ mod tests {
                 related: related.to_vec(),
             },
             claimed: None,
+            user: None,
         }
     }
 
@@ -152,21 +171,24 @@ mod tests {
                     related: vec![10, 9],
                 },
                 claimed: Some(Claimed::Alive),
+                user: Some(1000),
             },
             Identity {
                 caller: Caller::Remote("10.0.0.2".into()),
                 claimed: Some(Claimed::Dead),
+                user: None,
             },
             Identity {
                 caller: Caller::Unknown,
                 claimed: None,
+                user: Some(0),
             },
         ] {
             let value = id.header_value("s3");
             let back = Identity::parse(Some("s3"), Some(&value));
             assert_eq!(
-                (back.caller, back.claimed),
-                (id.caller, id.claimed),
+                (back.caller, back.claimed, back.user),
+                (id.caller, id.claimed, id.user),
                 "{value}"
             );
         }
@@ -212,6 +234,7 @@ mod tests {
         let mut remote = Identity {
             caller: Caller::Remote("10.0.0.2".into()),
             claimed: None,
+            user: Some(7),
         };
         assert!(remote.may_register(4321).is_ok());
         assert!(remote.may_register(1).is_err());
@@ -219,5 +242,14 @@ mod tests {
         assert!(remote.may_register(4321).is_err());
         assert_eq!(remote.holder(4321), "remote:10.0.0.2");
         assert_eq!(me.holder(100), "pid:100");
+        assert_eq!(
+            remote.user(),
+            None,
+            "a remote machine is one holder already"
+        );
+        let mut mine = local(&[100]);
+        assert_eq!(mine.user(), None);
+        mine.user = Some(1000);
+        assert_eq!(mine.user().as_deref(), Some("uid:1000"));
     }
 }

@@ -56,6 +56,14 @@ impl PortRange {
         u32::from(self.last) - u32::from(self.first) + 1
     }
 
+    /// Live registrations one local user may hold unless configured otherwise: a quarter of
+    /// the range, so that one user's processes (each with its own per-process allowance)
+    /// cannot take every port from the others, at most 256 and at least 8 (a small
+    /// development range stays usable by its one user).
+    pub fn default_per_user_cap(&self) -> u32 {
+        (self.len() / 4).clamp(8, 256)
+    }
+
     pub fn is_empty(&self) -> bool {
         false
     }
@@ -102,5 +110,28 @@ mod tests {
         assert_eq!(r.index(5100), Some(0));
         assert_eq!(r.index(5000), None);
         assert_eq!(r.port(899), 5999);
+    }
+
+    #[test]
+    fn per_user_caps_stay_well_under_the_range() {
+        assert_eq!(PortRange::default().default_per_user_cap(), 225);
+        assert_eq!(
+            PortRange::parse("5100-5199")
+                .unwrap()
+                .default_per_user_cap(),
+            25
+        );
+        assert_eq!(
+            PortRange::parse("6000-6003")
+                .unwrap()
+                .default_per_user_cap(),
+            8
+        );
+        assert_eq!(
+            PortRange::parse("10000-60000")
+                .unwrap()
+                .default_per_user_cap(),
+            256
+        );
     }
 }

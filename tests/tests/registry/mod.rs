@@ -38,9 +38,11 @@ pub async fn listing(c: &Client, h: &impl App) -> RegistryListing {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn five_hundred_concurrent_registrations_get_distinct_ports_from_5100() {
     let dir = temp_dir();
-    // One test process holds all 500.
+    // One test process (and user) holds all 500.
     let h = HostBuilder::registry(dir.path())
         .arg("--max-per-process")
+        .arg("0")
+        .arg("--max-per-user")
         .arg("0")
         .start();
     let urls = [h.url("/register")];

@@ -3,7 +3,7 @@
 //! Spin 4.0.2's Redis store reports every swap as failed, written or not, so nothing can be
 //! built on its swaps; its `increment` is Redis `INCRBY`, which is atomic (and so is the
 //! SQLite store's, one transaction). The lock is the counter at `guest-kit/lock/<key>`, 0 when
-//! free:
+//! free (names and times: [`edge_api::kv_lock`]):
 //!
 //! - a request reads it (`increment` by 0) and, only when it reads 0, adds its own timestamp
 //!   `t` (Unix ms, always > 0). It holds the lock exactly when the sum returned is `t` itself;
@@ -19,17 +19,22 @@
 //! break it, a request takes the value off (adds it back, if below 0), only if it is the
 //! first to increment the marker `guest-kit/lock/<key>/broken/<value>/<window>` (`window`:
 //! the time in units of [`STALE_MS`]), so one request breaks it; should that one die half-way,
-//! the next window lets another try. A holder has [`HOLD_MS`] to finish writing (checked
-//! before each write), far below [`STALE_MS`], and hosts sharing a store must keep their
-//! clocks within [`STALE_MS`] of each other.
+//! the next window lets another try. A holder has [`HOLD_MS`] to start its writes (checked
+//! before each write), and [`STALE_MS`] leaves a write started by then 7 s more to reach the
+//! store. Nothing inside a Spin guest proves a holder dead sooner (no process identity, no
+//! expiry on a key, no timeout on Spin's store calls), so [`STALE_MS`] (10 s) is the bound.
+//! Hosts sharing a store must keep their clocks within [`STALE_MS`] of each other (and of
+//! Redis's, see below).
+//!
+//! Every other writer of a record keeps to the same lock where both may share a store:
+//! `runtime-host`'s Redis store (`crates/keyvalue-stores/src/redis/guard.rs`) swaps and writes only
+//! while the record's lock reads 0, in one Lua script with the write, breaking residues by the
+//! rules above on Redis's clock; a write that meets a held lock waits for it to be released.
+//! So a `spin up` and a `runtime-host` on one Redis never overwrite each other's changes.
 
 use super::Store;
 use edge_api::error::{ApiError, ErrorCode};
-
-/// After this long a held lock is taken for one whose holder is gone.
-pub const STALE_MS: i64 = 30_000;
-/// What the holder has, from taking the lock, to finish its writes.
-pub const HOLD_MS: u64 = 3_000;
+pub use edge_api::kv_lock::{HOLD_MS, ONE_TIMESTAMP_WITHIN_MS, STALE_MS};
 /// A holder releases only within this long of taking the lock (see the module's comment).
 const RELEASE_WITHIN_MS: i64 = STALE_MS / 2;
 /// Tries to take the lock before 503 `store_contention`: with the pauses of
@@ -62,7 +67,7 @@ impl Store {
         key: &str,
         f: impl FnOnce(i64) -> Result<R, ApiError>,
     ) -> Result<R, ApiError> {
-        let lock = format!("guest-kit/lock/{key}");
+        let lock = edge_api::kv_lock::lock_key(key);
         for attempt in 0..ATTEMPTS {
             if attempt > 0 {
                 super::backoff(attempt.min(8));
@@ -105,7 +110,7 @@ impl Store {
         if (now - STALE_MS..=now + STALE_MS).contains(&value) {
             return Ok(()); // a holder's timestamp, recent enough to be alive
         }
-        let one_old_timestamp = (now - 3_600_000..now - STALE_MS).contains(&value);
+        let one_old_timestamp = (now - ONE_TIMESTAMP_WITHIN_MS..now - STALE_MS).contains(&value);
         if !one_old_timestamp {
             let note = format!("{lock}/seen");
             let since = match self.get_json::<(i64, i64)>(&note)? {

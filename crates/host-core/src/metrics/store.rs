@@ -54,6 +54,14 @@ impl Store for Observed {
     async fn delete(&self, key: &str) -> Result<()> {
         self.timed("delete", self.inner.delete(key)).await
     }
+    async fn set_ignoring_lock(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.timed("set", self.inner.set_ignoring_lock(key, value))
+            .await
+    }
+    async fn delete_ignoring_lock(&self, key: &str) -> Result<()> {
+        self.timed("delete", self.inner.delete_ignoring_lock(key))
+            .await
+    }
     async fn list_keys(
         &self,
         prefix: &str,

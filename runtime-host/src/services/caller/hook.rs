@@ -1,8 +1,8 @@
 //! The registry's hook: each state-changing request reaches the component with
 //! [`HEADER`](registry_core::caller::HEADER) saying who sent it and, when the body names a
-//! `process_id`, what that process is on this machine.
+//! `process_id`, what that process is on this machine and which user is registering it.
 
-use crate::services::caller::identify::{Relatives, claimed, identify};
+use crate::services::caller::identify::{Relatives, claimed, identify, user};
 use bytes::Bytes;
 use host_core::http::connection::ConnInfo;
 use host_core::http::hooks::{Hook, Preparing};
@@ -59,11 +59,24 @@ async fn identify_caller(req: &mut hyper::Request<Full<Bytes>>, token: &str) {
         },
     };
     let claimed_pid = claim.process_id;
-    let found =
-        tokio::task::spawn_blocking(move || (identify(&conn, wanted), claimed_pid.map(claimed)))
-            .await;
-    let (caller, claimed) = found.unwrap_or((Caller::Unknown, None));
-    let value = Identity { caller, claimed }.header_value(token);
+    let found = tokio::task::spawn_blocking(move || {
+        let caller = identify(&conn, wanted);
+        // Whose registration it is, asked only of a registration (the per-user cap). The
+        // host's own models (`up` registers them from this process) are the operator's
+        // choice, bounded by the per-process cap and `--copies`; the per-user cap is for
+        // every other process of the machine.
+        let own = matches!(&caller, Caller::Local { related } if related.first() == Some(&std::process::id()));
+        let user = claimed_pid.filter(|_| !own).and_then(|_| user(&conn));
+        (caller, claimed_pid.map(claimed), user)
+    })
+    .await;
+    let (caller, claimed, user) = found.unwrap_or((Caller::Unknown, None, None));
+    let value = Identity {
+        caller,
+        claimed,
+        user,
+    }
+    .header_value(token);
     if let Ok(v) = hyper::header::HeaderValue::from_str(&value) {
         req.headers_mut().insert(HEADER, v);
     }

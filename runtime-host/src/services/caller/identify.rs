@@ -52,6 +52,15 @@ pub fn identify(conn: &ConnInfo, wanted: Relatives) -> Caller {
     Caller::Local { related }
 }
 
+/// The user who made the loopback connection `conn` (the owner of its client socket), or
+/// `None` for another machine's or where the kernel could not be asked (blocking).
+pub fn user(conn: &ConnInfo) -> Option<u32> {
+    if !conn.peer.ip().to_canonical().is_loopback() {
+        return None;
+    }
+    socket::socket(conn.peer, conn.local).map(|s| s.uid)
+}
+
 /// What `pid` is on this machine.
 pub fn claimed(pid: u64) -> Claimed {
     let Ok(pid) = u32::try_from(pid) else {

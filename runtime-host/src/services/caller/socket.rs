@@ -1,4 +1,4 @@
-//! The inode of the socket at a loopback connection's client end.
+//! The inode of the socket at a loopback connection's client end, and the user owning it.
 //!
 //! Asked of the kernel for that one connection through `sock_diag` netlink (an exact lookup,
 //! as `ss` does), not found in `/proc/net/tcp{,6}`: reading those walks the kernel's whole
@@ -15,8 +15,23 @@ use netlink_packet_sock_diag::inet::{ExtensionFlags, InetRequest, SocketId, Stat
 use netlink_sys::protocols::NETLINK_SOCK_DIAG;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
+/// The socket at a connection's client end, as the kernel knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Socket {
+    pub inode: u64,
+    /// The user owning the socket: whoever made the connection, which no client can choose
+    /// (the registry caps registrations per user by it), known even where that user's
+    /// processes may not be inspected.
+    pub uid: u32,
+}
+
 /// The inode of the socket whose own address is `client` and whose peer is `server`.
 pub fn inode(client: SocketAddr, server: SocketAddr) -> Option<u64> {
+    socket(client, server).map(|s| s.inode)
+}
+
+/// The socket whose own address is `client` and whose peer is `server`.
+pub fn socket(client: SocketAddr, server: SocketAddr) -> Option<Socket> {
     let (client, server) = (canonical(client), canonical(server));
     let ipv4 = client.is_ipv4() && server.is_ipv4();
     let lookup = match diag_socket() {
@@ -32,14 +47,14 @@ pub fn inode(client: SocketAddr, server: SocketAddr) -> Option<u64> {
         None => Lookup::Unavailable,
     };
     match lookup {
-        Lookup::Found(inode) => Some(inode),
+        Lookup::Found(socket) => Some(socket),
         Lookup::NotFound => None,
         Lookup::Unavailable => from_proc_tables(client, server),
     }
 }
 
 enum Lookup {
-    Found(u64),
+    Found(Socket),
     NotFound,
     /// Netlink could not be asked (not permitted, not supported).
     Unavailable,
@@ -101,7 +116,10 @@ fn by_netlink(
         Ok(NetlinkPayload::InnerMessage(SockDiagMessage::InetResponse(found)))
             if found.header.inode != 0 =>
         {
-            Lookup::Found(found.header.inode.into())
+            Lookup::Found(Socket {
+                inode: found.header.inode.into(),
+                uid: found.header.uid,
+            })
         }
         // ENOENT: no such connection (the client has gone).
         Ok(NetlinkPayload::Error(e)) if e.code.is_some_and(|c| c.get() == -libc::ENOENT) => {
@@ -123,16 +141,20 @@ fn canonical(addr: SocketAddr) -> SocketAddr {
 }
 
 /// The same from the text tables, which every Linux has (slow: see the module's doc).
-fn from_proc_tables(client: SocketAddr, server: SocketAddr) -> Option<u64> {
+fn from_proc_tables(client: SocketAddr, server: SocketAddr) -> Option<Socket> {
     ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()
         .find_map(|table| {
             let text = std::fs::read_to_string(table).ok()?;
             text.lines().skip(1).find_map(|line| {
                 let f: Vec<&str> = line.split_whitespace().collect();
-                let (local, remote, inode) = (f.get(1)?, f.get(2)?, f.get(9)?);
+                let (local, remote, uid, inode) = (f.get(1)?, f.get(2)?, f.get(7)?, f.get(9)?);
                 let matches = parse_endpoint(local)? == client && parse_endpoint(remote)? == server;
-                inode.parse().ok().filter(|&i| matches && i != 0)
+                let inode = inode.parse().ok().filter(|&i| matches && i != 0)?;
+                Some(Socket {
+                    inode,
+                    uid: uid.parse().ok()?,
+                })
             })
         })
 }
@@ -201,11 +223,14 @@ mod tests {
                 address.starts_with('[') || v4_mapped,
                 "{client}"
             );
-            let Some(inode) = super::inode(client, server) else {
+            let Some(found) = super::socket(client, server) else {
                 panic!("netlink found no socket for {client} -> {server}");
             };
             let tables = from_proc_tables(canonical(client), canonical(server));
-            assert_eq!(tables, Some(inode), "{address}");
+            assert_eq!(tables, Some(found), "{address}");
+            // The socket is this process's user's.
+            let me = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap());
+            assert_eq!(found.uid, me, "{address}");
             let gone = SocketAddr::new(client.ip(), 1);
             assert_eq!(super::inode(gone, server), None, "{address}");
         }

@@ -32,6 +32,12 @@ pub struct RegistryOptions {
     /// limit. Keeps one caller from taking the whole port range.
     #[arg(long, default_value_t = 64)]
     pub max_per_process: u32,
+    /// Most live registrations one local user may hold, whatever processes they come from
+    /// (the user owning the registering connection, as the kernel tells); 0 for no limit.
+    /// Default: a quarter of --ports, at least 8 and at most 256, so that another user of
+    /// the machine cannot take the whole range with a handful of processes.
+    #[arg(long, value_name = "N")]
+    pub max_per_user: Option<u32>,
     /// Time between checks that registered processes are still running.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub monitor_interval: Duration,
@@ -68,7 +74,7 @@ impl Recipe {
 
     /// The component's variables.
     fn variables(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut variables = vec![
             ("registry_ttl_secs", self.options.ttl.to_string()),
             ("registry_ports", self.options.ports.clone()),
             ("registry_maintenance_token", self.secret.clone()),
@@ -76,7 +82,12 @@ impl Recipe {
                 "registry_max_per_process",
                 self.options.max_per_process.to_string(),
             ),
-        ]
+        ];
+        // Unset, the component takes a quarter of the range (`default_per_user_cap`).
+        if let Some(n) = self.options.max_per_user {
+            variables.push(("registry_max_per_user", n.to_string()));
+        }
+        variables
     }
 
     /// The registry's component at `component` launched: with its variables, no files or

@@ -11,9 +11,18 @@
 //! connection of its own per swap.) A conflict is reported as a conflict, with the value that
 //! won, so the caller's retry needs no extra read.
 //!
+//! Every write of a record (swap, `SET`, `DEL`, their batches) also keeps to guest-kit's lock
+//! of increments, which guests hold under Spin's Redis store: it is made only while the
+//! record's `guest-kit/lock/<key>` reads 0, in the same script, and waits while that lock is
+//! held ([`guard`]). Counters (`INCRBY`) are not records and are never guarded.
+//!
 //! Every call is bounded by [`CALL_TIMEOUT`]: a Redis that is down or stalled makes the call
 //! fail with an error naming the store, and the component answers 503 within the request's
 //! deadline instead of hanging.
+
+mod guard;
+#[cfg(test)]
+mod lock_tests;
 
 use super::store::{Store, Swap};
 use anyhow::{Context, Result, anyhow, bail};
@@ -26,26 +35,20 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 /// Keys one `list-keys` page asks SCAN for.
 const SCAN_COUNT: usize = 1000;
 
-/// Compare-and-swap: ARGV[1] is `1` when a value is expected (ARGV[2]), `0` when the key
-/// must be absent; ARGV[3] is the new value. Returns `{1}` when written, `{0, current}` or
-/// `{0}` (absent) when the record is not what the caller saw.
-const CAS_SCRIPT: &str = r"
-local current = redis.call('GET', KEYS[1])
-local matches
-if ARGV[1] == '1' then matches = (current == ARGV[2]) else matches = (current == false) end
-if not matches then
-  if current then return {0, current} end
-  return {0}
-end
-redis.call('SET', KEYS[1], ARGV[3])
-return {1}
-";
+/// Longest a write waits for a record's lock (held by a guest under Spin, [`guard`]) to be
+/// released: a live holder starts its last write within `HOLD_MS` (3 s) of taking it, and
+/// usually holds it for milliseconds; past this the call fails as a store error (503), and the
+/// guest's own retry decides. A residue of a dead holder is broken after `STALE_MS`.
+const LOCK_WAIT: Duration = Duration::from_secs(3);
+/// Longest pause between two tries of a held lock.
+const LOCK_PAUSE_MS: u64 = 8;
 
 pub struct RedisStore {
     conn: ConnectionManager,
     /// The URL without its password, for messages.
     shown_url: String,
     cas: Script,
+    write: Script,
 }
 
 impl RedisStore {
@@ -69,7 +72,8 @@ impl RedisStore {
         let store = Self {
             conn,
             shown_url,
-            cas: Script::new(CAS_SCRIPT),
+            cas: guard::cas_script(),
+            write: guard::write_script(),
         };
         store
             .call::<String>(&mut redis::cmd("PING"))
@@ -113,6 +117,94 @@ impl RedisStore {
     }
 }
 
+impl RedisStore {
+    /// Runs `attempt` until it finds the locks of the records it writes free (it returns
+    /// `Some`) or [`LOCK_WAIT`] has passed; `what` names the call in the error.
+    async fn guarded<T, F>(&self, what: &str, keys: &[String], attempt: impl Fn() -> F) -> Result<T>
+    where
+        F: Future<Output = Result<Option<T>>>,
+    {
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(done) = attempt().await? {
+                return Ok(done);
+            }
+            if started.elapsed() >= LOCK_WAIT {
+                bail!(
+                    "Redis at {}: {what} of `{}` waited {} s for guest-kit's lock of the record \
+                     (`{}`), held by another writer (a Spin request on the same Redis); nothing \
+                     was written",
+                    self.shown_url,
+                    keys.join("`, `"),
+                    LOCK_WAIT.as_secs(),
+                    guard::locks_of(keys).join("`, `"),
+                );
+            }
+            guard::pause(LOCK_PAUSE_MS).await;
+        }
+    }
+
+    /// Sets (`values`: one per key) or deletes (`None`) `keys` in one script, once their
+    /// locks are free.
+    async fn write_guarded(
+        &self,
+        what: &str,
+        keys: &[String],
+        values: Option<&[&[u8]]>,
+    ) -> Result<()> {
+        let locks = guard::locks_of(keys);
+        self.guarded(what, keys, || async {
+            let mut invocation = self.write.prepare_invoke();
+            invocation.key(keys).key(&locks);
+            match values {
+                Some(values) => invocation.arg("set").arg(values),
+                None => invocation.arg("del"),
+            };
+            let mut conn = self.conn.clone();
+            let written: i64 = self
+                .bounded(|| what.to_owned(), invocation.invoke_async(&mut conn))
+                .await?;
+            Ok((written == 1).then_some(()))
+        })
+        .await
+    }
+
+    /// One compare-and-swap; `None` while the record's lock is held.
+    async fn try_swap(
+        &self,
+        key: &str,
+        expected: Option<&[u8]>,
+        value: &[u8],
+    ) -> Result<Option<Swap>> {
+        let mut invocation = self.cas.key(key);
+        invocation.key(edge_api::kv_lock::lock_key(key));
+        match expected {
+            Some(old) => invocation.arg("1").arg(old),
+            None => invocation.arg("0").arg(""),
+        };
+        invocation.arg(value);
+        let mut conn = self.conn.clone();
+        let reply: Vec<Value> = self
+            .bounded(
+                || "compare-and-swap".into(),
+                invocation.invoke_async(&mut conn),
+            )
+            .await?;
+        match reply.as_slice() {
+            [Value::Int(1)] => Ok(Some(Swap::Done)),
+            [Value::Int(2)] => Ok(None),
+            [Value::Int(0)] => Ok(Some(Swap::Conflict(None))),
+            [Value::Int(0), Value::BulkString(current)] => {
+                Ok(Some(Swap::Conflict(Some(current.clone()))))
+            }
+            other => bail!(
+                "Redis at {} answered compare-and-swap with {other:?}",
+                self.shown_url
+            ),
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl Store for RedisStore {
     fn is_shared(&self) -> bool {
@@ -132,10 +224,21 @@ impl Store for RedisStore {
     }
 
     async fn set(&self, key: &str, value: &[u8]) -> Result<()> {
-        self.call(redis::cmd("SET").arg(key).arg(value)).await
+        self.write_guarded("SET", &[key.to_owned()], Some(&[value]))
+            .await
     }
 
     async fn delete(&self, key: &str) -> Result<()> {
+        self.write_guarded("DEL", &[key.to_owned()], None).await
+    }
+
+    /// A plain `SET`, as Spin's own Redis store writes (for the hook imitating it).
+    async fn set_ignoring_lock(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.call(redis::cmd("SET").arg(key).arg(value)).await
+    }
+
+    /// A plain `DEL`, as Spin's own Redis store deletes.
+    async fn delete_ignoring_lock(&self, key: &str) -> Result<()> {
         self.call::<i64>(redis::cmd("DEL").arg(key)).await?;
         Ok(())
     }
@@ -182,24 +285,21 @@ impl Store for RedisStore {
         self.call(redis::cmd("MGET").arg(keys)).await
     }
 
-    /// Sets every entry in one atomic MSET.
+    /// Sets every entry in one script (all or none), once no entry's lock is held.
     async fn set_many(&self, entries: &[(String, Vec<u8>)]) -> Result<()> {
         if entries.is_empty() {
             return Ok(());
         }
-        let mut cmd = redis::cmd("MSET");
-        for (k, v) in entries {
-            cmd.arg(k).arg(v);
-        }
-        self.call(&mut cmd).await
+        let keys: Vec<String> = entries.iter().map(|(k, _)| k.clone()).collect();
+        let values: Vec<&[u8]> = entries.iter().map(|(_, v)| v.as_slice()).collect();
+        self.write_guarded("MSET", &keys, Some(&values)).await
     }
 
     async fn delete_many(&self, keys: &[String]) -> Result<()> {
         if keys.is_empty() {
             return Ok(());
         }
-        self.call::<i64>(redis::cmd("DEL").arg(keys)).await?;
-        Ok(())
+        self.write_guarded("DEL", keys, None).await
     }
 
     /// INCRBY: the counter is a Redis integer, kept as decimal text (so a guest reads it
@@ -208,37 +308,18 @@ impl Store for RedisStore {
         self.call(redis::cmd("INCRBY").arg(key).arg(delta)).await
     }
 
-    /// Writes `value` only if the record still holds `expected` (`None`: is absent).
+    /// Writes `value` only if the record still holds `expected` (`None`: is absent) and its
+    /// lock is free; waits while the lock is held.
     async fn compare_and_swap(
         &self,
         key: &str,
         expected: Option<&[u8]>,
         value: &[u8],
     ) -> Result<Swap> {
-        let mut invocation = self.cas.key(key);
-        match expected {
-            Some(old) => invocation.arg("1").arg(old),
-            None => invocation.arg("0").arg(""),
-        };
-        invocation.arg(value);
-        let mut conn = self.conn.clone();
-        let reply: Vec<Value> = self
-            .bounded(
-                || "compare-and-swap".into(),
-                invocation.invoke_async(&mut conn),
-            )
-            .await?;
-        match reply.as_slice() {
-            [Value::Int(1)] => Ok(Swap::Done),
-            [Value::Int(0)] => Ok(Swap::Conflict(None)),
-            [Value::Int(0), Value::BulkString(current)] => {
-                Ok(Swap::Conflict(Some(current.clone())))
-            }
-            other => bail!(
-                "Redis at {} answered compare-and-swap with {other:?}",
-                self.shown_url
-            ),
-        }
+        self.guarded("compare-and-swap", &[key.to_owned()], || {
+            self.try_swap(key, expected, value)
+        })
+        .await
     }
 }
 
