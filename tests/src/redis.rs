@@ -78,6 +78,10 @@ pub fn write_runtime_config(dir: &Path, url: &str) -> std::path::PathBuf {
         format!("[key_value_store.default]\ntype = \"redis\"\nurl = \"{url}\"\n"),
     )
     .expect("writing the runtime config");
+    // Private, as the host requires of a config that may hold a password.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
+        .expect("making the runtime config private");
     file
 }
 

@@ -183,7 +183,12 @@ impl Fleet {
             "runtime-config.toml",
             &[("redis://:change-me-redis-password@10.0.0.10:6379", &url)],
         );
-        std::fs::write(etc.join("runtime-config.toml"), config).expect("writing the config");
+        let config_file = etc.join("runtime-config.toml");
+        std::fs::write(&config_file, config).expect("writing the config");
+        // Mode 600, as the file says: the host refuses a password others can read.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&config_file, std::fs::Permissions::from_mode(0o600))
+            .expect("making the config private");
         let env = unit::parse_env(&env_text);
         let build = &self.build;
         let words = self.unit.command_line(
@@ -196,6 +201,8 @@ impl Fleet {
                     build.ai_models_dir.as_path(),
                 ),
                 ("/var/lib/runtime-host", data.as_path()),
+                // The unit's --cache-dir: the tests' shared compilation cache.
+                ("/var/lib/runtime-host/cache", build.cache_dir.as_path()),
             ],
         );
         let mut command = machine.command(Path::new(&words[0]));

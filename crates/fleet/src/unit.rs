@@ -97,3 +97,25 @@ pub fn deploy_file_with(name: &str, replacements: &[(&str, &str)]) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 56, item 11: the unit's system user has HOME=/nonexistent, so the unit names the
+    /// compilation cache itself, inside the state directory systemd makes for that user.
+    #[test]
+    fn the_unit_keeps_its_compilation_cache_in_its_state_directory() {
+        let unit = Unit::load();
+        let at = unit
+            .exec_start
+            .iter()
+            .position(|w| w == "--cache-dir")
+            .expect("ExecStart names --cache-dir");
+        let dir = &unit.exec_start[at + 1];
+        assert!(dir.starts_with("/var/lib/runtime-host/"), "{dir}");
+        let text = std::fs::read_to_string(deploy_dir().join("runtime-host.service")).unwrap();
+        assert!(text.lines().any(|l| l == "StateDirectory=runtime-host"));
+        assert!(text.lines().any(|l| l == "StateDirectoryMode=0700"));
+    }
+}

@@ -11,6 +11,10 @@
 //! path = "archive.db"    # relative to this file's directory
 //! ```
 //!
+//! The file is refused when another user could change it (writable by group or others: they
+//! would choose where this host's data goes), or read its secret (a Redis URL with a password,
+//! readable by others); the error says what to `chmod` (issue 56, item 11).
+//!
 //! Without a file, or for a label the file does not name, `default` is SQLite in the data
 //! directory, as Spin's own default. Other sections of the file (variables providers,
 //! SQLite databases, LLM compute) configure things this host does not provide and are
@@ -78,9 +82,11 @@ impl StoreConfig {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("reading runtime config {}", file.display()))?;
         let base = file.parent().unwrap_or(Path::new("."));
-        for (label, spec) in parse(&text, base, data_dir)
-            .with_context(|| format!("runtime config {}", file.display()))?
-        {
+        let labels = parse(&text, base, data_dir)
+            .with_context(|| format!("runtime config {}", file.display()))?;
+        check_access(file, holds_secret(&labels))?;
+        refuse_placeholder_password(file, &labels)?;
+        for (label, spec) in labels {
             config.labels.insert(label, spec);
         }
         config.source = Some(file.to_path_buf());
@@ -134,9 +140,144 @@ fn parse(text: &str, base: &Path, data_dir: &Path) -> Result<BTreeMap<String, St
     Ok(labels)
 }
 
+/// Whether a label's store is reached with a password (`redis://[user]:password@host`).
+fn holds_secret(labels: &BTreeMap<String, StoreSpec>) -> bool {
+    labels.values().any(|spec| match spec {
+        StoreSpec::Redis { url } => {
+            let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+            authority.contains('@')
+        }
+        StoreSpec::Sqlite(_) => false,
+    })
+}
+
+/// Refuses a Redis password that is the example files' placeholder (`change-me-...`, as
+/// `deploy/fleet/runtime-config.toml` ships it): everybody who read the documents knows it.
+fn refuse_placeholder_password(file: &Path, labels: &BTreeMap<String, StoreSpec>) -> Result<()> {
+    for (label, spec) in labels {
+        let StoreSpec::Redis { url } = spec else {
+            continue;
+        };
+        let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let password = authority
+            .rsplit_once('@')
+            .and_then(|(user_info, _)| user_info.split_once(':'))
+            .map(|(_, password)| password);
+        if password.is_some_and(|p| p.to_ascii_lowercase().starts_with("change-me")) {
+            bail!(
+                "runtime config {}: [key_value_store.{label}]'s Redis password is the \
+                 placeholder from the example files: set the password of your Redis \
+                 (`requirepass`) in both files",
+                file.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a runtime config another user could write, or read when it holds a password;
+/// warns when only the file's group can read the password.
+#[cfg(unix)]
+fn check_access(file: &Path, secret: bool) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(file)
+        .with_context(|| format!("reading runtime config {}", file.display()))?
+        .permissions()
+        .mode()
+        & 0o7777;
+    let shown = file.display();
+    if mode & 0o022 != 0 {
+        bail!(
+            "runtime config {shown} can be written by other users (mode {mode:04o}), who could \
+             point this host's stores anywhere: run `chmod go-w {shown}` (`chmod 600 {shown}` \
+             when it holds a password)"
+        );
+    }
+    if secret && mode & 0o004 != 0 {
+        bail!(
+            "runtime config {shown} holds a Redis password and every user can read it (mode \
+             {mode:04o}): run `chmod 600 {shown}` (or `chmod 640` with a group of its own)"
+        );
+    }
+    if secret && mode & 0o040 != 0 {
+        tracing::warn!(
+            file = %shown,
+            "the runtime config holds a Redis password its group can read (mode {mode:04o}); \
+             `chmod 600` keeps it to this host's user"
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_access(_file: &Path, _secret: bool) -> Result<()> {
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 56, item 11: a config with Redis's password readable by others, or any config
+    /// writable by others, is refused with the `chmod` to run; private ones load.
+    #[cfg(unix)]
+    #[test]
+    fn configs_others_can_read_or_write_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("kv-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let with_password = dir.join("secret.toml");
+        std::fs::write(
+            &with_password,
+            "[key_value_store.default]\ntype = \"redis\"\nurl = \"redis://:pw@10.0.0.10:6379\"\n",
+        )
+        .unwrap();
+        let plain = dir.join("plain.toml");
+        std::fs::write(&plain, "[key_value_store.other]\ntype = \"spin\"\n").unwrap();
+        let chmod = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        let load = |p: &Path| StoreConfig::load(Some(p), &dir).map(|_| ());
+        chmod(&with_password, 0o644);
+        let e = format!("{:#}", load(&with_password).unwrap_err());
+        assert!(e.contains("password") && e.contains("chmod 600"), "{e}");
+        assert!(!e.contains("pw@"), "the password is never shown: {e}");
+        chmod(&with_password, 0o640);
+        load(&with_password).unwrap();
+        chmod(&with_password, 0o600);
+        load(&with_password).unwrap();
+        let placeholder = dir.join("placeholder.toml");
+        std::fs::write(
+            &placeholder,
+            "[key_value_store.default]\ntype = \"redis\"\n\
+             url = \"redis://:change-me-redis-password@10.0.0.10:6379\"\n",
+        )
+        .unwrap();
+        chmod(&placeholder, 0o600);
+        let e = format!("{:#}", load(&placeholder).unwrap_err());
+        assert!(e.contains("placeholder") && e.contains("requirepass"), "{e}");
+        chmod(&plain, 0o644);
+        load(&plain).unwrap();
+        for writable in [0o664, 0o646, 0o666] {
+            chmod(&plain, writable);
+            let e = format!("{:#}", load(&plain).unwrap_err());
+            assert!(e.contains("written by other users") && e.contains("chmod go-w"), "{e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_password_in_a_url_is_a_secret() {
+        let redis = |url: &str| {
+            BTreeMap::from([("default".to_owned(), StoreSpec::Redis { url: url.into() })])
+        };
+        assert!(holds_secret(&redis("redis://:pw@h:6379")));
+        assert!(holds_secret(&redis("rediss://user:pw@h:6379/0")));
+        assert!(!holds_secret(&redis("redis://h:6379/0")));
+        assert!(!holds_secret(&redis("redis://h:6379/0?x=a@b")));
+    }
 
     fn parse_ok(text: &str) -> BTreeMap<String, StoreSpec> {
         parse(text, Path::new("/etc/app"), Path::new("/data")).unwrap()

@@ -4,12 +4,8 @@
 //! browser page then talk to one origin under either host, with no CORS. The routing itself
 //! is `host_core::http::router`'s; this module knows which service is where.
 
-use host_core::http::responses::{self, HostResponse};
-use host_core::http::router::{AppRouter, HostRoute};
+use host_core::http::router::AppRouter;
 use host_core::http::slot::ServerSlot;
-use hyper::body::Incoming;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 /// The routes of the registry and of chat, exactly as `spin.toml` lists them.
@@ -45,32 +41,8 @@ pub fn router(
     app.route(CONSOLE_ROUTE, console)
 }
 
-/// Where a load balancer checks that the host serves.
+/// Where a load balancer checks that the host serves (`up`'s answer: `commands::up::health`).
 pub const HEALTH_PATH: &str = "/health";
-
-/// `GET /health` on the app port: 200 `{"status":"ok"}` while the host serves. It reads no
-/// store on purpose: with Redis away every host is equally unable to write, and clients
-/// should get the store's own 503 `store_unavailable` from a host rather than a load
-/// balancer's "no server" page. Once a stop begins the listener closes, and checks fail.
-/// Other methods go on to the app's routes: a `POST /health` meant for a model gets the
-/// console's 404 naming the models, as before.
-pub struct HealthRoute;
-
-impl HostRoute for HealthRoute {
-    fn answer(
-        &self,
-        _req: hyper::Request<Incoming>,
-    ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
-        Box::pin(std::future::ready(responses::json(
-            200,
-            r#"{"status":"ok"}"#,
-        )))
-    }
-
-    fn takes(&self, method: &hyper::Method) -> bool {
-        method == hyper::Method::GET || method == hyper::Method::HEAD
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -97,6 +69,23 @@ mod tests {
                 routes,
                 [model_route(&component)],
                 "model component {component}"
+            );
+        }
+    }
+
+    /// `up` grants its own services no outbound hosts (`Access::nothing`) and its models
+    /// only what `--allow-outbound` and their manifests name, none by default: as `spin up`
+    /// grants, where spin.toml declares no component `allowed_outbound_hosts`.
+    #[test]
+    fn spin_toml_allows_no_component_outbound_hosts() {
+        let doc: toml::Table = toml::from_str(include_str!("../../../spin.toml")).unwrap();
+        let components = doc["component"].as_table().expect("[component.*]");
+        assert!(components.len() >= 7);
+        for (name, c) in components {
+            let hosts = c.get("allowed_outbound_hosts").and_then(|h| h.as_array());
+            assert!(
+                hosts.is_none_or(|h| h.is_empty()),
+                "{name} declares outbound hosts: grant them under `up` too"
             );
         }
     }

@@ -55,7 +55,7 @@ impl Launcher {
     pub fn new(runtime: &RuntimeArgs) -> Result<Self> {
         let limits = runtime.limits();
         let engine = engine::build_engine(&limits)?;
-        Ok(Self::with(engine, runtime, limits))
+        Self::with(engine, runtime, limits)
     }
 
     /// For every service of the process (`up`): one engine whose pool of `slots` instances
@@ -63,10 +63,11 @@ impl Launcher {
     pub fn shared(runtime: &RuntimeArgs, slots: u32) -> Result<Self> {
         let limits = runtime.limits();
         let engine = engine::build_shared_engine(&limits, slots)?;
-        Ok(Self::with(engine, runtime, limits))
+        Self::with(engine, runtime, limits)
     }
 
-    fn with(engine: wasmtime::Engine, runtime: &RuntimeArgs, limits: Limits) -> Self {
+    fn with(engine: wasmtime::Engine, runtime: &RuntimeArgs, limits: Limits) -> Result<Self> {
+        let cache_dir = runtime.cache_dir()?;
         // What the process may hold of bodies still arriving, for every server it runs.
         host_core::http::held::configure(
             (runtime.max_held_bodies as usize) << 20,
@@ -87,15 +88,15 @@ impl Launcher {
                 })
                 .ok(),
         };
-        Self {
+        Ok(Self {
             engine,
             baseline,
-            cache_dir: runtime.cache_dir(),
+            cache_dir,
             ai: runtime.ai_models(),
             runtime: runtime.clone(),
             limits,
             cold: ColdWork::InChild(prepare_in_child),
-        }
+        })
     }
 
     /// The same, doing what the cache lacks in this process: `runtime-host prepare`, the
@@ -354,19 +355,8 @@ pub fn prepare_args(job: &ChildJob<'_>) -> Vec<std::ffi::OsString> {
     args
 }
 
-/// Finds a built component: beside this executable's target directory
-/// (`target/release/runtime-host` → `target/wasm32-wasip2/release/NAME.wasm`), else under
-/// `./target`.
+/// This program's own component `NAME.wasm`, from its installation (or the cargo build it
+/// runs from), never from the working directory (see [`super::installation`]).
 pub fn default_component(name: &str) -> Result<PathBuf> {
-    let file = format!("{name}.wasm");
-    let mut candidates = Vec::new();
-    if let Ok(exe) = std::env::current_exe()
-        && let Some(target) = exe.parent().and_then(Path::parent)
-    {
-        candidates.push(target.join("wasm32-wasip2/release").join(&file));
-    }
-    candidates.push(PathBuf::from("target/wasm32-wasip2/release").join(&file));
-    candidates.iter().find(|p| p.exists()).cloned().with_context(|| {
-        format!("could not find {file} (looked in {candidates:?}); build it with `cargo xtask build` or pass --component")
-    })
+    super::installation::component(name)
 }

@@ -2,6 +2,7 @@
 //! lower layers (the `host-core` crate).
 //!
 //! - [`launch`]: a component launched as a service, the one path every command takes;
+//! - [`installation`]: where this program's own components and default models are;
 //! - [`tiers`]: a new component served from baseline code until its optimized code is ready;
 //! - [`announce`]: what a service command prints and opens first;
 //! - [`model`]: a model deployment (interface B) and its v1.2 lifecycle;
@@ -15,6 +16,7 @@ pub mod announce;
 pub mod app;
 pub mod caller;
 pub mod chat;
+pub mod installation;
 pub mod launch;
 pub mod metrics_endpoint;
 pub mod model;

@@ -37,15 +37,16 @@ pub async fn read_whole(
         .and_then(|v| v.parse::<u64>().ok());
     let mut over = declared.is_some_and(|n| n > cap as u64);
     // Counted against what the whole process may hold (see `held`), the declared length at
-    // once: a body that stops one byte short holds it all.
+    // once (a body that stops one byte short holds it all) and the connection's read buffer.
     let busy = |why: held::Refused| refuse(ErrorCode::Overloaded, why.0, false);
     let mut held = Held::begin().map_err(busy)?;
     let reserved = match declared {
         Some(n) if !over => n as usize,
         _ => 0,
     };
-    held.cover(reserved).map_err(busy)?;
-    let mut buf = bytes::BytesMut::with_capacity(reserved);
+    held.cover(held::READ_BUFFER_HELD + reserved).map_err(busy)?;
+    // Grown by hand (`reserve_exact`), so what is counted is the buffer's capacity.
+    let mut buf: Vec<u8> = Vec::with_capacity(reserved);
     let mut seen: u64 = 0;
     let read = tokio::time::timeout_at(deadline.into(), async {
         while let Some(frame) = body.frame().await {
@@ -61,7 +62,15 @@ pub async fn read_whole(
                     return Ok(false);
                 }
             } else {
-                held.cover(buf.len() + data.len()).map_err(Stop::Busy)?;
+                let needed = buf.len() + data.len();
+                if needed > buf.capacity() {
+                    // Doubling, as a growing buffer does, but never past the cap; counted
+                    // before it is allocated.
+                    let grown = needed.max(buf.capacity() * 2).min(cap);
+                    held.cover(held::READ_BUFFER_HELD + grown)
+                        .map_err(Stop::Busy)?;
+                    buf.reserve_exact(grown - buf.len());
+                }
                 buf.extend_from_slice(&data);
             }
         }
@@ -85,7 +94,10 @@ pub async fn read_whole(
             format!("request body exceeds the limit of {cap} bytes"),
             drained,
         )),
-        Ok(Ok(_)) => Ok(hyper::Request::from_parts(parts, Full::new(buf.freeze()))),
+        Ok(Ok(_)) => Ok(hyper::Request::from_parts(
+            parts,
+            Full::new(Bytes::from(buf)),
+        )),
     }
 }
 

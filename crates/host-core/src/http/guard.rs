@@ -4,6 +4,10 @@
 //! - headers only the host may set (Spin's routing headers, the registry's caller header:
 //!   [`crate::http::headers::is_host_only`]) are removed, so no client can choose a route or
 //!   pose as another process;
+//! - the request target is a path (origin form): an absolute-form target
+//!   (`GET http://evil.example/health`) is what a client sends a proxy, and this host is none;
+//!   answering it would let the target's host and the `Host` header disagree about which
+//!   site a request is for (400, naming the target's scheme and host);
 //! - `Host`: HTTP/1.0 may omit it (the listener's address stands in), HTTP/1.1 may not (400);
 //!   on a loopback listener it must name this machine, so a web page that rebinds its own
 //!   DNS name to 127.0.0.1 cannot read or drive the services (DNS rebinding);
@@ -33,6 +37,9 @@ pub fn allow_hosts(names: &[String]) {
 /// Checks and cleans `req` in place; `Err` is the answer to send instead.
 pub fn admit<B>(req: &mut Request<B>, local: SocketAddr) -> Result<(), Box<HostResponse>> {
     strip_host_only_headers(req);
+    if let Some(refused) = absolute_form(req) {
+        return Err(Box::new(refused));
+    }
     let bad_host = |why: String| Err(Box::new(responses::error(ErrorCode::InvalidField, why)));
     if req.headers().get_all(HOST).iter().count() > 1 {
         return bad_host("a request carries one Host header (RFC 9112, section 3.2)".into());
@@ -86,6 +93,25 @@ pub fn admit<B>(req: &mut Request<B>, local: SocketAddr) -> Result<(), Box<HostR
         }
     }
     Ok(())
+}
+
+/// The 400 for a request target in absolute form (or authority form: a `CONNECT`), `None`
+/// for a path.
+fn absolute_form<B>(req: &Request<B>) -> Option<HostResponse> {
+    let uri = req.uri();
+    if uri.scheme().is_none() && uri.authority().is_none() {
+        return None;
+    }
+    let scheme = uri.scheme_str().map(|s| format!("{s}://")).unwrap_or_default();
+    let authority = uri.authority().map(|a| a.as_str()).unwrap_or_default();
+    Some(responses::error(
+        ErrorCode::InvalidField,
+        format!(
+            "the request target names a host (`{scheme}{authority}`): this server is no \
+             proxy and takes a path only, e.g. `GET /health` with the host in the Host header \
+             (RFC 9112, section 3.2)"
+        ),
+    ))
 }
 
 fn strip_host_only_headers<B>(req: &mut Request<B>) {
@@ -293,6 +319,34 @@ mod tests {
         let mut new = request(Method::GET, &[("runtime-host-caller", "x; pids=1")]);
         assert!(admit(&mut new, local).is_err(), "HTTP/1.1 needs Host");
         assert!(new.headers().get("runtime-host-caller").is_none());
+    }
+
+    /// Issue 56, item 11: `GET http://evil.example/health` is refused, whatever `Host` says.
+    #[test]
+    fn absolute_form_targets_are_refused() {
+        let local = LOOPBACK.parse().unwrap();
+        for target in [
+            "http://evil.example/health",
+            "http://127.0.0.1:5000/health",
+            "https://localhost/registry",
+        ] {
+            let mut r = Request::builder()
+                .uri(target)
+                .header("host", "127.0.0.1:5000")
+                .body(())
+                .unwrap();
+            let refused = admit(&mut r, local).expect_err(target);
+            assert_eq!(refused.status(), 400, "{target}");
+        }
+        let mut connect = Request::builder()
+            .method(Method::CONNECT)
+            .uri("evil.example:443")
+            .header("host", "127.0.0.1:5000")
+            .body(())
+            .unwrap();
+        assert!(admit(&mut connect, local).is_err());
+        let mut path = request(Method::GET, &[("host", "127.0.0.1:5000")]);
+        assert!(admit(&mut path, local).is_ok());
     }
 
     #[test]

@@ -7,6 +7,15 @@
 //! Past either, the request is answered 503 `overloaded` at once and its connection closed;
 //! requests without a body (`/health`, every GET) never count, so they keep being answered.
 //!
+//! What is counted is what is allocated (issue 56, item 11: bodies peaked at 466-471 MiB
+//! against the 256 MiB budget): a body's buffer by its capacity, not its length (a body of
+//! no declared length grows by doubling), and, for each body being received, its
+//! connection's read buffer ([`READ_BUFFER_HELD`]): hyper's default let one grow to about
+//! 800 KiB, uncounted, so 256 held connections took some 200 MiB beyond the budget. The read
+//! buffer is now capped at [`READ_BUFFER`]. What remains outside the budget is small: the
+//! read buffers of connections not receiving a body (at most [`READ_BUFFER_HELD`] each,
+//! closed after the header timeout when idle) and the allocator's own overhead.
+//!
 //! There is no share per client address: on the machine the host is made for, every local
 //! client (each model, the console, scripts) comes from 127.0.0.1, so a share per address
 //! would be one share for all.
@@ -14,6 +23,15 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use crate::runtime::limits::{DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_RECEIVING};
+
+/// The largest read buffer of one connection (hyper's `max_buf_size`; its default is about
+/// 400 KiB). Request headers must fit in it; 64 KiB is far beyond any this host's clients send.
+pub const READ_BUFFER: usize = 64 << 10;
+
+/// What a connection's read buffer may hold at most, counted for each body being received:
+/// hyper grows the buffer by reserving up to [`READ_BUFFER`] more while the body's frames
+/// still share the old allocation, so up to twice that.
+pub const READ_BUFFER_HELD: usize = 2 * READ_BUFFER;
 
 static MAX_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_HELD_BYTES);
 static MAX_RECEIVING: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_RECEIVING);

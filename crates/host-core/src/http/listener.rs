@@ -5,6 +5,7 @@
 
 use crate::http::connection::ConnInfo;
 use crate::http::guard;
+use crate::http::held;
 use crate::http::responses::HostResponse;
 use anyhow::{Context, Result};
 use hyper::body::Incoming;
@@ -119,6 +120,8 @@ async fn accept<H: Handler>(
                 let conn = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
                     .header_read_timeout(HEADER_READ_TIMEOUT)
+                    // Bounded, and counted while a body arrives (`held`).
+                    .max_buf_size(held::READ_BUFFER)
                     .keep_alive(true)
                     .serve_connection(TokioIo::new(stream), service);
                 let conn = graceful.watch(conn);

@@ -2,7 +2,7 @@
 //! environment variable, else kept in a file of the data directory (made on first run,
 //! readable only by its owner), so it survives restarts and scripts can read it.
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
 pub struct Token {
@@ -13,10 +13,18 @@ pub struct Token {
 
 impl Token {
     /// `$env_var` if set and not empty, else the contents of `data_dir/file` (made if absent).
+    ///
+    /// Refused, so a mistake stops the start instead of leaving a service open: a value that
+    /// is an example file's placeholder (anything starting `change-me`, as
+    /// `deploy/fleet/host.env` ships), which anybody who read the documents knows; and a token
+    /// file that is empty, which would make the empty token the secret (a bare `Bearer `
+    /// passes) rather than turn anything off.
     pub fn load(env_var: &str, data_dir: &Path, file: &str) -> Result<Self> {
         if let Ok(value) = std::env::var(env_var)
             && !value.is_empty()
         {
+            let value = value.trim().to_owned();
+            refuse_placeholder(&value, &format!("${env_var}"))?;
             let note = format!("token from ${env_var}");
             return Ok(Self { value, note });
         }
@@ -24,7 +32,17 @@ impl Token {
         let value = match std::fs::read_to_string(&path) {
             Ok(t) => {
                 super::private::private_file(&path)?;
-                t.trim().to_owned()
+                let value = t.trim().to_owned();
+                if value.is_empty() {
+                    bail!(
+                        "the token file {} is empty: write a token in it (e.g. `openssl rand \
+                         -hex 32`), or remove it to have a new one made; an empty token is \
+                         refused rather than taken as no token",
+                        path.display()
+                    );
+                }
+                refuse_placeholder(&value, &path.display().to_string())?;
+                value
             }
             Err(_) => {
                 let token = uuid::Uuid::new_v4().simple().to_string();
@@ -56,6 +74,30 @@ impl Token {
             Admission::Admitted
         }
     }
+}
+
+/// The prefix of every placeholder secret in the example files (`change-me-admin-token`,
+/// `change-me-chat-token`, `change-me-redis-password`).
+pub const PLACEHOLDER_PREFIX: &str = "change-me";
+
+/// Whether `value` is an example file's placeholder rather than a secret.
+pub fn is_placeholder(value: &str) -> bool {
+    value
+        .trim()
+        .get(..PLACEHOLDER_PREFIX.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(PLACEHOLDER_PREFIX))
+}
+
+/// `Err` naming `source` when `value` is a placeholder.
+fn refuse_placeholder(value: &str, source: &str) -> Result<()> {
+    if is_placeholder(value) {
+        bail!(
+            "{source} holds the placeholder token `{value}` from the example files: set a \
+             secret of your own (e.g. `openssl rand -hex 32`); a token everybody can read in \
+             the documents is refused"
+        );
+    }
+    Ok(())
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -101,5 +143,37 @@ mod tests {
         assert_eq!(t.admits(Some("Basic abc123")), Admission::Missing);
         assert_eq!(t.admits(Some("abc123")), Admission::Missing);
         assert_eq!(t.admits(None), Admission::Missing);
+    }
+
+    /// Issue 56, item 11: the example files' placeholders and an empty token file stop the
+    /// start with a message saying what to do; a real token in either place is taken.
+    #[test]
+    fn placeholders_and_empty_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let var = "TOKEN_TEST_PLACEHOLDER";
+        // SAFETY: this test alone reads or writes this variable.
+        unsafe { std::env::set_var(var, "change-me-admin-token") };
+        let err = format!("{:#}", Token::load(var, dir.path(), "t").err().unwrap());
+        assert!(err.contains("placeholder") && err.contains("$TOKEN_TEST_PLACEHOLDER"), "{err}");
+        unsafe { std::env::set_var(var, " Change-Me ") };
+        assert!(Token::load(var, dir.path(), "t").is_err());
+        unsafe { std::env::set_var(var, "s3cret") };
+        assert_eq!(Token::load(var, dir.path(), "t").unwrap().value, "s3cret");
+        unsafe { std::env::remove_var(var) };
+
+        let file = dir.path().join("t");
+        write_private(&file, " \n").unwrap();
+        let err = format!("{:#}", Token::load(var, dir.path(), "t").err().unwrap());
+        assert!(err.contains("is empty") && err.contains("remove it"), "{err}");
+        std::fs::remove_file(&file).unwrap();
+        write_private(&file, "change-me-chat-token\n").unwrap();
+        let err = format!("{:#}", Token::load(var, dir.path(), "t").err().unwrap());
+        assert!(err.contains("placeholder"), "{err}");
+        std::fs::remove_file(&file).unwrap();
+        // Absent: one is made, and read back the same next time.
+        let made = Token::load(var, dir.path(), "t").unwrap().value;
+        assert_eq!(made.len(), 32);
+        assert_eq!(Token::load(var, dir.path(), "t").unwrap().value, made);
+        assert!(!is_placeholder("my-change-me"));
     }
 }

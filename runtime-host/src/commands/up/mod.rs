@@ -15,6 +15,7 @@
 
 mod admin;
 mod deploy;
+mod health;
 mod live;
 mod started;
 mod watch;
@@ -64,7 +65,9 @@ pub struct UpArgs {
     pub app_port: u16,
     /// Directory of models: every `.wasm` in it is deployed as a model component, and every
     /// subdirectory holding a `model.toml` with the ONNX model component, mounted at /model.
-    /// Default: molprop from this build and the model directories in `models/`.
+    /// Default: molprop and minilm from this installation and its model directories
+    /// (`<prefix>/lib/runtime-host/models`, or the repository's `models/` for a cargo build);
+    /// never the working directory's.
     #[arg(long)]
     pub models: Option<PathBuf>,
     /// How often `--models DIR` is read again: models added there are deployed, changed ones
@@ -80,6 +83,11 @@ pub struct UpArgs {
     pub host: std::net::IpAddr,
     #[command(flatten)]
     pub registry: RegistryOptions,
+    /// `GET /health` on the app port answers 200 even while a configured model failed to
+    /// start (by default it answers 503 naming that model, so a load balancer takes the host
+    /// out of rotation): for a host whose models are optional.
+    #[arg(long)]
+    pub health_ignores_failed_models: bool,
     /// Time between each model's heartbeats.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub heartbeat_interval: Duration,
@@ -125,6 +133,10 @@ struct Stack<'a> {
     launcher: Launcher,
     kv: KeyValue,
     started: Started,
+    /// Chat's admin token and the admin API's, read before anything starts: a placeholder or
+    /// an empty token file stops `up` at once, not after the models compiled.
+    chat: chat::Recipe,
+    admin_token: Option<Token>,
 }
 
 /// A service serving, as the stack's table and the app port need it.
@@ -136,7 +148,12 @@ struct Serving {
 impl<'a> Stack<'a> {
     async fn new(args: &'a UpArgs) -> Result<Self> {
         private::private_dir(&args.runtime.data_dir)?;
+        let data_dir = &args.runtime.data_dir;
+        let chat = chat::Recipe::new(data_dir)?;
+        let admin_token = Token::load("UP_ADMIN_TOKEN", data_dir, "admin_token")?;
         Ok(Self {
+            chat,
+            admin_token: Some(admin_token),
             launcher: Launcher::shared(&args.runtime, SHARED_SLOTS)?,
             kv: args.runtime.key_value().await?,
             started: Started::new(),
@@ -191,19 +208,6 @@ impl<'a> Stack<'a> {
         // The host's Prometheus metrics: every deployment of this process, on one path no
         // interface uses (models are under /models/<name>/, with their JSON /metrics).
         app.answer_in_host(metrics_endpoint::PATH, Arc::new(MetricsRoute));
-        // For load balancers: the host serves (docs/deploy.md).
-        app.answer_in_host(app::HEALTH_PATH, Arc::new(app::HealthRoute));
-        let app_url = app_listening.url();
-        let drain = self.launcher.limits().deadline + DRAIN_GRACE;
-        let stop = self.started.service_stopper();
-        self.started
-            .service(tokio::spawn(app_listening.serve(app.clone(), stop, drain)));
-        let console_line = format!("{app_url}/");
-        table.row(
-            "console",
-            &console_line,
-            "ready (every service on one origin)",
-        );
         let live = Live::new(
             deployer,
             app.clone(),
@@ -215,6 +219,12 @@ impl<'a> Stack<'a> {
         } else {
             live::Origin::Api
         };
+        // With one deployment per model, `live` holds those that failed; else they are
+        // listed here.
+        let failed_at_start = match copies {
+            1 => Vec::new(),
+            _ => models.failed.iter().map(|f| (f.name.clone(), f.why.clone())).collect(),
+        };
         if copies == 1 {
             for (a, addr) in models.adopted {
                 live.adopt(a, addr, origin).await;
@@ -224,8 +234,26 @@ impl<'a> Stack<'a> {
                 live.record_failure(failed, origin).await;
             }
         }
-        let data_dir = &self.args.runtime.data_dir;
-        let token = Token::load("UP_ADMIN_TOKEN", data_dir, "admin_token")?;
+        // For load balancers: ready while every configured model serves (docs/deploy.md).
+        let health = health::Health {
+            live: live.clone(),
+            failed_at_start,
+            ignore_failed: self.args.health_ignores_failed_models,
+            optional: self.optional_models(),
+        };
+        app.answer_in_host(app::HEALTH_PATH, Arc::new(health));
+        let app_url = app_listening.url();
+        let drain = self.launcher.limits().deadline + DRAIN_GRACE;
+        let stop = self.started.service_stopper();
+        self.started
+            .service(tokio::spawn(app_listening.serve(app.clone(), stop, drain)));
+        let console_line = format!("{app_url}/");
+        table.row(
+            "console",
+            &console_line,
+            "ready (every service on one origin)",
+        );
+        let token = self.admin_token.take().expect("the admin token is used once");
         let admin = Arc::new(admin::Admin::new(live.clone(), token));
         let admin_line = format!("{app_url}/admin/deployments");
         table.row(
@@ -276,7 +304,7 @@ impl<'a> Stack<'a> {
 
     /// Chat with its admin token and the sample dialogs; also says where the token is.
     async fn start_chat(&mut self) -> Result<(Serving, String)> {
-        let recipe = chat::Recipe::new(&self.args.runtime.data_dir)?;
+        let recipe = &self.chat;
         let component = default_component("chat")?;
         let loaded = recipe
             .launch(&self.launcher, &component, self.kv.clone())
@@ -304,6 +332,18 @@ impl<'a> Stack<'a> {
             self_test_deadline: args.self_test_deadline,
             registry_scope: args.registry.registry_scope.clone(),
             registry_url: registry_url.to_owned(),
+        }
+    }
+
+    /// The models `/health` does not wait for: without `--models`, minilm while the
+    /// embedding model's files are not installed (the table says how to add it; nobody
+    /// asked for it).
+    fn optional_models(&self) -> Vec<String> {
+        let embedding = edge_api::embedding::MODEL;
+        if self.args.models.is_none() && !self.launcher.ai_models().installed(embedding) {
+            vec!["minilm".to_owned()]
+        } else {
+            Vec::new()
         }
     }
 

@@ -135,6 +135,14 @@ pub fn remove_version(data_dir: &Path, model: &str, version: &str) {
     {
         tracing::warn!(path = ?dir, error = %e, "cannot remove a failed version's snapshot");
     }
+    remove_if_empty(&snapshots(data_dir).join(model));
+}
+
+/// Removes a model's snapshot directory once it holds no version: a removed model leaves
+/// nothing behind. Only an empty directory goes (`remove_dir`), so a copy under way, which
+/// holds a `.partial-*`, keeps it; a copy about to begin makes it again.
+fn remove_if_empty(dir: &Path) {
+    let _ = std::fs::remove_dir(dir);
 }
 
 /// Removes `model`'s snapshots but the versions in `keep` (failed and old versions); with
@@ -159,5 +167,37 @@ pub fn prune(data_dir: &Path, model: Option<&str>, keep: &[&str], partials: bool
         if !kept && let Err(e) = std::fs::remove_dir_all(entry.path()) {
             tracing::warn!(path = ?entry.path(), error = %e, "cannot remove an old snapshot");
         }
+    }
+    if model.is_some() {
+        remove_if_empty(&dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 56, item 11: a removed model's snapshots go with their directory; a model
+    /// still deployed keeps its own, and a copy under way keeps the directory.
+    #[test]
+    fn a_removed_model_leaves_no_empty_directory() {
+        let data = tempfile::tempdir().unwrap();
+        let model = snapshots(data.path()).join("iris");
+        for v in ["sha256-aaaa", "sha256-bbbb"] {
+            std::fs::create_dir_all(model.join(v)).unwrap();
+            std::fs::write(model.join(v).join("model.onnx"), b"x").unwrap();
+        }
+        prune(data.path(), Some("iris"), &["sha256:bbbb"], false);
+        assert!(model.join("sha256-bbbb").is_dir() && !model.join("sha256-aaaa").exists());
+        prune(data.path(), Some("iris"), &[], false);
+        assert!(!model.exists(), "the removed model's directory is left");
+
+        std::fs::create_dir_all(model.join("sha256-cccc")).unwrap();
+        remove_version(data.path(), "iris", "sha256:cccc");
+        assert!(!model.exists(), "a failed only version leaves its directory");
+
+        std::fs::create_dir_all(model.join(".partial-1")).unwrap();
+        prune(data.path(), Some("iris"), &[], false);
+        assert!(model.join(".partial-1").is_dir(), "a copy under way is kept");
     }
 }
