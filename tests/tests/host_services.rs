@@ -155,23 +155,6 @@ fn invalid_variable_flag_is_refused_with_a_clear_message() {
     assert!(err.contains("invalid variable name"), "{err}");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn components_can_make_outgoing_http_requests() {
-    let (dir_a, dir_b) = (temp_dir(), temp_dir());
-    let a = HostBuilder::new(component("testbed"), dir_a.path()).start();
-    let b = HostBuilder::new(component("testbed"), dir_b.path()).start();
-    let c = Client::new();
-    let r = c.get(&a.url(&format!("/fetch?url={}", b.url("/ok")))).await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(
-        r.value(),
-        serde_json::json!({"status": 200, "body": {"ok": true}})
-    );
-    // A refused connection is the component's error to report, not a host failure.
-    let r = c.get(&a.url("/fetch?url=http://127.0.0.1:9/")).await;
-    r.assert_error(500, "internal_error");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn acknowledged_writes_survive_kill_9() {
     let dir = temp_dir();

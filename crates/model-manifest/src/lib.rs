@@ -29,6 +29,18 @@ pub struct Manifest {
     pub test_examples: ExamplesText,
     #[serde(default)]
     pub evidence: Option<EvidenceSpec>,
+    #[serde(default)]
+    pub network: Network,
+}
+
+/// `[network]`: the hosts the model's component may send HTTP requests to, Spin's
+/// `allowed_outbound_hosts` (`<scheme>://<host>[:<port>]`); none by default, as under Spin.
+/// The host checks the entries (this crate is the component's too, which needs none).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Network {
+    #[serde(default)]
+    pub allowed_outbound_hosts: Vec<String>,
 }
 
 /// `[evidence]`: the held-out test set the model is judged on (`GET /evidence`, the

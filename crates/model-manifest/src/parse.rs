@@ -33,7 +33,7 @@ fn where_and_why(text: &str, e: &toml::de::Error) -> String {
 }
 
 /// The manifest's sections: name, and whether it must be there.
-const SECTIONS: [(&str, bool); 9] = [
+const SECTIONS: [(&str, bool); 10] = [
     ("info", true),
     ("citation", true),
     ("capability", true),
@@ -43,6 +43,7 @@ const SECTIONS: [(&str, bool); 9] = [
     ("acceptable_ranges", true),
     ("applicability_domain", false),
     ("test_examples", true),
+    ("network", false),
 ];
 
 /// Deserializes one section (or entry) from its TOML value; the error says where.
@@ -121,6 +122,7 @@ impl Manifest {
                 problem::<OnnxFile>(&table, "onnx"),
                 problem::<Domain>(&table, "applicability_domain"),
                 problem::<EvidenceSpec>(&table, "evidence"),
+                problem::<Network>(&table, "network"),
             ]
             .into_iter()
             .flatten(),

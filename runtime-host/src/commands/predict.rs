@@ -4,6 +4,7 @@
 
 use crate::services::announce::print_attribution;
 use crate::services::launch::Launcher;
+use crate::services::model::manifest::outbound_hosts;
 use crate::services::model::spec::model_spec;
 use anyhow::{Result, bail};
 use clap::Args;
@@ -74,7 +75,8 @@ async fn serve_in_process(
     // A scoring job runs long enough for Cranelift's code to pay for itself.
     let launcher = Launcher::new(&runtime)?.optimized_only();
     let kv = runtime.key_value().await?;
-    let access = Access::own(format!("model {}", spec.name), spec.mounts, spec.ai_models);
+    let access = Access::own(format!("model {}", spec.name), spec.mounts, spec.ai_models)
+        .with_outbound(outbound_hosts(&spec.source));
     let grants = launcher.grants(kv, &[], &access)?;
     let loaded = match launcher.launch(&spec.component, grants, Vec::new()).await {
         Err(e) if stop::is_stopped(&e) => bail!("stopped while loading {}", spec.name),

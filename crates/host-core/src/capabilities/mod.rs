@@ -6,6 +6,7 @@
 //! - [`variables`]: `wasi:config/store`, the application's variables;
 //! - [`files`]: read-only directory mounts, as Spin's `files = [...]`;
 //! - [`llm`]: `fermyon:spin/llm`, embeddings run natively;
+//! - [`outbound`]: outgoing HTTP, only to the hosts `allowed_outbound_hosts` admits;
 //! - [`bindings`]: the host bindings of those interfaces, generated from the WIT inside
 //!   `spin-sdk`.
 //!
@@ -15,4 +16,5 @@ pub mod bindings;
 pub mod files;
 pub mod keyvalue;
 pub mod llm;
+pub mod outbound;
 pub mod variables;

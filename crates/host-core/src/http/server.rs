@@ -49,7 +49,7 @@ impl ComponentServer {
     ) -> Self {
         let slots = Arc::new(Semaphore::new(limits.max_concurrency));
         Self {
-            pool: InstancePool::new(pre, grants, limits.clone()),
+            pool: InstancePool::new(pre, grants.for_deployment(name), limits.clone()),
             limits,
             slots,
             hooks,

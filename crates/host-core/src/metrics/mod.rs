@@ -17,6 +17,7 @@
 //! adds); values that are costly to keep current (instance pools, predictions counted by the
 //! models themselves, the registry's size) are read when Prometheus scrapes.
 
+mod outbound;
 mod pool;
 pub mod routes;
 pub mod store;
@@ -99,6 +100,7 @@ pub struct HostMetrics {
     pub embedding_queue: Family<ModelLabels, Gauge>,
     pub registry_active: Gauge,
     pub registry_reaped: Counter,
+    pub outbound_denied: Family<DeploymentLabels, Counter>,
 }
 
 fn request_seconds() -> Histogram {
@@ -141,6 +143,7 @@ impl HostMetrics {
             embedding_queue: Family::default(),
             registry_active: Gauge::default(),
             registry_reaped: Counter::default(),
+            outbound_denied: Family::default(),
         };
         let r = &mut m.registry;
         r.register(
@@ -226,6 +229,7 @@ impl HostMetrics {
             "Registrations removed because their process had died",
             m.registry_reaped.clone(),
         );
+        outbound::register(r, &m.outbound_denied);
         m
     }
 

@@ -5,6 +5,7 @@
 use crate::capabilities::files::Mounts;
 use crate::capabilities::keyvalue::{KeyValue, KvCtx};
 use crate::capabilities::llm::{AiGrant, LlmCtx};
+use crate::capabilities::outbound::Outbound;
 use crate::capabilities::variables::{ConfigCtx, Variables};
 use crate::runtime::limits::{DeadlineExceeded, MemoryLimiter};
 use std::sync::Arc;
@@ -16,7 +17,8 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// What the host grants one component, as a Spin manifest would: its key-value store, its
-/// variables, its read-only file mounts and its AI models. Every instance of the component
+/// variables, its read-only file mounts, its AI models and the hosts it may send HTTP
+/// requests to (`allowed_outbound_hosts`). Every instance of the component
 /// gets the same. Made in one place, `RuntimeArgs::grants` ([`crate::runtime::flags`]).
 #[derive(Clone)]
 pub struct Grants {
@@ -24,15 +26,28 @@ pub struct Grants {
     pub vars: Variables,
     pub files: Mounts,
     pub ai: AiGrant,
+    pub outbound: Outbound,
 }
 
 impl Grants {
     /// What a component's pre-initialization gets: the same variables, mounts and AI models,
     /// and a key-value store of its own, empty and thrown away afterwards, so that nothing it
-    /// writes reaches a real store (or, through the snapshot, every deployment of its files).
+    /// writes reaches a real store (or, through the snapshot, every deployment of its files);
+    /// and no outgoing HTTP, so that nothing fetched at start-up is frozen into a snapshot
+    /// (the initialization would fail the same under Spin, which runs none).
     pub fn for_initialization(&self) -> Self {
         Self {
             kv: KeyValue::in_memory(),
+            outbound: Outbound::none(),
+            ..self.clone()
+        }
+    }
+
+    /// The same grants, the refusals of outgoing requests logged and counted as deployment
+    /// `name`'s.
+    pub fn for_deployment(&self, name: &str) -> Self {
+        Self {
+            outbound: self.outbound.for_deployment(name),
             ..self.clone()
         }
     }
@@ -45,6 +60,8 @@ pub struct InstanceState {
     kv: KeyValue,
     vars: Variables,
     ai: AiGrant,
+    /// The hooks every outgoing HTTP request passes: the component's allowed hosts.
+    outbound: Outbound,
     pub limiter: MemoryLimiter,
     /// When the request being served must be done, and the budget it was given.
     deadline: Instant,
@@ -66,6 +83,7 @@ impl InstanceState {
             kv: grants.kv.clone(),
             vars: grants.vars.clone(),
             ai: grants.ai.clone(),
+            outbound: grants.outbound.clone(),
             limiter,
             deadline: Instant::now(),
             budget: Duration::ZERO,
@@ -141,7 +159,7 @@ impl WasiHttpView for InstanceState {
         WasiHttpCtxView {
             ctx: &mut self.http,
             table: &mut self.table,
-            hooks: Default::default(),
+            hooks: &mut self.outbound,
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::commands::up::started::{Started, either};
 use crate::services::launch::{Launcher, Loaded};
 use crate::services::model::hooks;
 use crate::services::model::lifecycle::deploy;
+use crate::services::model::manifest::outbound_hosts;
 use crate::services::model::registration::DeployOptions;
 use crate::services::model::spec::ModelSpec;
 use crate::services::model::versions;
@@ -187,6 +188,7 @@ impl Deployer {
     fn access(spec: &ModelSpec) -> Access {
         let whom = format!("model {}", spec.name);
         Access::own(whom, spec.mounts.clone(), spec.ai_models.clone())
+            .with_outbound(outbound_hosts(&spec.source))
     }
 
     /// A model ready to start: its component compiled (once per component: `compiled`

@@ -4,6 +4,7 @@
 //! the admin API and `serve` refuse a directory with its whole list instead of compiling an
 //! 8 MB component to learn of one problem at a time; `runtime-host model check` runs it alone.
 
+use host_core::capabilities::outbound::rules::AllowedHosts;
 use model_manifest::{Manifest, Output};
 use std::path::{Component, Path};
 
@@ -21,10 +22,16 @@ pub fn check_model_dir(dir: &Path) -> Result<Manifest, Vec<String>> {
             .map(|p| format!("{}: {p}", path.display()))
             .collect::<Vec<_>>()
     })?;
+    let hosts = &manifest.network.allowed_outbound_hosts;
     let problems: Vec<String> = manifest
         .files()
         .into_iter()
         .filter_map(|(field, file)| named_file_problem(dir, field, file))
+        .chain(
+            AllowedHosts::parse(hosts)
+                .err()
+                .map(|why| format!("network.allowed_outbound_hosts: {why}")),
+        )
         .map(|p| format!("{}: {p}", path.display()))
         .collect();
     if problems.is_empty() {
@@ -32,6 +39,18 @@ pub fn check_model_dir(dir: &Path) -> Result<Manifest, Vec<String>> {
     } else {
         Err(problems)
     }
+}
+
+/// The hosts the model at `source` may send HTTP requests to: its manifest's
+/// `[network] allowed_outbound_hosts` for a model directory (checked by
+/// [`check_model_dir`] before it gets here), none for a component of its own.
+pub fn outbound_hosts(source: &Path) -> Vec<String> {
+    if !source.join("model.toml").is_file() {
+        return Vec::new();
+    }
+    check_model_dir(source)
+        .map(|m| m.network.allowed_outbound_hosts)
+        .unwrap_or_default()
 }
 
 /// `model.toml`'s text: the file itself (never through a link, never a FIFO or device,

@@ -15,7 +15,7 @@
 //! | `GET /kv/keys?prefix=P`  | every key starting with P, through all of list-keys' pages |
 //! | `POST /kv/contend?key=K` | updates K while changing it behind its own back, so every compare-and-swap loses; K ends as the number of attempts |
 //! | `GET /var?name=N`        | reads an application variable                     |
-//! | `GET /fetch?url=U`       | makes an outgoing HTTP request (wasi-http) and relays it |
+//! | `GET /fetch?url=U[&follow=1]` | makes an outgoing HTTP request (wasi-http) and relays it; with `follow`, follows one redirect itself |
 //! | `GET /instance`          | how many requests this instance has served, this one included |
 //! | `GET /fail`              | answers 500 without trapping                      |
 //! | `GET /grow?mib=N`        | keeps N MiB allocated in this instance (a global) and answers |
@@ -55,6 +55,15 @@ async fn handle(req: IncomingRequest, out: guest_kit::ResponseOutparam) {
     }
 }
 
+/// One outgoing GET (wasi-http never follows a redirect); the host's refusal or a failure
+/// to connect is a 500 whose message carries wasi-http's error code.
+async fn fetch(url: &str) -> Result<Response, ApiError> {
+    let outgoing = spin_sdk::http::Request::get(url).build();
+    spin_sdk::http::send(outgoing)
+        .await
+        .map_err(|e| ApiError::internal(format!("outgoing request failed: {e}")))
+}
+
 fn llm_error(e: spin_sdk::llm::Error) -> Value {
     use spin_sdk::llm::Error;
     match e {
@@ -68,10 +77,16 @@ async fn route(req: ApiRequest) -> Result<Response, ApiError> {
     match req.path.as_str() {
         "/fetch" => {
             let url = req.required_query("url", "url")?;
-            let outgoing = spin_sdk::http::Request::get(url).build();
-            let resp: Response = spin_sdk::http::send(outgoing)
-                .await
-                .map_err(|e| ApiError::internal(format!("outgoing request failed: {e}")))?;
+            let mut resp = fetch(&url).await?;
+            let location = resp
+                .header("location")
+                .and_then(|v| v.as_str())
+                .map(str::to_owned);
+            if req.query_param("follow").is_some()
+                && let Some(next) = location
+            {
+                resp = fetch(&next).await?;
+            }
             let body: Value = serde_json::from_slice(resp.body()).unwrap_or(Value::Null);
             Ok(http::json(
                 200,
