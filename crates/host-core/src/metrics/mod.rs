@@ -229,7 +229,8 @@ impl HostMetrics {
             "Registrations removed because their process had died",
             m.registry_reaped.clone(),
         );
-        outbound::register(r, &m.outbound_denied);
+        let what = "Outgoing HTTP requests refused to a component (capabilities::outbound)";
+        r.register("outbound_denied", what, m.outbound_denied.clone());
         m
     }
 
