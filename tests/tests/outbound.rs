@@ -327,3 +327,34 @@ async fn spin_refuses_and_admits_as_runtime_host_does() {
     }
     assert_eq!((allowed.hits(), other.hits()), (2, 0));
 }
+
+/// A model directory's `model.toml` grants its own hosts in `[network]`; `model check` (and
+/// so `up`, the admin API and `predict`, which check first) refuses a malformed entry with
+/// the field and why, and passes a good one.
+#[test]
+fn a_model_manifest_names_its_outbound_hosts_and_a_bad_one_is_refused() {
+    let work = temp_dir();
+    let model = work.path().join("iris");
+    e2e_tests::copy_model(&e2e_tests::model_dir("iris"), &model);
+    let manifest = std::fs::read_to_string(model.join("model.toml")).unwrap();
+    let check = |hosts: &str| {
+        let text = format!("{manifest}\n[network]\nallowed_outbound_hosts = [{hosts}]\n");
+        std::fs::write(model.join("model.toml"), text).unwrap();
+        let out = std::process::Command::new(e2e_tests::host_binary())
+            .args(["model", "check"])
+            .arg(&model)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), said)
+    };
+    let (ok, said) = check("\"https://api.example.com\", \"http://127.0.0.1:8080\"");
+    assert!(ok, "{said}");
+    let (ok, said) = check("\"api.example.com\"");
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains("network.allowed_outbound_hosts") && said.contains("no scheme"),
+        "{said}"
+    );
+}
