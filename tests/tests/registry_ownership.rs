@@ -235,7 +235,7 @@ fn register_as_another_user(h: &Host, uid: u32) -> Option<(u16, String)> {
         .to_string()
         .replace("\"process_id\":0", "\"process_id\":PID");
     let script = r#"B="${TEMPLATE//PID/$$}"; exec 3<>"/dev/tcp/127.0.0.1/$PORT" &&
-        printf 'POST /register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %s\r\nConnection: close\r\n\r\n%s' "${#B}" "$B" >&3 &&
+        printf 'POST /register HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Type: application/json\r\nContent-Length: %s\r\nConnection: close\r\n\r\n%s' "$PORT" "${#B}" "$B" >&3 &&
         timeout 30 cat <&3"#;
     let out = Command::new("bash")
         .args(["-c", script])
