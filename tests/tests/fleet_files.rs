@@ -105,21 +105,33 @@ fn the_fleets_placeholders_an_empty_token_and_a_readable_password_are_refused_at
     ];
     let root = temp_dir();
     let err = unit_refuses(root.path(), &host_env(&tokens), &shipped_config, 0o600);
-    assert!(err.contains("placeholder") && err.contains("requirepass"), "{err}");
+    assert!(
+        err.contains("placeholder") && err.contains("requirepass"),
+        "{err}"
+    );
 
     // A real password in a config every user can read: refused, saying what to chmod.
     let root = temp_dir();
     let err = unit_refuses(root.path(), &host_env(&tokens), &private_config, 0o644);
     assert!(err.contains("chmod 600"), "{err}");
-    assert!(!err.contains("a-real-password"), "the password is never shown: {err}");
+    assert!(
+        !err.contains("a-real-password"),
+        "the password is never shown: {err}"
+    );
 
     // An empty token file is an error, not the admin API switched off.
     let root = temp_dir();
     std::fs::create_dir_all(root.path().join("data")).unwrap();
     std::fs::write(root.path().join("data/admin_token"), "\n").unwrap();
-    let env = host_env(&[("CHAT_ADMIN_TOKEN", "chat-secret-1"), ("UP_ADMIN_TOKEN", "")]);
+    let env = host_env(&[
+        ("CHAT_ADMIN_TOKEN", "chat-secret-1"),
+        ("UP_ADMIN_TOKEN", ""),
+    ]);
     let err = unit_refuses(root.path(), &env, &private_config, 0o600);
-    assert!(err.contains("admin_token") && err.contains("is empty"), "{err}");
+    assert!(
+        err.contains("admin_token") && err.contains("is empty"),
+        "{err}"
+    );
 }
 
 /// A models directory holding a model that serves and one that cannot compile.
@@ -145,7 +157,10 @@ async fn health_is_503_while_a_configured_model_does_not_serve() {
     let failed = v["failed_models"].as_array().cloned().unwrap_or_default();
     assert_eq!(failed.len(), 1, "{v}");
     assert_eq!(failed[0]["name"], "broken", "{v}");
-    assert!(!failed[0]["why"].as_str().unwrap_or_default().is_empty(), "{v}");
+    assert!(
+        !failed[0]["why"].as_str().unwrap_or_default().is_empty(),
+        "{v}"
+    );
     // The model that serves still serves.
     let echo = c.get(&stack.app("/models/echo/health")).await;
     assert_eq!(echo.status, 200, "{}", echo.text());

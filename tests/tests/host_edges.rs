@@ -39,10 +39,7 @@ fn absolute_form_targets_are_refused_with_400() {
         let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
         let v: serde_json::Value = serde_json::from_str(body).expect(body);
         assert_eq!(v["error_code"], "invalid_field", "{body}");
-        assert!(
-            v["error"].as_str().unwrap().contains("no proxy"),
-            "{body}"
-        );
+        assert!(v["error"].as_str().unwrap().contains("no proxy"), "{body}");
     }
     let answer = raw(
         port,
@@ -142,11 +139,15 @@ async fn held_bodies_count_what_their_connections_allocate() {
     }
     let during = rss_mib(h.pid());
     let metrics = c.get(&h.url("/metrics")).await.text();
-    assert!(refused > 0, "no client was refused ({held} held)");
+    eprintln!(
+        "{held} bodies held, {refused} refused; RSS {before} MiB before, {during} MiB during"
+    );
+    // Measured: 341 held, 21 -> 77 MiB; before, all 1,000 were held, 22 -> 175 MiB.
     assert!(
         during <= before + BUDGET_MIB + SLACK_MIB,
         "{held} held bodies took the host from {before} MiB to {during} MiB, over the \
          {BUDGET_MIB} MiB budget and {SLACK_MIB} MiB of slack\n{metrics}"
     );
+    assert!(refused > 0, "no client was refused ({held} held)");
     drop(streams);
 }

@@ -38,7 +38,10 @@ fn install(prefix: &Path, with_components: bool) -> std::path::PathBuf {
     if with_components {
         for name in STACK {
             let file = format!("{}.wasm", name.replace('-', "_"));
-            install_file(&component(name), &prefix.join("lib/runtime-host").join(file));
+            install_file(
+                &component(name),
+                &prefix.join("lib/runtime-host").join(file),
+            );
         }
         std::fs::create_dir_all(prefix.join("lib/runtime-host/models")).unwrap();
     }
@@ -80,7 +83,13 @@ fn an_installed_binary_without_components_never_takes_the_working_directorys() {
         "{err}"
     );
     assert!(
-        err.contains(&root.path().join("prefix/lib/runtime-host").display().to_string()),
+        err.contains(
+            &root
+                .path()
+                .join("prefix/lib/runtime-host")
+                .display()
+                .to_string()
+        ),
         "the message names the installation's directory: {err}"
     );
 }
@@ -138,7 +147,10 @@ async fn an_installed_up_serves_its_own_components_whatever_the_working_director
         .iter()
         .map(|r| r["app_name"].as_str().unwrap_or_default().to_owned())
         .collect();
-    assert!(names.contains(&"runtime-host/molprop".to_owned()), "{names:?}");
+    assert!(
+        names.contains(&"runtime-host/molprop".to_owned()),
+        "{names:?}"
+    );
     assert!(
         !names.iter().any(|n| n.contains("planted")),
         "a planted model was deployed: {names:?}"

@@ -223,7 +223,8 @@ mod tests {
     fn get(haproxy: &Haproxy, path: &str) -> (u16, String) {
         let mut s = TcpStream::connect(("127.0.0.1", haproxy.port)).expect("haproxy");
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let req = format!("GET {path} HTTP/1.1\r\nHost: fleet.example\r\nConnection: close\r\n\r\n");
+        let req =
+            format!("GET {path} HTTP/1.1\r\nHost: fleet.example\r\nConnection: close\r\n\r\n");
         s.write_all(req.as_bytes()).unwrap();
         let mut answer = String::new();
         let _ = s.read_to_string(&mut answer);

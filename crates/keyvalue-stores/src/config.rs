@@ -257,13 +257,19 @@ mod tests {
         .unwrap();
         chmod(&placeholder, 0o600);
         let e = format!("{:#}", load(&placeholder).unwrap_err());
-        assert!(e.contains("placeholder") && e.contains("requirepass"), "{e}");
+        assert!(
+            e.contains("placeholder") && e.contains("requirepass"),
+            "{e}"
+        );
         chmod(&plain, 0o644);
         load(&plain).unwrap();
         for writable in [0o664, 0o646, 0o666] {
             chmod(&plain, writable);
             let e = format!("{:#}", load(&plain).unwrap_err());
-            assert!(e.contains("written by other users") && e.contains("chmod go-w"), "{e}");
+            assert!(
+                e.contains("written by other users") && e.contains("chmod go-w"),
+                "{e}"
+            );
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -32,7 +32,8 @@ fn installed_lib(bin: &Path) -> Option<PathBuf> {
 /// The cargo build's component directory, `target/wasm32-wasip2/release`, when the binary is
 /// `target/<profile>/runtime-host`.
 fn built_components(bin: &Path) -> Option<PathBuf> {
-    bin.parent().map(|target| target.join("wasm32-wasip2/release"))
+    bin.parent()
+        .map(|target| target.join("wasm32-wasip2/release"))
 }
 
 /// Where this binary's components may be, in the order they are tried.
@@ -73,7 +74,10 @@ pub fn models_dir() -> Option<PathBuf> {
     let built = built_components(&bin)
         .filter(|c| c.is_dir())
         .and_then(|_| bin.parent()?.parent().map(|root| root.join("models")));
-    [installed, built].into_iter().flatten().find(|p| p.is_dir())
+    [installed, built]
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_dir())
 }
 
 #[cfg(test)]

@@ -44,7 +44,8 @@ pub async fn read_whole(
         Some(n) if !over => n as usize,
         _ => 0,
     };
-    held.cover(held::READ_BUFFER_HELD + reserved).map_err(busy)?;
+    held.cover(held::READ_BUFFER_HELD + reserved)
+        .map_err(busy)?;
     // Grown by hand (`reserve_exact`), so what is counted is the buffer's capacity.
     let mut buf: Vec<u8> = Vec::with_capacity(reserved);
     let mut seen: u64 = 0;

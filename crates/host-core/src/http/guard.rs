@@ -102,7 +102,10 @@ fn absolute_form<B>(req: &Request<B>) -> Option<HostResponse> {
     if uri.scheme().is_none() && uri.authority().is_none() {
         return None;
     }
-    let scheme = uri.scheme_str().map(|s| format!("{s}://")).unwrap_or_default();
+    let scheme = uri
+        .scheme_str()
+        .map(|s| format!("{s}://"))
+        .unwrap_or_default();
     let authority = uri.authority().map(|a| a.as_str()).unwrap_or_default();
     Some(responses::error(
         ErrorCode::InvalidField,

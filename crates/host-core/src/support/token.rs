@@ -154,7 +154,10 @@ mod tests {
         // SAFETY: this test alone reads or writes this variable.
         unsafe { std::env::set_var(var, "change-me-admin-token") };
         let err = format!("{:#}", Token::load(var, dir.path(), "t").err().unwrap());
-        assert!(err.contains("placeholder") && err.contains("$TOKEN_TEST_PLACEHOLDER"), "{err}");
+        assert!(
+            err.contains("placeholder") && err.contains("$TOKEN_TEST_PLACEHOLDER"),
+            "{err}"
+        );
         unsafe { std::env::set_var(var, " Change-Me ") };
         assert!(Token::load(var, dir.path(), "t").is_err());
         unsafe { std::env::set_var(var, "s3cret") };
@@ -164,7 +167,10 @@ mod tests {
         let file = dir.path().join("t");
         write_private(&file, " \n").unwrap();
         let err = format!("{:#}", Token::load(var, dir.path(), "t").err().unwrap());
-        assert!(err.contains("is empty") && err.contains("remove it"), "{err}");
+        assert!(
+            err.contains("is empty") && err.contains("remove it"),
+            "{err}"
+        );
         std::fs::remove_file(&file).unwrap();
         write_private(&file, "change-me-chat-token\n").unwrap();
         let err = format!("{:#}", Token::load(var, dir.path(), "t").err().unwrap());

@@ -18,6 +18,7 @@ mod deploy;
 mod health;
 mod live;
 mod started;
+mod table;
 mod watch;
 
 use crate::services::announce::announce;
@@ -29,7 +30,7 @@ use crate::services::model::spec::model_specs;
 use crate::services::registry::{self, RegistryOptions, check_ports};
 use anyhow::{Result, bail};
 use clap::Args;
-use deploy::{Adopted, Deployer, Deployments, Skipped};
+use deploy::Deployer;
 use host_core::capabilities::keyvalue::KeyValue;
 use host_core::http::listener::Listening;
 use host_core::http::slot::ServerSlot;
@@ -37,7 +38,6 @@ use host_core::runtime::flags::{Access, RuntimeArgs};
 use host_core::support::duration::{parse_duration, parse_duration_or_off};
 use host_core::support::private;
 use host_core::support::signals;
-use host_core::support::stop;
 use host_core::support::systemd;
 use host_core::support::token::Token;
 use live::Live;
@@ -46,6 +46,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+use table::{Table, wait_for_models};
 
 /// Instances the shared pool holds at once, across all services.
 const SHARED_SLOTS: u32 = 1024;
@@ -223,7 +224,11 @@ impl<'a> Stack<'a> {
         // listed here.
         let failed_at_start = match copies {
             1 => Vec::new(),
-            _ => models.failed.iter().map(|f| (f.name.clone(), f.why.clone())).collect(),
+            _ => models
+                .failed
+                .iter()
+                .map(|f| (f.name.clone(), f.why.clone()))
+                .collect(),
         };
         if copies == 1 {
             for (a, addr) in models.adopted {
@@ -253,7 +258,10 @@ impl<'a> Stack<'a> {
             &console_line,
             "ready (every service on one origin)",
         );
-        let token = self.admin_token.take().expect("the admin token is used once");
+        let token = self
+            .admin_token
+            .take()
+            .expect("the admin token is used once");
         let admin = Arc::new(admin::Admin::new(live.clone(), token));
         let admin_line = format!("{app_url}/admin/deployments");
         table.row(
@@ -351,74 +359,5 @@ impl<'a> Stack<'a> {
     /// `--watch-interval`).
     fn watching(&self) -> bool {
         self.args.models.is_some() && self.args.copies == 1 && !self.args.watch_interval.is_zero()
-    }
-}
-
-/// The models as start-up left them.
-struct Models {
-    /// Those serving, by name, for the app port's routes.
-    serving: Vec<(String, Arc<ServerSlot>)>,
-    /// What a watched directory (and the admin API) needs to manage those serving later.
-    adopted: Vec<(Adopted, SocketAddr)>,
-    /// Those that did not start, and why.
-    failed: Vec<Skipped>,
-}
-
-/// Waits for each model to register or fail, adding its row to `table`; `Stopped` if a stop
-/// signal comes first.
-async fn wait_for_models(deployments: Deployments, table: &mut Table) -> Result<Models> {
-    let mut models = Models {
-        serving: Vec::new(),
-        adopted: Vec::new(),
-        failed: Vec::new(),
-    };
-    for starting in deployments.starting {
-        let name = starting.name;
-        match stop::unless(signals::wait(), starting.outcome).await? {
-            Ok(Ok(addr)) => {
-                table.row(&name, &format!("http://{addr}"), "registered");
-                models.serving.push((name, starting.slot));
-                models.adopted.extend(starting.adopt.map(|a| (a, addr)));
-            }
-            Ok(Err(why)) => {
-                table.row(&name, "-", &format!("failed: {why}"));
-                if let Some(a) = starting.adopt {
-                    let source = a.source;
-                    models.failed.push(Skipped { name, source, why });
-                }
-            }
-            Err(_) => table.row(&name, "-", "stopped"),
-        }
-    }
-    for skipped in deployments.skipped {
-        table.row(
-            &skipped.name,
-            "-",
-            &format!("not deployed: {}", skipped.why),
-        );
-        models.failed.push(skipped);
-    }
-    Ok(models)
-}
-
-/// `up`'s table of services, printed in one piece.
-#[derive(Default)]
-struct Table {
-    rows: Vec<String>,
-}
-
-impl Table {
-    fn row(&mut self, service: &str, url: &str, status: &str) {
-        self.rows
-            .push(format!("  {service:<24} {url:<32} {status}"));
-    }
-
-    fn print(&self) {
-        let mut out = format!("\n  {:<24} {:<32} status\n", "service", "url");
-        for row in &self.rows {
-            out.push_str(row);
-            out.push('\n');
-        }
-        println!("{out}");
     }
 }

@@ -194,10 +194,16 @@ mod tests {
 
         std::fs::create_dir_all(model.join("sha256-cccc")).unwrap();
         remove_version(data.path(), "iris", "sha256:cccc");
-        assert!(!model.exists(), "a failed only version leaves its directory");
+        assert!(
+            !model.exists(),
+            "a failed only version leaves its directory"
+        );
 
         std::fs::create_dir_all(model.join(".partial-1")).unwrap();
         prune(data.path(), Some("iris"), &[], false);
-        assert!(model.join(".partial-1").is_dir(), "a copy under way is kept");
+        assert!(
+            model.join(".partial-1").is_dir(),
+            "a copy under way is kept"
+        );
     }
 }
