@@ -5,6 +5,7 @@
 //! and reports the version; a version that cannot deploy never takes traffic.
 
 mod admin_api;
+mod returned_memory;
 mod untrusted_files;
 
 use e2e_tests::copy_model;

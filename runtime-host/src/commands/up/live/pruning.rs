@@ -5,13 +5,15 @@
 use super::Live;
 use crate::services::launch::DRAIN_GRACE;
 use crate::services::model::versions;
+use host_core::support::heap;
 use std::sync::Arc;
 
 impl Live {
     /// Once the requests of a version just replaced could have finished, removes `name`'s
     /// snapshots but the version serving and the one before it: refused and older versions
-    /// (all of them, if the model was removed meanwhile). Skipped while a new version is
-    /// being deployed, whose copy must not go: its own end prunes again.
+    /// (all of them, if the model was removed meanwhile), and returns the heap they freed to
+    /// the system. Skipped while a new version is being deployed, whose copy must not go: its
+    /// own end prunes again.
     pub(super) fn prune_later(self: &Arc<Self>, name: &str) {
         let (live, name) = (self.clone(), name.to_owned());
         let drain = self.deployer.launcher.limits().deadline + DRAIN_GRACE;
@@ -27,6 +29,10 @@ impl Live {
             let pruning = move || {
                 let keep: Vec<&str> = keep.iter().map(String::as_str).collect();
                 versions::prune(&data_dir, Some(&name), &keep, false);
+                // What the version gone freed since (its drain, its unregistration) goes
+                // back to the system too: glibc keeps up to tens of MiB freed at the top of
+                // its heaps after large buffers (a snapshot's bytes) came and went.
+                heap::release_freed();
             };
             let _ = tokio::task::spawn_blocking(pruning).await;
         });
