@@ -136,3 +136,58 @@ async fn strangers_guessing_ids_never_hold_the_registrys_lock() {
     assert_eq!(r.status, 200, "{}", r.text());
     drop(redis);
 }
+
+/// A `spin` killed mid-burst left two timestamps on the registry's lock (a holder and a
+/// racer, dead together), and every host on the Redis answered 503 for 30 s. Such a residue
+/// is now broken once it has stood unchanged for 10 s (3 s for the holder to write, 7 s for a
+/// write in flight: nothing inside a Spin guest proves its holder dead sooner), so
+/// registrations go through again well before 30 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_dead_spins_residue_on_the_lock_is_broken_within_ten_seconds() {
+    let Some(redis) = RedisServer::start("a_dead_spins_residue") else {
+        return;
+    };
+    let dir = temp_dir();
+    let config = redis.runtime_config(dir.path(), 0);
+    let Some(spin) = SpinApp::up_with("a dead holder's residue", TOKEN, Some(&config), &[]) else {
+        return;
+    };
+    let base = spin.base_url();
+    let c = Client::new();
+    let r = c
+        .post_json(&format!("{base}/register"), &registration("before"), None)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    // What two requests killed between their increments leave: two fresh timestamps.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let residue = (2 * now).to_string();
+    redis.cli(0, &["INCRBY", LOCK, &residue]);
+    let planted = std::time::Instant::now();
+    let (mut refused, mut registered) = (0, None);
+    while planted.elapsed() < std::time::Duration::from_secs(40) {
+        let r = c
+            .post_json(&format!("{base}/register"), &registration("after"), None)
+            .await;
+        match r.status {
+            200 => {
+                registered = Some(planted.elapsed());
+                break;
+            }
+            503 => refused += 1,
+            other => panic!("{other} {}", r.text()),
+        }
+    }
+    let took = registered.expect("the residue was never broken");
+    assert!(
+        refused > 0,
+        "the residue held nothing back: planted too late?"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "the residue held the registry for {took:?} (30 s and more before)"
+    );
+    assert_eq!(redis.cli(0, &["GET", LOCK]).trim(), "0");
+}
