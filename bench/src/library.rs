@@ -149,10 +149,11 @@ fn write_library(work: &Path, rows: usize) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// A `--models` directory holding molprop and the solubility model (symbolic links).
+/// A `--models` directory holding molprop (a hard link or copy) and the solubility model (a
+/// symbolic link to its directory).
 fn models_dir(paths: &Paths) -> Result<PathBuf> {
     let dir = procs::fresh_dir(&paths.work, "library-models")?;
-    std::os::unix::fs::symlink(paths.component("molprop")?, dir.join("molprop.wasm"))?;
+    procs::place_component(&paths.component("molprop")?, &dir.join("molprop.wasm"))?;
     let solubility = std::fs::canonicalize("models/solubility")
         .context("models/solubility (run the bench from the repository root)")?;
     std::os::unix::fs::symlink(solubility, dir.join("solubility"))?;

@@ -46,13 +46,13 @@ fn models_dir(paths: &Paths, name: &str, mix: &Mix) -> Result<PathBuf> {
     let dir = procs::fresh_dir(&paths.work, name)?;
     if minilm {
         let wasm = paths.component("minilm")?;
-        std::os::unix::fs::symlink(&wasm, dir.join("minilm.wasm"))?;
+        procs::place_component(&wasm, &dir.join("minilm.wasm"))?;
     }
     let wasm = paths.component("molprop")?;
     let model = std::fs::canonicalize("models/solubility")
         .context("models/solubility (run the bench from the repository root)")?;
     for i in 0..molprop {
-        std::os::unix::fs::symlink(&wasm, dir.join(format!("molprop-{i}.wasm")))?;
+        procs::place_component(&wasm, &dir.join(format!("molprop-{i}.wasm")))?;
     }
     for i in 0..solubility {
         std::os::unix::fs::symlink(&model, dir.join(format!("solubility-{i}")))?;

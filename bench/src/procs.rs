@@ -141,6 +141,17 @@ pub fn fresh_dir(root: &Path, name: &str) -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// Puts the component `wasm` into a models directory as `to`: a hard link where both are on
+/// one file system, else a copy. Not a symbolic link: `up` refuses those (a link in a models
+/// directory could point anywhere).
+pub fn place_component(wasm: &Path, to: &Path) -> Result<()> {
+    if std::fs::hard_link(wasm, to).is_err() {
+        std::fs::copy(wasm, to)
+            .with_context(|| format!("copying {} to {}", wasm.display(), to.display()))?;
+    }
+    Ok(())
+}
+
 /// A command run to its end: wall time from spawn to exit, the highest resident memory seen
 /// (VmHWM, sampled every 10 ms), and what it printed on standard output.
 pub struct Finished {

@@ -103,14 +103,19 @@ async fn odd_requests_are_answered_and_cost_no_instance() {
     assert_eq!(old.json()["status"], "ok");
     let new = raw::send(model, "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n").await;
     assert_eq!(new.status, 400, "{new:?}");
-    // CONNECT, and a model's prefix with a trailing slash on the app port: 404s that name a
-    // path, not "no route for " with nothing after it.
+    // CONNECT names a host, not a path: refused as every target that names one is (issue 56),
+    // 400 with what to send instead, not a 500.
     let connect = format!(
         "CONNECT 127.0.0.1:{model} HTTP/1.1\r\nHost: 127.0.0.1:{model}\r\nConnection: close\r\n\r\n"
     );
     let r = raw::send(model, &connect).await;
-    assert_eq!(r.status, 404, "{r:?}");
-    assert!(r.json()["error"].as_str().unwrap().ends_with('/'), "{r:?}");
+    assert_eq!(r.status, 400, "{r:?}");
+    assert!(
+        r.json()["error"].as_str().unwrap().contains("no proxy"),
+        "{r:?}"
+    );
+    // A model's prefix with a trailing slash on the app port: a 404 that names the path, not
+    // "no route for " with nothing after it.
     let r = c.get(&stack.app("/models/molprop/")).await;
     assert_eq!(r.status, 404, "{}", r.text());
     assert!(

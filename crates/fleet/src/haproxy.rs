@@ -260,6 +260,9 @@ mod tests {
             "/register",
             "/heartbeat/5100?registration_id=x",
             "/unregister/5100?registration_id=x",
+            "/heartbeat?registration_id=x",
+            "/unregister",
+            "/registry/maintenance/processes",
         ] {
             let (status, body) = get(&haproxy, private);
             assert_eq!(status, 403, "{private}: {body}");

@@ -181,13 +181,21 @@ fn refuse_placeholder_password(file: &Path, labels: &BTreeMap<String, StoreSpec>
 /// warns when only the file's group can read the password.
 #[cfg(unix)]
 fn check_access(file: &Path, secret: bool) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(file)
-        .with_context(|| format!("reading runtime config {}", file.display()))?
-        .permissions()
-        .mode()
-        & 0o7777;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = std::fs::metadata(file)
+        .with_context(|| format!("reading runtime config {}", file.display()))?;
+    let mode = meta.permissions().mode() & 0o7777;
     let shown = file.display();
+    // Its owner may rewrite it whatever its mode: this user's or root's only.
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != 0 && meta.uid() != me {
+        bail!(
+            "runtime config {shown} belongs to another user (uid {}), who could point this \
+             host's stores anywhere: make this user or root its owner",
+            meta.uid()
+        );
+    }
     if mode & 0o022 != 0 {
         bail!(
             "runtime config {shown} can be written by other users (mode {mode:04o}), who could \
@@ -272,6 +280,26 @@ mod tests {
             );
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Another user's config, mode 0600 or not, is theirs to rewrite (as root only: chown).
+    #[cfg(unix)]
+    #[test]
+    fn another_users_runtime_config_is_refused() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("SKIPPED: another_users_runtime_config_is_refused needs root (chown)");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("kv-config-owner-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("runtime-config.toml");
+        std::fs::write(&file, "").unwrap();
+        assert!(check_access(&file, false).is_ok());
+        std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
+        let error = format!("{:#}", check_access(&file, false).unwrap_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(error.contains("belongs to another user"), "{error}");
     }
 
     #[test]

@@ -52,9 +52,11 @@ impl Artifact {
         }
     }
 
-    /// Whether the cache holds it.
+    /// Whether the cache holds it, with the digest it is checked against when loaded (an
+    /// earlier version's file, without one, is made again: not counted as cached, so tiering
+    /// serves baseline code meanwhile instead of waiting for Cranelift).
     pub fn is_cached(&self) -> bool {
-        self.path.exists()
+        self.path.exists() && file::has_digest(&self.path)
     }
 }
 

@@ -171,7 +171,10 @@ pub fn load_proxy(
     path: &Path,
     cache_dir: &Path,
 ) -> Result<ProxyPre<InstanceState>> {
-    let bytes = crate::runtime::component_file::read(path)?;
+    let bytes = crate::runtime::component_file::read(
+        path,
+        crate::runtime::component_file::Links::Followed,
+    )?;
     proxy_from_bytes(engine, &bytes, path, cache_dir)
 }
 

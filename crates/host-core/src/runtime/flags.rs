@@ -139,8 +139,25 @@ impl RuntimeArgs {
     /// and every test shares compiled components; `cache/` in the data directory only where
     /// there is no home. Made 0700 if missing; `Err` when it is not safe to run code from
     /// (someone else could write it: [`crate::runtime::cache::dir`]).
+    ///
+    /// A default that cannot be made (a system user's home is `/nonexistent`) falls back to
+    /// `cache/` in the data directory, said in the log, as a missing home does; a directory
+    /// given explicitly, or one that exists but is not safe, is never replaced by another.
     pub fn cache_dir(&self) -> Result<PathBuf> {
-        crate::runtime::cache::dir::trusted(&self.cache_dir_named())
+        let named = self.cache_dir_named();
+        let explicit = self.cache_dir.is_some();
+        match crate::runtime::cache::dir::trusted(&named) {
+            Err(e) if !explicit && !named.exists() => {
+                let fallback = self.data_dir.join("cache");
+                tracing::warn!(
+                    "the default compile cache cannot be made ({e:#}); caching in {} instead \
+                     (set --cache-dir to choose)",
+                    fallback.display()
+                );
+                crate::runtime::cache::dir::trusted(&fallback)
+            }
+            checked => checked,
+        }
     }
 
     /// The cache directory as named, before it is checked ([`RuntimeArgs::cache_dir`]).

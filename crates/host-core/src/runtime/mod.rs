@@ -1,5 +1,6 @@
 //! Layer 4, running a component: one engine per process or service ([`engine`]), the
-//! imports every component may use linked in, compiled code cached on disk ([`compiled`], in a cache whose rules are [`cache`]'s)
+//! imports every component may use linked in, compiled code cached on disk
+//! ([`compiled`], in a cache whose rules are [`cache`]'s)
 //! and Cranelift's functions kept for reuse ([`function_cache`]), pre-initialized snapshots
 //! ([`preinit`]), what one instance's store holds ([`state`]), the per-request limits
 //! ([`limits`]), and the flags that set all of these ([`flags`]). Nothing here knows of HTTP

@@ -24,6 +24,12 @@ impl Token {
             && !value.is_empty()
         {
             let value = value.trim().to_owned();
+            if value.is_empty() {
+                bail!(
+                    "${env_var} holds only whitespace: set a token (e.g. `openssl rand -hex \
+                     32`), or unset it; an empty token is refused rather than taken as no token"
+                );
+            }
             refuse_placeholder(&value, &format!("${env_var}"))?;
             let note = format!("token from ${env_var}");
             return Ok(Self { value, note });
@@ -92,7 +98,7 @@ pub fn is_placeholder(value: &str) -> bool {
 fn refuse_placeholder(value: &str, source: &str) -> Result<()> {
     if is_placeholder(value) {
         bail!(
-            "{source} holds the placeholder token `{value}` from the example files: set a \
+            "{source} holds a placeholder token (`{PLACEHOLDER_PREFIX}...`) from the example files: set a \
              secret of your own (e.g. `openssl rand -hex 32`); a token everybody can read in \
              the documents is refused"
         );
@@ -160,6 +166,10 @@ mod tests {
         );
         unsafe { std::env::set_var(var, " Change-Me ") };
         assert!(Token::load(var, dir.path(), "t").is_err());
+        // Only whitespace: an empty token, not none.
+        unsafe { std::env::set_var(var, "  \t") };
+        let err = format!("{:#}", Token::load(var, dir.path(), "t").err().unwrap());
+        assert!(err.contains("only whitespace"), "{err}");
         unsafe { std::env::set_var(var, "s3cret") };
         assert_eq!(Token::load(var, dir.path(), "t").unwrap().value, "s3cret");
         unsafe { std::env::remove_var(var) };

@@ -217,7 +217,13 @@ impl Deployer {
         let grants = self
             .launcher
             .grants(KeyValue::in_memory(), &[], &Self::access(&spec))?;
-        let source = Source::read(&spec.component, &grants.files)?;
+        // A model that is a component of its own came from --models or the admin API, where
+        // whoever may write chose it: never read through a link. (A model directory's
+        // component is this installation's.)
+        let source = match spec.component == spec.source {
+            true => Source::read_untrusted(&spec.component, &grants.files)?,
+            false => Source::read(&spec.component, &grants.files)?,
+        };
         let identity = source.identity();
         let code = match compiled.get(&identity) {
             Some(code) => code.clone(),

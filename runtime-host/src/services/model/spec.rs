@@ -1,6 +1,6 @@
 //! What a model is made of, from a path: a component (`.wasm`), or an ONNX model directory
 //! (with a `model.toml`) served by the ONNX model component. `up` deploys the models of
-//! `--models` (or, by default, molprop, minilm and the repository's `models/` directories);
+//! `--models` (or, by default, molprop, minilm and the installation's model directories);
 //! `predict --model` and the admin API take one.
 
 use crate::services::installation;

@@ -46,10 +46,12 @@ impl Outbound {
     /// A host name is resolved here and each of its addresses checked. A plain `http`
     /// request then goes to the first admitted address itself (its `Host` header keeps the
     /// name), so a second resolution cannot hand the client another address (DNS
-    /// rebinding). An `https` request keeps its name, which the client resolves again: its
-    /// TLS handshake verifies the server's certificate against that name, which a service
-    /// on a refused address (this machine, the private network) cannot present, so the
-    /// request itself never reaches one.
+    /// rebinding). An `https` request keeps its name, which the client resolves again and
+    /// may connect to any address of: so it is refused when any address the name resolves
+    /// to here is refused, and beyond that its TLS handshake verifies the server's
+    /// certificate against the name, which a service on a refused address (this machine, the
+    /// private network) cannot present. A name that changes its answers between the two
+    /// resolutions can still bring a connection and a ClientHello (no request) to one.
     async fn checked(
         &self,
         mut request: Request<WasiBody>,
@@ -58,7 +60,11 @@ impl Outbound {
         let uri = request.uri().clone();
         let scheme = uri.scheme_str().unwrap_or("https").to_ascii_lowercase();
         let authority = uri.authority().ok_or(Error::HttpRequestUriInvalid)?;
-        let shown = authority.as_str();
+        // Host and port only: the authority may carry `user:password@`, which is no log's.
+        let shown = &match authority.port_u16() {
+            Some(port) => format!("{}:{port}", authority.host()),
+            None => authority.host().to_owned(),
+        };
         if self.is_none() {
             return Err(self.deny(shown, "the component is allowed no outbound hosts"));
         }
@@ -108,6 +114,13 @@ impl Outbound {
             let why = refused.unwrap_or_else(|| format!("{name} resolves to no address"));
             return Err(self.deny(shown, &why));
         };
+        if scheme != "http"
+            && let Some(why) = resolved
+                .iter()
+                .find_map(|ip| self.refusal(&scheme, *ip, port, Some(name)))
+        {
+            return Err(self.deny(shown, &why));
+        }
         if scheme == "http" {
             let pinned = Uri::builder()
                 .scheme("http")

@@ -48,7 +48,16 @@ pub fn trusted(dir: &Path) -> Result<PathBuf> {
     for sub in FILE_DIRS {
         super::file::remove_stale_temporaries(&real.join(sub));
     }
+    remove_old_locks(&real.join("locks"));
     Ok(real)
+}
+
+/// Removes the 64 lock files of earlier versions (`locks/00.lock` to `63.lock`): the locks
+/// are byte ranges of one file now ([`super::lock`]).
+fn remove_old_locks(locks: &Path) {
+    for bucket in 0..64 {
+        let _ = std::fs::remove_file(locks.join(format!("{bucket:02}.lock")));
+    }
 }
 
 /// Whether `real` (a path without links) and everything above it is safe for `me`.

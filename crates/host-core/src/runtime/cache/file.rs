@@ -75,6 +75,11 @@ fn warn_damaged(path: &Path) {
     );
 }
 
+/// Whether a well-formed digest is recorded beside `path` (its bytes are not checked).
+pub fn has_digest(path: &Path) -> bool {
+    recorded_digest(path).is_some()
+}
+
 /// The digest recorded beside `path`, if there is a well-formed one.
 fn recorded_digest(path: &Path) -> Option<String> {
     let text = std::fs::read_to_string(digest_path(path)).ok()?;

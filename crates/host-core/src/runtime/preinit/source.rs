@@ -5,7 +5,7 @@ use super::wizer::INIT_INTERFACE;
 use crate::capabilities::files::Mounts;
 use crate::runtime::cache::file;
 use crate::runtime::compiled::Artifact;
-use crate::runtime::component_file;
+use crate::runtime::component_file::{self, Links};
 use crate::runtime::engine;
 use crate::runtime::state::InstanceState;
 use anyhow::Result;
@@ -75,7 +75,17 @@ pub(super) struct Checked {
 impl Source {
     /// Reads the component at `path`, to be served with `mounts`.
     pub fn read(path: &Path, mounts: &Mounts) -> Result<Self> {
-        let wasm = component_file::read(path)?;
+        Self::read_with(path, mounts, Links::Followed)
+    }
+
+    /// [`Source::read`] of a component whoever may write a models directory chose: never
+    /// through a link.
+    pub fn read_untrusted(path: &Path, mounts: &Mounts) -> Result<Self> {
+        Self::read_with(path, mounts, Links::Refused)
+    }
+
+    fn read_with(path: &Path, mounts: &Mounts, links: Links) -> Result<Self> {
+        let wasm = component_file::read(path, links)?;
         let snapshot_key = match exports_init(&wasm) {
             true => Some(snapshot_key(&wasm, mounts)?),
             false => None,
