@@ -88,26 +88,41 @@ fn a_cache_another_user_could_write_is_refused_before_anything_runs() {
     assert_eq!(names, [cache.clone(), layout, planted], "{names:?}");
 }
 
-/// `compile` under umask 000 makes the cache 0700 and every file in it 0600 (the data
-/// directory's rule: snapshots carry the model files it keeps private).
+/// `compile` and `snapshot` under umask 000 make the cache 0700 and every file in it 0600
+/// (the data directory's rule: snapshots carry the model files it keeps private), and the
+/// snapshot written out 0600 too.
 #[test]
 fn the_cache_is_private_whatever_the_umask() {
     let base = temp_dir();
     let cache = base.path().join("new-cache");
     let data = temp_dir();
-    let script = format!(
-        "umask 000; exec '{}' compile '{}' --cache-dir '{}' --data-dir '{}'",
-        host_binary().display(),
-        component("echo-model").display(),
-        cache.display(),
-        data.path().display()
-    );
-    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let output = base.path().join("iris-snapshot.wasm");
+    let host = host_binary().display().to_string();
+    let (cache_arg, data_arg) = (cache.display(), data.path().display());
+    for command in [
+        format!(
+            "compile '{}' --cache-dir '{cache_arg}' --data-dir '{data_arg}'",
+            component("echo-model").display()
+        ),
+        format!(
+            "snapshot '{}' --dir '{}:/model' -o '{}' --cache-dir '{cache_arg}' --data-dir \
+             '{data_arg}'",
+            component("onnx-model").display(),
+            e2e_tests::model_dir("iris").display(),
+            output.display()
+        ),
+    ] {
+        let script = format!("umask 000; exec '{host}' {command}");
+        let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let written = std::fs::metadata(&output).unwrap().mode() & 0o777;
+    assert_eq!(written, 0o600, "the snapshot written out");
+    assert!(cache.join("snapshots").is_dir(), "the snapshot was cached");
     let everything = everything_under(&cache);
     assert!(
         everything
