@@ -118,3 +118,19 @@ pub fn processes_with(needles: &[&str]) -> Vec<String> {
         .filter(|c| needles.iter().all(|n| c.contains(n)))
         .collect()
 }
+
+/// As many connections as the file limit allows up to `wanted` (raised to its hard limit
+/// first; the host started afterwards inherits it), keeping 200 for everything else.
+pub fn connections_allowed(wanted: usize) -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit with a valid struct.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+        limit.rlim_cur = limit.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+    }
+    wanted.min((limit.rlim_cur as usize).saturating_sub(200))
+}

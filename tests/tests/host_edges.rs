@@ -55,22 +55,6 @@ fn rss_mib(pid: u32) -> u64 {
     kib >> 10
 }
 
-/// Raises the open-file limit to its hard limit (the host started afterwards inherits it);
-/// how many client connections that leaves room for, up to `wanted`.
-fn connections_allowed(wanted: usize) -> usize {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit and setrlimit with a valid struct.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
-        limit.rlim_cur = limit.rlim_max;
-        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-    }
-    wanted.min((limit.rlim_cur as usize).saturating_sub(200))
-}
-
 /// Bodies held against `--max-held-bodies 64` take no more than that, plus a small slack,
 /// of the host's memory. 1,000 clients each send all of a declared 64 KiB body but its last
 /// byte and wait: the budget counted 64 KiB each while each connection's read buffer (up
@@ -79,7 +63,7 @@ fn connections_allowed(wanted: usize) -> usize {
 /// bounded read buffer too.
 #[tokio::test(flavor = "multi_thread")]
 async fn held_bodies_count_what_their_connections_allocate() {
-    let clients = connections_allowed(1000);
+    let clients = e2e_tests::connections_allowed(1000);
     if clients < 600 {
         eprintln!(
             "SKIPPED held_bodies_count_what_their_connections_allocate: the file limit allows \

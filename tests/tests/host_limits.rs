@@ -224,29 +224,13 @@ fn rss_mib(pid: u32) -> u64 {
         >> 10
 }
 
-/// As many connections as the file limit allows up to `wanted` (raised to its hard limit
-/// first; the host started afterwards inherits it), keeping 200 for everything else.
-fn connections_allowed(wanted: usize) -> usize {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit and setrlimit with a valid struct.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
-        limit.rlim_cur = limit.rlim_max;
-        libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-    }
-    wanted.min((limit.rlim_cur as usize).saturating_sub(200))
-}
-
 /// 2,000 clients each send all of a declared 1 MiB body but its last byte and hold (issue
 /// 45, section 3): what the host holds stays within `--max-held-bodies`, the clients past it
 /// are answered 503 and closed, and `/health` keeps answering throughout.
 #[tokio::test(flavor = "multi_thread")]
 async fn held_bodies_are_bounded_and_health_keeps_answering() {
     use std::io::{Read, Write};
-    let clients = connections_allowed(2000);
+    let clients = e2e_tests::connections_allowed(2000);
     if clients < 256 {
         eprintln!(
             "SKIPPED held_bodies_are_bounded_and_health_keeps_answering: the file limit allows \
