@@ -219,3 +219,46 @@ fn a_prepare_child_stops_on_sigterm_mid_compile() {
     let _ = child.wait();
     assert!(status.is_some(), "prepare ran on after SIGTERM");
 }
+
+/// A parent that exits (a model failing its self-test ends `runtime-host model` at once)
+/// takes its `prepare` child with it: left running, the child went on making a snapshot of
+/// files the caller then removed, and cached it under the key of the files as they had been.
+#[test]
+fn a_prepare_child_ends_with_its_parent() {
+    let cache = temp_dir();
+    let data = temp_dir();
+    let model = temp_dir();
+    // A model the host's checks pass and its own initialization refuses: it fails its
+    // self-test on baseline code while the child still makes its snapshot.
+    e2e_tests::copy_model(&e2e_tests::model_dir("solubility"), model.path());
+    let fingerprints = model.path().join("training_fingerprints.bin");
+    let bytes = std::fs::read(&fingerprints).unwrap();
+    std::fs::write(&fingerprints, &bytes[..bytes.len() - 3]).unwrap();
+    let out = Command::new(host_binary())
+        .arg("model")
+        .arg(component("onnx-model"))
+        .args(["--registry", "http://127.0.0.1:9"])
+        .arg("--dir")
+        .arg(format!("{}:/model", model.path().display()))
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .arg("--data-dir")
+        .arg(data.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the broken model started: {said}");
+    let cache_arg = cache.path().display().to_string();
+    let mut left = Vec::new();
+    for _ in 0..20 {
+        left = e2e_tests::processes_with(&["prepare", &cache_arg]);
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        left.is_empty(),
+        "the child outlived its parent: {left:?}\n{said}"
+    );
+}

@@ -15,6 +15,10 @@ use std::path::PathBuf;
 pub struct PrepareArgs {
     /// The component to snapshot (where it can be) and compile.
     pub component: PathBuf,
+    /// Exit once standard input closes: the parent holds the pipe's other end, so the child
+    /// ends with it, whatever way the parent went.
+    #[arg(long, hide = true)]
+    pub until_stdin_closes: bool,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }
@@ -29,6 +33,14 @@ pub async fn run(args: PrepareArgs) -> Result<()> {
         log_writer::flush();
         std::process::exit(143);
     });
+    // A parent that exited (a failed self-test ends `model` at once) left its child making a
+    // snapshot of files its caller then removed: a snapshot of missing files, cached.
+    if args.until_stdin_closes {
+        std::thread::spawn(|| {
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            std::process::exit(143);
+        });
+    }
     let launcher = Launcher::new(&args.runtime)?.doing_cold_work_here();
     let whom = format!("component {}", args.component.display());
     let grants = launcher.grants(KeyValue::in_memory(), &[], &Access::flags(whom))?;

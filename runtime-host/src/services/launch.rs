@@ -343,6 +343,7 @@ pub fn prepare_args(job: &ChildJob<'_>) -> Vec<std::ffi::OsString> {
     let mut args: Vec<std::ffi::OsString> = vec![
         "prepare".into(),
         job.component.into(),
+        "--until-stdin-closes".into(),
         "--cache-dir".into(),
         job.cache_dir.into(),
         "--max-memory-mib".into(),

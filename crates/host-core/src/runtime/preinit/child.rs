@@ -76,17 +76,24 @@ pub async fn fill_cache(
 async fn run(command: ChildCommand, job: &ChildJob<'_>) -> Result<()> {
     let mut child = command(job)?;
     let shown = format!("{:?}", child.as_std());
-    let output = child
+    let mut running = child
         // Its warnings (an initialization that failed) are written again by the parent if it
         // has to do the work; its progress is not news.
         .env("RUNTIME_HOST_LOG", "error")
-        .stdin(Stdio::null())
+        // A pipe nothing is written to: the child ends when it closes, which the kernel does
+        // whenever this process ends, however (see `runtime-host prepare --until-stdin-closes`).
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
-        .output()
-        .await
+        .spawn()
         .with_context(|| format!("starting {shown}"))?;
+    let held_open = running.stdin.take();
+    let output = running
+        .wait_with_output()
+        .await
+        .with_context(|| format!("running {shown}"))?;
+    drop(held_open);
     if !output.status.success() {
         let said = String::from_utf8_lossy(&output.stderr);
         anyhow::bail!("{shown} ended with {}: {}", output.status, said.trim());

@@ -193,6 +193,16 @@ async fn snapshot_made(
     // The compiler's and the initialization's working memory, back to the system.
     heap::release_freed();
     let bytes = bytes?;
+    // The key names the files as they were before the initialization read them. Files
+    // changed or removed meanwhile (a test's directory dropped while a `prepare` child its
+    // exited parent left behind still ran) made a snapshot of other files, cached under that
+    // key for good: every later deployment of those files served the other state.
+    if source::snapshot_key(wasm, &grants.files).ok().as_deref() != Some(key) {
+        anyhow::bail!(
+            "the files of the component's mounts changed while its snapshot was made: not \
+             cached (deploy again once they are in place)"
+        );
+    }
     file::write_with_digest(&path, &bytes)?;
     if let Some(dir) = path.parent() {
         file::prune(dir, compiled::MAX_CACHE_BYTES, &path);

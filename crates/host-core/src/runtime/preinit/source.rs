@@ -44,7 +44,7 @@ fn exports_init(wasm: &[u8]) -> bool {
 }
 
 /// A snapshot's identity: the component's bytes and what its mounts hold.
-fn snapshot_key(wasm: &[u8], mounts: &Mounts) -> Result<String> {
+pub(super) fn snapshot_key(wasm: &[u8], mounts: &Mounts) -> Result<String> {
     let mut hash = Sha256::new();
     hash.update(SNAPSHOT_FORMAT);
     hash.update(Sha256::digest(wasm));
