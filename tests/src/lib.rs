@@ -31,8 +31,8 @@ pub mod stack;
 pub use client::{Client, Reply};
 pub use host::{Host, HostBuilder, snapshot};
 pub use processes::{
-    connections_allowed, host_refuses, interrupt, processes_with, until, until_said, wait_for_exit,
-    wait_for_stack_ready,
+    connections_allowed, host_refuses, interrupt, processes_with, rss_mib, status_kib, until,
+    until_said, wait_for_exit, wait_for_stack_ready,
 };
 pub use stack::Stack;
 

@@ -134,3 +134,18 @@ pub fn connections_allowed(wanted: usize) -> usize {
     }
     wanted.min((limit.rlim_cur as usize).saturating_sub(200))
 }
+
+/// A field of `/proc/<pid>/status` in KiB (`VmRSS`, `RssAnon`, `RssFile`).
+pub fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// The resident memory of process `pid`, in MiB.
+pub fn rss_mib(pid: u32) -> u64 {
+    status_kib(pid, "VmRSS") >> 10
+}

@@ -93,3 +93,57 @@ pub fn send_from_another_process(port: u16, request: &str) -> RawReply {
         .expect("running bash");
     RawReply::parse(&String::from_utf8_lossy(&out.stdout))
 }
+
+/// `clients` connections to `port`, opened by `threads` threads, each sending a `POST
+/// /predict` that declares a body of `size` bytes and all of it but the last byte: bodies
+/// the host must hold until the deadline. A write the host cuts short (it refused the
+/// client and closed) is not an error here: [`held_and_refused`] tells the two apart.
+pub fn hold_bodies(
+    port: u16,
+    clients: usize,
+    threads: usize,
+    size: usize,
+) -> Vec<std::net::TcpStream> {
+    use std::io::Write;
+    let holders: Vec<_> = (0..threads)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let body = vec![b'x'; size - 1];
+                let head = format!(
+                    "POST /predict HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: \
+                     application/json\r\nContent-Length: {size}\r\n\r\n"
+                );
+                let mut streams = Vec::new();
+                for _ in (t..clients).step_by(threads) {
+                    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+                    s.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
+                    let _ = s
+                        .write_all(head.as_bytes())
+                        .and_then(|()| s.write_all(&body));
+                    streams.push(s);
+                }
+                streams
+            })
+        })
+        .collect();
+    holders
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect()
+}
+
+/// The connections of [`hold_bodies`] the host holds (nothing to read yet) and those it
+/// refused (an answer, the end of the stream or a reset).
+pub fn held_and_refused(
+    streams: Vec<std::net::TcpStream>,
+) -> (Vec<std::net::TcpStream>, Vec<std::net::TcpStream>) {
+    let (mut held, mut refused) = (Vec::new(), Vec::new());
+    for s in streams {
+        s.set_nonblocking(true).unwrap();
+        match s.peek(&mut [0u8; 16]) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => held.push(s),
+            _ => refused.push(s),
+        }
+    }
+    (held, refused)
+}

@@ -1,7 +1,7 @@
 //! The host's HTTP edges (issue 56, item 11): a request target in absolute form is refused,
 //! and the held-body budget holds for what the process really allocates.
 
-use e2e_tests::{Client, HostBuilder, component, temp_dir};
+use e2e_tests::{Client, HostBuilder, component, rss_mib, temp_dir};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -48,13 +48,6 @@ fn absolute_form_targets_are_refused_with_400() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
 
-fn rss_mib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib >> 10
-}
-
 /// Bodies held against `--max-held-bodies 64` take no more than that, plus a small slack,
 /// of the host's memory. 1,000 clients each send all of a declared 64 KiB body but its last
 /// byte and wait: the budget counted 64 KiB each while each connection's read buffer (up
@@ -84,54 +77,29 @@ async fn held_bodies_count_what_their_connections_allocate() {
     assert_eq!(c.get(&h.url("/health")).await.status, 200);
     let before = rss_mib(h.pid());
 
-    let port = h.addr.port();
-    let size = 64 << 10;
-    let holders: Vec<_> = (0..8)
-        .map(|t| {
-            std::thread::spawn(move || {
-                let body = vec![b'x'; size - 1];
-                let head = format!(
-                    "POST /predict HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: \
-                     application/json\r\nContent-Length: {size}\r\n\r\n"
-                );
-                let mut streams = Vec::new();
-                for _ in (t..clients).step_by(8) {
-                    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-                    s.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
-                    let _ = s
-                        .write_all(head.as_bytes())
-                        .and_then(|()| s.write_all(&body));
-                    streams.push(s);
-                }
-                streams
-            })
-        })
-        .collect();
-    let streams: Vec<_> = holders
-        .into_iter()
-        .flat_map(|t| t.join().unwrap())
-        .collect();
+    let streams = e2e_tests::raw::hold_bodies(h.addr.port(), clients, 8, 64 << 10);
     // Everything sent has been read by now (the host reads as it arrives).
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let (mut held, mut refused) = (0, 0);
-    for s in &streams {
-        s.set_nonblocking(true).unwrap();
-        match s.peek(&mut [0u8; 16]) {
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => held += 1,
-            _ => refused += 1,
-        }
-    }
+    // Kept open until the end: the held bodies are what is measured.
+    let (held, refused) = e2e_tests::raw::held_and_refused(streams);
     let during = rss_mib(h.pid());
     let metrics = c.get(&h.url("/metrics")).await.text();
     eprintln!(
-        "{held} bodies held, {refused} refused; RSS {before} MiB before, {during} MiB during"
+        "{} bodies held, {} refused; RSS {before} MiB before, {during} MiB during",
+        held.len(),
+        refused.len()
     );
     // Measured: 341 held, 21 -> 77 MiB; before, all 1,000 were held, 22 -> 175 MiB.
     assert!(
         during <= before + BUDGET_MIB + SLACK_MIB,
-        "{held} held bodies took the host from {before} MiB to {during} MiB, over the \
-         {BUDGET_MIB} MiB budget and {SLACK_MIB} MiB of slack\n{metrics}"
+        "{} held bodies took the host from {before} MiB to {during} MiB, over the \
+         {BUDGET_MIB} MiB budget and {SLACK_MIB} MiB of slack\n{metrics}",
+        held.len()
     );
-    assert!(refused > 0, "no client was refused ({held} held)");
-    drop(streams);
+    assert!(
+        !refused.is_empty(),
+        "no client was refused ({} held)",
+        held.len()
+    );
+    drop((held, refused));
 }

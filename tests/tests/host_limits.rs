@@ -1,7 +1,7 @@
 //! The host's guarantees, tried with the misbehaving `testbed` component: traps, endless
 //! loops, unbounded allocation, slow host calls, big bodies, overload and shutdown.
 
-use e2e_tests::{Client, Host, HostBuilder, component, temp_dir};
+use e2e_tests::{Client, Host, HostBuilder, component, rss_mib, temp_dir};
 use hyper::Method;
 use std::time::{Duration, Instant};
 
@@ -212,18 +212,6 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-/// The resident memory of process `pid`, in MiB.
-fn rss_mib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        >> 10
-}
-
 /// 2,000 clients each send all of a declared 1 MiB body but its last byte and hold (issue
 /// 45, section 3): what the host holds stays within `--max-held-bodies`, the clients past it
 /// are answered 503 and closed, and `/health` keeps answering throughout.
@@ -265,43 +253,8 @@ async fn held_bodies_are_bounded_and_health_keeps_answering() {
     };
 
     let port = h.addr.port();
-    let holders: Vec<_> = (0..16)
-        .map(|t| {
-            std::thread::spawn(move || {
-                let body = vec![b'x'; (1 << 20) - 1];
-                let head = format!(
-                    "POST /predict HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: \
-                     application/json\r\nContent-Length: {}\r\n\r\n",
-                    1 << 20
-                );
-                let mut streams = Vec::new();
-                for _ in (t..clients).step_by(16) {
-                    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-                    s.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
-                    // A refused client's write may fail (the host closed): it is told apart
-                    // below, by what it can read.
-                    let _ = s
-                        .write_all(head.as_bytes())
-                        .and_then(|()| s.write_all(&body));
-                    streams.push(s);
-                }
-                streams
-            })
-        })
-        .collect();
-    let streams: Vec<_> = holders
-        .into_iter()
-        .flat_map(|t| t.join().unwrap())
-        .collect();
-    // Held: nothing to read yet. Refused: an answer, the end of the stream or a reset.
-    let (mut held, mut refused) = (Vec::new(), Vec::new());
-    for s in streams {
-        s.set_nonblocking(true).unwrap();
-        match s.peek(&mut [0u8; 16]) {
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => held.push(s),
-            _ => refused.push(s),
-        }
-    }
+    let streams = e2e_tests::raw::hold_bodies(port, clients, 16, 1 << 20);
+    let (held, refused) = e2e_tests::raw::held_and_refused(streams);
     let during = rss_mib(h.pid());
 
     // The held bodies are within the limit; the others were answered 503 and closed.

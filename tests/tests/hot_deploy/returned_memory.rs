@@ -8,7 +8,7 @@
 //! they freed on the heap stayed with the allocator).
 
 use super::until;
-use e2e_tests::{Client, Stack, temp_dir};
+use e2e_tests::{Client, Stack, status_kib, temp_dir};
 use serde_json::json;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -29,16 +29,6 @@ fn cwasm_mappings(pid: u32) -> BTreeSet<String> {
         .filter(|path| path.ends_with(".cwasm"))
         .map(str::to_owned)
         .collect()
-}
-
-/// A field of `/proc/<pid>/status` in KiB (`VmRSS`, `RssAnon`, `RssFile`).
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status
-        .lines()
-        .find(|l| l.starts_with(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
 /// The host's resident memory in KiB once it is quiet: the least of samples over two
