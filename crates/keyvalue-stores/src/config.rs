@@ -143,13 +143,17 @@ fn parse(text: &str, base: &Path, data_dir: &Path) -> Result<BTreeMap<String, St
 /// Whether a label's store is reached with a password (`redis://[user]:password@host`).
 fn holds_secret(labels: &BTreeMap<String, StoreSpec>) -> bool {
     labels.values().any(|spec| match spec {
-        StoreSpec::Redis { url } => {
-            let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
-            let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-            authority.contains('@')
-        }
+        StoreSpec::Redis { url } => user_info(url).is_some(),
         StoreSpec::Sqlite(_) => false,
     })
+}
+
+/// The `user:password` part of a Redis URL's authority, if it has one (an `@` in its path
+/// or query is not one).
+fn user_info(url: &str) -> Option<&str> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    authority.rsplit_once('@').map(|(user_info, _)| user_info)
 }
 
 /// Refuses a Redis password that is the example files' placeholder (`change-me-...`, as
@@ -159,11 +163,8 @@ fn refuse_placeholder_password(file: &Path, labels: &BTreeMap<String, StoreSpec>
         let StoreSpec::Redis { url } = spec else {
             continue;
         };
-        let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-        let password = authority
-            .rsplit_once('@')
-            .and_then(|(user_info, _)| user_info.split_once(':'))
+        let password = user_info(url)
+            .and_then(|user_info| user_info.split_once(':'))
             .map(|(_, password)| password);
         if password.is_some_and(|p| p.to_ascii_lowercase().starts_with("change-me")) {
             bail!(
