@@ -72,6 +72,7 @@ impl Graph {
     ) -> Result<Self, String> {
         let mut onnx = tract_onnx::onnx();
         crate::tree_ensemble::register(&mut onnx.op_register);
+        crate::ml::register(&mut onnx.op_register);
         let mut proto = onnx
             .proto_model_for_read(&mut std::io::Cursor::new(bytes))
             .map_err(|e| format!("not an ONNX model: {e:#}"))?;
@@ -204,4 +205,84 @@ fn run_plan(
     let values: Vec<f32> = values.iter().copied().collect();
     let per_row = values.len() / count;
     Ok(values.chunks(per_row.max(1)).map(<[f32]>::to_vec).collect())
+}
+
+/// A development check, not part of the test command (tests/tests/onnx_models/corpus.rs is
+/// the real one, end to end): every single-input model of a corpus made by
+/// tests/python/sklearn_corpus.py, run here natively and compared with onnxruntime's answers.
+/// `ONNX_CORPUS=DIR cargo test -p onnx-model --lib corpus_dev -- --ignored --nocapture`
+#[cfg(test)]
+mod corpus_dev {
+    use super::*;
+
+    #[test]
+    #[ignore]
+    fn corpus_dev() {
+        let dir = std::path::PathBuf::from(std::env::var("ONNX_CORPUS").expect("ONNX_CORPUS"));
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        let only = std::env::var("ONLY").ok();
+        for name in names {
+            if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+                continue;
+            }
+            let d = dir.join(&name);
+            let expected: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(d.join("expected.json")).unwrap()).unwrap();
+            let text = std::fs::read_to_string(d.join("heldout.csv")).unwrap();
+            let mut lines = text.lines();
+            let width = lines.next().unwrap().split(',').count() - 1;
+            let rows: Vec<Vec<f32>> = lines
+                .map(|l| {
+                    let cells: Vec<&str> = l.split(',').collect();
+                    cells[..width]
+                        .iter()
+                        .map(|c| c.parse::<f32>().unwrap_or(f32::NAN))
+                        .collect()
+                })
+                .collect();
+            let first = &expected["rows"][0];
+            let reading = match first.get("probabilities") {
+                Some(p) => Reading::Probabilities(
+                    p.as_object().unwrap().keys().cloned().collect::<Vec<_>>(),
+                ),
+                None => Reading::Value,
+            };
+            let bytes = std::fs::read(d.join("model.onnx")).unwrap();
+            let graph = match Graph::load(&bytes, width, "the CSV", reading.clone()) {
+                Ok(g) => g,
+                Err(e) => {
+                    println!("{name}: LOAD FAILED: {}", e.lines().next().unwrap_or(""));
+                    continue;
+                }
+            };
+            let values: Vec<f32> = rows.iter().flatten().copied().collect();
+            let out = match graph.run_rows(rows.len(), values) {
+                Ok(o) => o,
+                Err(e) => {
+                    println!("{name}: RUN FAILED: {}", e.lines().next().unwrap_or(""));
+                    continue;
+                }
+            };
+            let mut worst = 0f64;
+            for (i, row) in out.iter().enumerate() {
+                let want = &expected["rows"][i];
+                let wanted: Vec<f64> = match &reading {
+                    Reading::Value => vec![want["value"].as_f64().unwrap()],
+                    Reading::Probabilities(labels) => labels
+                        .iter()
+                        .map(|l| want["probabilities"][l].as_f64().unwrap())
+                        .collect(),
+                };
+                for (g, w) in row.iter().zip(&wanted) {
+                    let diff = (f64::from(*g) - w).abs() / w.abs().max(1e-6);
+                    worst = worst.max(diff);
+                }
+            }
+            println!("{name}: ran {} rows, worst relative difference {worst:.2e}", out.len());
+        }
+    }
 }

@@ -21,6 +21,7 @@ mod domain;
 mod evidence;
 mod graph;
 mod inputs;
+mod ml;
 mod tree_ensemble;
 mod zipmap;
 

