@@ -60,10 +60,13 @@ pub fn test_examples(m: &OnnxModel) -> TestExamples {
     let input_type = input_type_name(m.input_type());
     let data = match &m.reader {
         crate::inputs::Reader::Text { .. } => json!({"text": "<SMILES>"}),
-        crate::inputs::Reader::Tabular { names } => {
+        crate::inputs::Reader::Tabular { names, categories } => {
             let features: serde_json::Map<_, _> = names
                 .iter()
-                .map(|n| (n.clone(), json!("<number>")))
+                .map(|n| match categories.get(n) {
+                    Some(seen) => (n.clone(), json!(format!("<one of: {}>", seen.join(", ")))),
+                    None => (n.clone(), json!("<number, or null when not measured>")),
+                })
                 .collect();
             json!({ "features": features })
         }
@@ -72,6 +75,7 @@ pub fn test_examples(m: &OnnxModel) -> TestExamples {
         Output::Regression { property, unit } => json!({
             "prediction": format!("{property} in {unit}"),
             "property_type": property,
+            "in_reliable_range": "present when /acceptable_ranges gives the property a reliable range: whether the prediction is inside it",
             "in_domain": "true when the input is inside the applicability domain",
             "warning": "present when in_domain is false: why",
         }),

@@ -52,19 +52,21 @@ impl Domain {
         })
     }
 
-    /// Judges one input: its fingerprint (if any) and the values checked against ranges, in
-    /// the order of `self.ranges`' names (`value_of` looks each up).
+    /// Judges one input: its fingerprint (if any), the values checked against ranges, in
+    /// the order of `self.ranges`' names (`value_of` looks each up), and its categories never
+    /// seen in training (`unseen`: feature, value). Values and bounds are reported as given,
+    /// at full precision: a value just outside its range must not print as inside it.
     pub fn assess(
         &self,
         fingerprint: Option<&Fingerprint>,
         value_of: impl Fn(&str) -> Option<f64>,
+        unseen: &[(&str, String)],
         what: &str,
     ) -> Assessment {
         let mut reasons = Vec::new();
         let mut report = serde_json::Map::new();
         if let (Some((train, min)), Some(fp)) = (&self.neighbours, fingerprint) {
             let nearest = train.iter().map(|t| fp.tanimoto(t)).fold(0.0, f64::max);
-            let nearest = (nearest * 1e4).round() / 1e4;
             report.insert("nearest_training_similarity".into(), json!(nearest));
             report.insert("min_similarity".into(), json!(min));
             if nearest < *min {
@@ -81,7 +83,7 @@ impl Domain {
                 .filter_map(|(name, r)| {
                     let v = value_of(name)?;
                     (v < r.min || v > r.max).then(|| {
-                        json!({"name": name, "value": round4(v), "training_min": round4(r.min), "training_max": round4(r.max)})
+                        json!({"name": name, "value": v, "training_min": r.min, "training_max": r.max})
                     })
                 })
                 .collect();
@@ -98,6 +100,21 @@ impl Domain {
                 Value::Array(outside),
             );
         }
+        if !unseen.is_empty() {
+            let named: Vec<String> = unseen.iter().map(|(n, v)| format!("{n} = {v:?}")).collect();
+            reasons.push(format!(
+                "a category not seen in training: {}",
+                named.join(", ")
+            ));
+            let listed: Vec<Value> = unseen
+                .iter()
+                .map(|(n, v)| json!({"name": n, "value": v}))
+                .collect();
+            report.insert(
+                "categories_not_seen_in_training".into(),
+                Value::Array(listed),
+            );
+        }
         Assessment {
             in_domain: reasons.is_empty(),
             warning: (!reasons.is_empty()).then(|| reasons.join("; ")),
@@ -111,14 +128,4 @@ pub struct Assessment {
     pub warning: Option<String>,
     /// The evidence: nearest similarity, threshold, values outside their range.
     pub report: Value,
-}
-
-/// `x` to 4 decimals, as every figure the model answers with (descriptors are sums of
-/// contributions, and print as 3457.4919999999893 otherwise).
-fn round4(x: f64) -> f64 {
-    if x.abs() < 1e12 {
-        (x * 1e4).round() / 1e4
-    } else {
-        x
-    }
 }

@@ -131,7 +131,7 @@ fn read_rows(text: &str, model: &OnnxModel, spec: &EvidenceSpec) -> Result<Vec<R
     let name = spec.name.as_deref().map(column).transpose()?;
     let inputs: Vec<(String, usize)> = match &model.manifest.input {
         Input::Text { .. } => vec![("smiles".to_owned(), column("smiles")?)],
-        Input::Tabular { features } => features
+        Input::Tabular { features, .. } => features
             .iter()
             .map(|f| Ok((f.clone(), column(f)?)))
             .collect::<Result<_, String>>()?,
@@ -152,10 +152,18 @@ fn read_rows(text: &str, model: &OnnxModel, spec: &EvidenceSpec) -> Result<Vec<R
             Input::Tabular { .. } => {
                 let mut features = Map::new();
                 for (f, at) in &inputs {
-                    let v: f64 = cell(*at)
-                        .parse()
-                        .map_err(|_| format!("row {}: {f} is not a number", i + 1))?;
-                    features.insert(f.clone(), json!(v));
+                    let text = cell(*at);
+                    let v = if model.reader.is_text(f) {
+                        json!(text)
+                    } else if text.is_empty() {
+                        Value::Null
+                    } else {
+                        let v: f64 = text
+                            .parse()
+                            .map_err(|_| format!("row {}: {f} is not a number", i + 1))?;
+                        json!(v)
+                    };
+                    features.insert(f.clone(), v);
                 }
                 let mut m = Map::new();
                 m.insert("features".into(), Value::Object(features));

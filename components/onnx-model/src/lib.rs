@@ -26,7 +26,7 @@ mod tree_ensemble;
 mod zipmap;
 
 use domain::Domain;
-use graph::{Graph, Reading};
+use graph::{Answer, Graph, Reading};
 use inputs::Reader;
 use model_manifest as manifest;
 use model_manifest::{Input, Manifest, Output};
@@ -135,10 +135,14 @@ impl OnnxModel {
                 };
                 (reader, Domain { neighbours, ranges })
             }
-            Input::Tabular { features } => {
+            Input::Tabular {
+                features,
+                categories,
+            } => {
                 let ranges = ordered_ranges(features, &d.feature_ranges);
                 let reader = Reader::Tabular {
                     names: features.clone(),
+                    categories: categories.clone(),
                 };
                 let domain = Domain {
                     neighbours: None,
@@ -164,7 +168,7 @@ impl OnnxModel {
             let file = &self.manifest.onnx.file;
             let reading = match &self.manifest.output {
                 Output::Regression { .. } => Reading::Value,
-                Output::Classification { labels, .. } => Reading::Probabilities(labels.clone()),
+                Output::Classification { labels, .. } => Reading::Classes(labels.clone()),
             };
             let describe_width = match &self.manifest.input {
                 Input::Text { featurizer, .. } => format!(
@@ -172,13 +176,19 @@ impl OnnxModel {
                     featurizer.morgan_bits,
                     featurizer.descriptors.len()
                 ),
-                Input::Tabular { features } => {
+                Input::Tabular { features, .. } => {
                     format!("model.toml's input.features ({} names)", features.len())
                 }
             };
             let bytes = read(&self.dir, file)?;
-            Graph::load(&bytes, self.reader.width(), &describe_width, reading)
-                .map_err(|e| format!("{}: {e}", self.dir.join(file).display()))
+            let path = self.dir.join(file);
+            Graph::load(&bytes, &self.reader, &describe_width, reading).map_err(|problems| {
+                problems
+                    .iter()
+                    .map(|p| format!("{}: {p}", path.display()))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
         });
         loaded.as_ref().map_err(Clone::clone)
     }
@@ -226,10 +236,6 @@ fn ordered_ranges(
         .collect()
 }
 
-fn round4(x: f32) -> f64 {
-    (f64::from(x) * 1e4).round() / 1e4
-}
-
 impl Model for OnnxModel {
     fn name(&self) -> &str {
         &self.manifest.info.name
@@ -263,13 +269,12 @@ impl Model for OnnxModel {
 
     fn predict(&self, _t: InputType, data: &Map<String, Value>) -> Result<Value, PredictError> {
         let (prepared, assessment) = self.prepare(data)?;
-        let echo = prepared.echo;
         let output = self
             .graph()
             .map_err(not_ready)?
-            .run(prepared.vector)
+            .run(&prepared.cells)
             .map_err(PredictError::Fault)?;
-        Ok(self.answer(&output, echo, assessment))
+        self.answer(output, prepared.echo, assessment)
     }
 
     /// One tract call for every item that reads well; the others fail alone.
@@ -286,21 +291,16 @@ impl Model for OnnxModel {
             }
             prepared.push(self.prepare(data));
         }
-        let mut values = Vec::new();
-        let mut count = 0;
-        for (p, _) in prepared.iter().flatten() {
-            values.extend_from_slice(&p.vector);
-            count += 1;
-        }
+        let rows: Vec<&[inputs::Cell]> = prepared
+            .iter()
+            .flatten()
+            .map(|(p, _)| p.cells.as_slice())
+            .collect();
         let graph = match self.graph() {
             Ok(graph) => graph,
             Err(e) => return items.iter().map(|_| Err(not_ready(e.clone()))).collect(),
         };
-        let mut outputs = match count {
-            0 => Ok(Vec::new()),
-            _ => graph.run_rows(count, values),
-        }
-        .map(Vec::into_iter);
+        let mut outputs = graph.run_rows(&rows).map(Vec::into_iter);
         prepared
             .into_iter()
             .map(|item| {
@@ -311,7 +311,7 @@ impl Model for OnnxModel {
                 let output = rows
                     .next()
                     .ok_or_else(|| PredictError::Fault("the graph answered fewer rows".into()))?;
-                Ok(self.answer(&output, p.echo, assessment))
+                self.answer(output, p.echo, assessment)
             })
             .collect()
     }
@@ -327,31 +327,60 @@ impl OnnxModel {
         let assessment = self.domain.assess(
             prepared.fingerprint.as_ref(),
             |name| prepared.value(name),
+            &prepared.unseen,
             self.checked(),
         );
         Ok((prepared, assessment))
     }
 
-    /// The result of one row: the graph's `output`, the input echoed, the domain's verdict.
-    fn answer(&self, output: &[f32], echo: Value, assessment: domain::Assessment) -> Value {
+    /// The result of one row: the graph's answer, the input echoed, the domain's verdict.
+    /// A regression whose property has a reliable range says whether the value is inside it.
+    fn answer(
+        &self,
+        output: Answer,
+        echo: Value,
+        assessment: domain::Assessment,
+    ) -> Result<Value, PredictError> {
+        if let Some(bad) = output.values.iter().find(|v| !v.is_finite()) {
+            return Err(PredictError::Failed(format!(
+                "the model answered {bad} for this input (a missing value it cannot handle, \
+                 or a value far outside what it was trained on)"
+            )));
+        }
         let mut result = match &self.manifest.output {
-            Output::Regression { property, unit } => json!({
-                "prediction": round4(output[0]),
-                "property_type": property,
-                "unit": unit,
-            }),
+            Output::Regression { property, unit } => {
+                let value = output.values[0];
+                let mut r = json!({
+                    "prediction": value,
+                    "property_type": property,
+                    "unit": unit,
+                });
+                let ranges = &self.manifest.acceptable_ranges.property_ranges;
+                if let Some(reliable) = ranges.get(property).map(|p| &p.reliable_range) {
+                    r["in_reliable_range"] = json!(reliable.min <= value && value <= reliable.max);
+                }
+                r
+            }
             Output::Classification {
                 property,
                 unit,
                 labels,
             } => {
-                let best = (0..labels.len())
-                    .max_by(|&a, &b| output[a].total_cmp(&output[b]))
-                    .unwrap_or(0);
+                let best = match &output.label {
+                    Some(label) => labels.iter().position(|l| l == label).ok_or_else(|| {
+                        PredictError::Fault(format!(
+                            "the graph answered the label {label:?}, which is not one of \
+                             model.toml's output.labels"
+                        ))
+                    })?,
+                    None => (0..labels.len())
+                        .max_by(|&a, &b| output.values[a].total_cmp(&output.values[b]))
+                        .unwrap_or(0),
+                };
                 let probabilities: Map<String, Value> = labels
                     .iter()
-                    .zip(output)
-                    .map(|(l, p)| (l.clone(), json!(round4(*p))))
+                    .zip(&output.values)
+                    .map(|(l, p)| (l.clone(), json!(p)))
                     .collect();
                 json!({
                     "prediction": labels[best],
@@ -367,6 +396,6 @@ impl OnnxModel {
         if let Some(w) = assessment.warning {
             result["warning"] = json!(w);
         }
-        result
+        Ok(result)
     }
 }

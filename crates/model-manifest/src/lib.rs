@@ -77,7 +77,15 @@ pub enum Input {
         max_tokens: usize,
     },
     /// `data.features`: an object of the named features, or an array in this order.
-    Tabular { features: Vec<String> },
+    Tabular {
+        features: Vec<String>,
+        /// The features whose values are text (categories), each with the values seen in
+        /// training: a request sends one as a string; one never seen is answered, outside the
+        /// applicability domain. Every other feature is a number (or `null`: missing, for a
+        /// model with an imputer).
+        #[serde(default)]
+        categories: BTreeMap<String, Vec<String>>,
+    },
 }
 
 fn default_max_tokens() -> usize {

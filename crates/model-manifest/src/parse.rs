@@ -231,9 +231,29 @@ impl Manifest {
                     }
                 }
             }
-            Input::Tabular { features } => {
+            Input::Tabular {
+                features,
+                categories,
+            } => {
                 if features.is_empty() {
                     problems.push("input.features must name at least one feature".into());
+                }
+                for (name, values) in categories {
+                    if !features.contains(name) {
+                        problems.push(format!(
+                            "input.categories.{name}: not one of input.features"
+                        ));
+                    } else if values.is_empty() {
+                        problems.push(format!(
+                            "input.categories.{name}: list the values seen in training"
+                        ));
+                    }
+                    if d.feature_ranges.contains_key(name) {
+                        problems.push(format!(
+                            "applicability_domain.feature_ranges.{name}: a category has no \
+                             numeric range (input.categories lists its values)"
+                        ));
+                    }
                 }
                 if let Some(k) = d.feature_ranges.keys().find(|k| !features.contains(k)) {
                     problems.push(format!(
@@ -250,6 +270,34 @@ impl Manifest {
                 }
             }
         }
+        problems.extend(self.range_keys_problems());
         problems
+    }
+
+    /// `acceptable_ranges.property_ranges` describes the model's output, or its inputs (a
+    /// feature's or descriptor's range): a key naming neither is a mistake (a renamed output),
+    /// which would otherwise be published as a range of nothing.
+    fn range_keys_problems(&self) -> Vec<String> {
+        let output = match &self.output {
+            Output::Regression { property, .. } | Output::Classification { property, .. } => {
+                property
+            }
+        };
+        let inputs: Vec<&String> = match &self.input {
+            Input::Text { featurizer, .. } => featurizer.descriptors.iter().collect(),
+            Input::Tabular { features, .. } => features.iter().collect(),
+        };
+        self.acceptable_ranges
+            .property_ranges
+            .keys()
+            .filter(|k| *k != output && !inputs.contains(k))
+            .map(|k| {
+                format!(
+                    "acceptable_ranges.property_ranges.{k}: names no output or input of the \
+                     model (its output is output.property = `{output}`; an input's range is \
+                     keyed by the feature's name)"
+                )
+            })
+            .collect()
     }
 }
