@@ -9,9 +9,13 @@
 //! tract's ONNX parser, replacing tract's own where it has one.
 
 mod op;
+mod scaler;
+#[cfg(test)]
+mod testing;
+mod values;
 
 use tract_onnx::model::OnnxOpRegister;
 
 pub fn register(ops: &mut OnnxOpRegister) {
-    let _ = ops;
+    ops.insert("Scaler", scaler::parse);
 }
