@@ -8,6 +8,9 @@
 //! Each operator is a module holding its maths as an [`op::MlOp`]; [`register`] hands them to
 //! tract's ONNX parser, replacing tract's own where it has one.
 
+mod binarizer;
+mod imputer;
+mod normalizer;
 mod op;
 mod scaler;
 #[cfg(test)]
@@ -18,4 +21,7 @@ use tract_onnx::model::OnnxOpRegister;
 
 pub fn register(ops: &mut OnnxOpRegister) {
     ops.insert("Scaler", scaler::parse);
+    ops.insert("Imputer", imputer::parse);
+    ops.insert("Binarizer", binarizer::parse);
+    ops.insert("Normalizer", normalizer::parse);
 }

@@ -72,6 +72,25 @@ impl Expansion for Parsed {
                 s.equals(&output.datum_type, dt)?;
             }
         }
+        // With one input, the outputs follow from its type and shape by `output_facts`, once
+        // both are known: stated here too, as some operators downstream (a `Scan`'s body,
+        // k-nearest neighbours' export) need their input's shape before the typed pass.
+        if self.0.inputs() == 1 {
+            let op = self.0.clone();
+            s.given_2(
+                &inputs[0].datum_type,
+                &inputs[0].shape,
+                move |s, datum_type, shape| {
+                    let fact = datum_type.fact(shape.clone());
+                    let facts = op.output_facts(&[&fact])?;
+                    for (output, fact) in outputs.iter().zip(facts) {
+                        s.equals(&output.datum_type, fact.datum_type)?;
+                        s.equals(&output.shape, fact.shape.to_tvec())?;
+                    }
+                    Ok(())
+                },
+            )?;
+        }
         Ok(())
     }
 
