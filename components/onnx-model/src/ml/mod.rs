@@ -11,6 +11,7 @@
 mod binarizer;
 mod imputer;
 mod normalizer;
+mod one_hot_encoder;
 mod op;
 mod scaler;
 #[cfg(test)]
@@ -24,4 +25,5 @@ pub fn register(ops: &mut OnnxOpRegister) {
     ops.insert("Imputer", imputer::parse);
     ops.insert("Binarizer", binarizer::parse);
     ops.insert("Normalizer", normalizer::parse);
+    ops.insert("OneHotEncoder", one_hot_encoder::parse);
 }
