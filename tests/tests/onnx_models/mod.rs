@@ -4,6 +4,8 @@
 //! directories stop `runtime-host model` with the file and field at fault; a default skl2onnx
 //! classifier export (ZipMap) answers as scikit-learn does; `check` passes.
 
+mod answers;
+mod corpus;
 mod refusals;
 mod solubility;
 mod tabular;

@@ -36,6 +36,12 @@ async fn solubility_model_reproduces_its_recorded_test_set_metrics() {
         let v = r.value();
         assert_eq!(v["success"], true, "{name}: {v}");
         let predicted = v["results"]["prediction"].as_f64().unwrap();
+        // Flagged against the reliable range of /acceptable_ranges, -7.52 to 0.82.
+        assert_eq!(
+            v["results"]["in_reliable_range"],
+            json!((-7.52..=0.82).contains(&predicted)),
+            "{name}: {v}"
+        );
         served.insert(name.clone(), v["results"].clone());
         // Our featurizer, tract and our forest kernel give what onnxruntime gave in training.
         assert!(
@@ -149,15 +155,23 @@ async fn solubility_predictions_carry_their_applicability_domain() {
         .as_array()
         .unwrap();
     assert!(outside.iter().any(|o| o["name"] == "logp"), "{v}");
-    // Figures are rounded to 4 decimals, like every other figure of the answer.
+    // Values and bounds at full precision: the bounds exactly the manifest's, the value as
+    // computed (a value just outside its range never prints as inside it).
+    let manifest: toml::Table = toml::from_str(
+        &std::fs::read_to_string(model_dir("solubility").join("model.toml")).unwrap(),
+    )
+    .unwrap();
+    let bounds = &manifest["applicability_domain"]["descriptor_ranges"];
     for o in outside {
-        for key in ["value", "training_min", "training_max"] {
-            let x = o[key].as_f64().unwrap();
-            assert!(
-                ((x * 1e4).round() / 1e4 - x).abs() < 1e-9,
-                "{key} {x} unrounded"
-            );
-        }
+        let name = o["name"].as_str().unwrap();
+        let (min, max, value) = (
+            o["training_min"].as_f64().unwrap(),
+            o["training_max"].as_f64().unwrap(),
+            o["value"].as_f64().unwrap(),
+        );
+        assert_eq!(min, bounds[name]["min"].as_float().unwrap(), "{o}");
+        assert_eq!(max, bounds[name]["max"].as_float().unwrap(), "{o}");
+        assert!(value < min || value > max, "{o}");
     }
 
     // /acceptable_ranges states the rule with its threshold.

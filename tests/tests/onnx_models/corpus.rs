@@ -1,0 +1,226 @@
+//! The scikit-learn corpus (issue 57): 50-odd estimators and pipelines people train, exported
+//! with skl2onnx's default options (LightGBM with onnxmltools'), made by the pinned
+//! tests/python/sklearn_corpus.py with onnxruntime's answers for their held-out rows. Each gets
+//! its manifest from `runtime-host model init`, unedited, is deployed from its directory on
+//! the real host, and answers every held-out row over HTTP as onnxruntime does: labels
+//! identical, numbers within 1e-5 relative (probabilities, which live in [0, 1], also within
+//! float32's 1e-7 there). The table printed says how close each came.
+
+use super::predict;
+use e2e_tests::{Client, HostBuilder, component, host_binary, temp_dir, workspace_root};
+use serde_json::{Map, Value, json};
+use std::path::Path;
+use std::process::Command;
+
+/// How close one model came: rows answered and the worst relative difference.
+struct Line {
+    name: String,
+    deployed: Result<(), String>,
+    rows: usize,
+    worst: f64,
+    mismatches: Vec<String>,
+}
+
+/// A held-out CSV as request rows: numbers, `null` for an empty cell, text as strings.
+fn rows_of(csv: &str) -> Vec<Map<String, Value>> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let features = &header[..header.len() - 1];
+    lines
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            features
+                .iter()
+                .zip(&cells)
+                .map(|(name, cell)| {
+                    let value = match cell.parse::<f64>() {
+                        _ if cell.is_empty() => Value::Null,
+                        Ok(x) => json!(x),
+                        Err(_) => json!(cell),
+                    };
+                    ((*name).to_owned(), value)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Whether `got` is onnxruntime's `want`: within 1e-5 relative, or for a probability also
+/// within 1e-7 absolute (float32's resolution near 1, where its complement is computed).
+fn close(got: f64, want: f64, probability: bool) -> bool {
+    let diff = (got - want).abs();
+    diff <= 1e-5 * want.abs().max(got.abs()) || (probability && diff <= 1e-7)
+}
+
+fn relative(got: f64, want: f64) -> f64 {
+    let diff = (got - want).abs();
+    if diff == 0.0 {
+        0.0
+    } else {
+        diff / want.abs().max(got.abs())
+    }
+}
+
+/// `model init` for `dir`, then the model served from it and every held-out row compared.
+async fn try_model(c: &Client, dir: &Path, data: &Path) -> Line {
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let mut line = Line {
+        name: name.clone(),
+        deployed: Ok(()),
+        rows: 0,
+        worst: 0.0,
+        mismatches: Vec::new(),
+    };
+    let init = Command::new(host_binary())
+        .args(["model", "init"])
+        .arg(dir)
+        .arg("--onnx")
+        .arg(dir.join("model.onnx"))
+        .arg("--training")
+        .arg(dir.join("train.csv"))
+        .arg("--held-out")
+        .arg(dir.join("heldout.csv"))
+        .output()
+        .unwrap();
+    if !init.status.success() {
+        line.deployed = Err(format!(
+            "model init: {}",
+            String::from_utf8_lossy(&init.stderr).trim()
+        ));
+        return line;
+    }
+    let host = HostBuilder::new(component("onnx-model"), data)
+        .shared_compile_cache()
+        .mount(dir, "/model")
+        .start();
+    let health = c.get(&host.url("/health")).await;
+    if health.status != 200 {
+        line.deployed = Err(format!("/health {}: {}", health.status, health.text()));
+        return line;
+    }
+    let expected: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
+    let rows = rows_of(&std::fs::read_to_string(dir.join("heldout.csv")).unwrap());
+    let reply = predict(c, &host, "tabular", json!({"rows": rows})).await;
+    let v = reply.value();
+    let items = v["results"]["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if items.len() != rows.len() {
+        line.deployed = Err(format!("a batch of {} rows answered {v}", rows.len()));
+        return line;
+    }
+    for (i, (item, want)) in items
+        .iter()
+        .zip(expected["rows"].as_array().unwrap())
+        .enumerate()
+    {
+        let got = &item["results"];
+        if item["success"] != true {
+            line.mismatches.push(format!("row {i}: {item}"));
+            continue;
+        }
+        line.rows += 1;
+        let mut compare = |what: String, g: Option<f64>, w: f64, probability: bool| match g {
+            Some(g) => {
+                line.worst = line.worst.max(relative(g, w));
+                if !close(g, w, probability) {
+                    line.mismatches
+                        .push(format!("row {i} {what}: {g} where onnxruntime says {w}"));
+                }
+            }
+            None => line
+                .mismatches
+                .push(format!("row {i} {what}: no number in {got}")),
+        };
+        match want.get("value") {
+            Some(w) => compare(
+                "value".into(),
+                got["prediction"].as_f64(),
+                w.as_f64().unwrap(),
+                false,
+            ),
+            None => {
+                if got["prediction"] != want["label"] {
+                    line.mismatches.push(format!(
+                        "row {i}: label {} where onnxruntime says {}",
+                        got["prediction"], want["label"]
+                    ));
+                }
+                for (label, w) in want["probabilities"].as_object().unwrap() {
+                    let g = got["probabilities"][label].as_f64();
+                    compare(format!("P({label})"), g, w.as_f64().unwrap(), true);
+                }
+            }
+        }
+    }
+    line
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_default_scikit_learn_export_answers_as_onnxruntime_does() {
+    let Some(python) = e2e_tests::test_python("the scikit-learn corpus") else {
+        return;
+    };
+    let work = temp_dir();
+    let corpus = work.path().join("corpus");
+    let made = Command::new(python.join("bin/python"))
+        .arg(workspace_root().join("tests/python/sklearn_corpus.py"))
+        .arg(&corpus)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&made.stdout).into_owned();
+    assert!(
+        made.status.success() && !said.contains("NOT EXPORTED"),
+        "{said}{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let mut dirs: Vec<_> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 40, "{} models in the corpus", dirs.len());
+
+    let c = Client::new();
+    let mut lines = Vec::new();
+    for dir in &dirs {
+        let data = temp_dir();
+        lines.push(try_model(&c, dir, data.path()).await);
+    }
+
+    println!(
+        "\n{:<36} {:<9} {:>5} {:>12}",
+        "estimator", "deployed", "rows", "worst diff"
+    );
+    for l in &lines {
+        let deployed = if l.deployed.is_ok() { "yes" } else { "NO" };
+        println!(
+            "{:<36} {:<9} {:>5} {:>12.2e}",
+            l.name, deployed, l.rows, l.worst
+        );
+    }
+    let failed: Vec<String> = lines
+        .iter()
+        .filter_map(|l| match &l.deployed {
+            Err(why) => Some(format!("{}: {why}", l.name)),
+            Ok(()) if !l.mismatches.is_empty() => {
+                let shown: Vec<&String> = l.mismatches.iter().take(3).collect();
+                Some(format!(
+                    "{}: {} mismatches, e.g. {shown:?}",
+                    l.name,
+                    l.mismatches.len()
+                ))
+            }
+            Ok(()) => None,
+        })
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {} models:\n{}",
+        failed.len(),
+        lines.len(),
+        failed.join("\n")
+    );
+}
