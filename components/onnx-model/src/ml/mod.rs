@@ -10,6 +10,7 @@
 
 mod binarizer;
 mod imputer;
+mod label_encoder;
 mod normalizer;
 mod one_hot_encoder;
 mod op;
@@ -26,4 +27,5 @@ pub fn register(ops: &mut OnnxOpRegister) {
     ops.insert("Binarizer", binarizer::parse);
     ops.insert("Normalizer", normalizer::parse);
     ops.insert("OneHotEncoder", one_hot_encoder::parse);
+    ops.insert("LabelEncoder", label_encoder::parse);
 }
