@@ -8,7 +8,10 @@
 //! Each operator is a module holding its maths as an [`op::MlOp`]; [`register`] hands them to
 //! tract's ONNX parser, replacing tract's own where it has one.
 
+mod array_feature_extractor;
 mod binarizer;
+mod dict_vectorizer;
+mod feature_vectorizer;
 mod imputer;
 mod label_encoder;
 mod normalizer;
@@ -28,4 +31,7 @@ pub fn register(ops: &mut OnnxOpRegister) {
     ops.insert("Normalizer", normalizer::parse);
     ops.insert("OneHotEncoder", one_hot_encoder::parse);
     ops.insert("LabelEncoder", label_encoder::parse);
+    ops.insert("FeatureVectorizer", feature_vectorizer::parse);
+    ops.insert("ArrayFeatureExtractor", array_feature_extractor::parse);
+    ops.insert("DictVectorizer", dict_vectorizer::parse);
 }
