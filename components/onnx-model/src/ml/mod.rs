@@ -14,9 +14,12 @@ mod dict_vectorizer;
 mod feature_vectorizer;
 mod imputer;
 mod label_encoder;
+mod labels;
+mod linear;
 mod normalizer;
 mod one_hot_encoder;
 mod op;
+mod post_transform;
 mod scaler;
 #[cfg(test)]
 mod testing;
@@ -34,4 +37,6 @@ pub fn register(ops: &mut OnnxOpRegister) {
     ops.insert("FeatureVectorizer", feature_vectorizer::parse);
     ops.insert("ArrayFeatureExtractor", array_feature_extractor::parse);
     ops.insert("DictVectorizer", dict_vectorizer::parse);
+    ops.insert("LinearClassifier", linear::classifier::parse);
+    ops.insert("LinearRegressor", linear::regressor::parse);
 }
