@@ -21,6 +21,7 @@ mod one_hot_encoder;
 mod op;
 mod post_transform;
 mod scaler;
+mod svm;
 #[cfg(test)]
 mod testing;
 mod values;
@@ -39,4 +40,6 @@ pub fn register(ops: &mut OnnxOpRegister) {
     ops.insert("DictVectorizer", dict_vectorizer::parse);
     ops.insert("LinearClassifier", linear::classifier::parse);
     ops.insert("LinearRegressor", linear::regressor::parse);
+    ops.insert("SVMClassifier", svm::classifier::parse);
+    ops.insert("SVMRegressor", svm::regressor::parse);
 }
