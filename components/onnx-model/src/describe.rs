@@ -21,14 +21,18 @@ pub fn capabilities(m: &OnnxModel) -> Capabilities {
     match &m.manifest.output {
         Output::Regression { .. } => {
             schema.insert("prediction".into(), OutputType::Float);
-            schema.insert("input".into(), OutputType::String);
         }
         Output::Classification { .. } => {
             schema.insert("prediction".into(), OutputType::String);
             schema.insert("probabilities".into(), OutputType::Object);
-            schema.insert("input".into(), OutputType::Object);
         }
     }
+    // The input echoed: the SMILES, or the features by name.
+    let echo = match m.input_type() {
+        model_sdk::InputType::Text => OutputType::String,
+        _ => OutputType::Object,
+    };
+    schema.insert("input".into(), echo);
     Capabilities {
         model: m.manifest.info.name.clone(),
         capabilities: vec![Capability {
