@@ -1,12 +1,16 @@
 //! `runtime-host model`: one model deployment (interface B) by the v1.2 lifecycle
 //! (`services::model::lifecycle`): self-test, register, then serve on the assigned port until
-//! a stop signal or an allowed `POST /shutdown`.
+//! a stop signal or an allowed `POST /shutdown`. `model init` writes a model directory's
+//! manifest (`services::model::init`); `model check` checks directories as a deploy would
+//! (`services::model::check`).
 
 use crate::services::announce::announce;
 use crate::services::launch::Launcher;
+use crate::services::model::check::{Verdict, check_dir};
 use crate::services::model::hooks::{self, ShutdownRoute};
+use crate::services::model::init::{InitRequest, init};
 use crate::services::model::lifecycle::deploy;
-use crate::services::model::manifest::{check_model_dir, check_mounts, listed, summary};
+use crate::services::model::manifest::{check_mounts, listed};
 use crate::services::model::registration::DeployOptions;
 use crate::services::model::versions::version_blocking;
 use anyhow::Result;
@@ -55,19 +59,57 @@ pub struct ModelArgs {
 /// What `model` does instead of running a deployment.
 #[derive(Subcommand, Debug)]
 pub enum ModelAction {
-    /// Check ONNX model directories without starting anything: their `model.toml` parsed as
-    /// the ONNX model component parses it, and the files it names present. Every problem is
-    /// listed at once; exit status 0 only when every directory passes.
+    /// Check ONNX model directories by what a deploy runs: each `model.toml` parsed as the
+    /// ONNX model component parses it and the files it names present, then the component
+    /// launched on the directory (nothing registered, no port) and its self-test run: the
+    /// graph loaded, the labels and ranges against it, every test example predicted. Every
+    /// problem is listed; exit status 0 only when every directory passes.
     Check {
         /// Model directories (each holding a `model.toml`).
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
+        /// Longest one try of a model's self-test may run.
+        #[arg(long, default_value = "120s", value_parser = parse_duration)]
+        self_test_deadline: Duration,
+        #[command(flatten)]
+        runtime: RuntimeArgs,
     },
+    /// Write DIR/model.toml from an ONNX graph and its training data: the features in the
+    /// graph's order with their training ranges, the labels, the target's range, test
+    /// examples; then edit what it marks "edit me" and run `model check DIR`.
+    Init(InitArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// The model directory (created if missing; its name is the model's).
+    pub dir: PathBuf,
+    /// The exported graph (default DIR/model.onnx); one outside DIR is copied in as model.onnx.
+    #[arg(long)]
+    pub onnx: Option<PathBuf>,
+    /// The training data: CSV with a header line; an empty cell is a missing value.
+    #[arg(long)]
+    pub training: PathBuf,
+    /// The target column (default: the last); every other column the graph takes is a feature.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Held-out rows (same columns) to take the test examples from, instead of training rows.
+    #[arg(long)]
+    pub held_out: Option<PathBuf>,
+    /// Replace an existing model.toml (and model.onnx, when copying the graph in).
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub async fn run(args: ModelArgs) -> Result<()> {
-    if let Some(ModelAction::Check { dirs }) = &args.action {
-        return check(dirs);
+    match &args.action {
+        Some(ModelAction::Check {
+            dirs,
+            self_test_deadline,
+            runtime,
+        }) => return check(dirs, runtime, *self_test_deadline).await,
+        Some(ModelAction::Init(init)) => return init_dir(init),
+        None => {}
     }
     let component = args.component.clone().expect("clap requires it");
     check_mounts(&args.runtime.dirs)?;
@@ -102,24 +144,44 @@ pub async fn run(args: ModelArgs) -> Result<()> {
     deploy(loaded, &component, opts, stop, |_| {}).await
 }
 
-/// `model check DIR...`: each directory's line, then its problems.
-fn check(dirs: &[PathBuf]) -> Result<()> {
+/// `model check DIR...`: each directory's line, then its problems, a line each.
+async fn check(dirs: &[PathBuf], runtime: &RuntimeArgs, deadline: Duration) -> Result<()> {
+    let launcher = Launcher::new(runtime)?;
     let mut failed = 0;
     for dir in dirs {
-        match check_model_dir(dir) {
-            Ok(m) => println!("{}: ok ({})", dir.display(), summary(&m)),
-            Err(problems) => {
-                failed += 1;
-                println!(
-                    "{}: {}",
-                    dir.display(),
-                    listed(&problems).replace('\n', "\n  - ")
-                );
+        let (head, problems) = match check_dir(&launcher, dir, deadline).await {
+            Verdict::Passes(summary) => {
+                println!("{}: ok ({summary})", dir.display());
+                continue;
             }
+            Verdict::Manifest(problems) => (listed(&problems), vec![]),
+            Verdict::Deploy { stage, reasons } => {
+                (format!("a deploy refuses it: {stage}"), reasons)
+            }
+        };
+        failed += 1;
+        let head = head.replace('\n', "\n  - ");
+        println!("{}: {head}", dir.display());
+        for p in problems {
+            println!("  - {p}");
         }
     }
     if failed > 0 {
         anyhow::bail!("{failed} of {} model directories have problems", dirs.len());
     }
+    Ok(())
+}
+
+/// `model init DIR --onnx --training`.
+fn init_dir(args: &InitArgs) -> Result<()> {
+    let said = init(&InitRequest {
+        dir: &args.dir,
+        onnx: args.onnx.as_deref(),
+        training: &args.training,
+        target: args.target.as_deref(),
+        held_out: args.held_out.as_deref(),
+        force: args.force,
+    })?;
+    println!("{said}");
     Ok(())
 }

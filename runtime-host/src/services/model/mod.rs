@@ -4,7 +4,9 @@
 //! adds to its requests ([`hooks`]), and the v1.2 lifecycle that ties them together
 //! ([`lifecycle`]).
 
+pub mod check;
 pub mod hooks;
+pub mod init;
 pub mod lifecycle;
 pub mod manifest;
 pub mod port_guard;
