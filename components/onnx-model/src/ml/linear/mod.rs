@@ -10,6 +10,15 @@ pub mod regressor;
 use super::op::matrix;
 use tract_onnx::tract_hir::internal::*;
 
+/// `x · w` as onnxruntime's GEMM (MLAS, x86-64 with FMA) computes one element: a chain of
+/// fused multiply-adds in feature order from 0, in `f32`. The same rounding as onnxruntime's
+/// keeps a score near 0 on the same side (the label) and a probability near 0 or 1 equal.
+pub fn gemm_dot(x: &[f32], w: &[f32]) -> f32 {
+    x.iter()
+        .zip(w)
+        .fold(0f32, |acc, (&a, &b)| a.mul_add(b, acc))
+}
+
 /// Rows of `width` coefficients applied to every row of an input.
 #[derive(Debug)]
 struct Affine {
@@ -35,22 +44,16 @@ impl Affine {
         Ok(rows)
     }
 
-    /// Every input row's scores, `outputs` per row: (rows, scores). Accumulated in `f64` and
-    /// rounded once, the closest `f32` to the exact sum (onnxruntime's GEMM is within a few
-    /// units of the last place of it).
+    /// Every input row's scores, `outputs` per row: (rows, scores), the intercept added to
+    /// [`gemm_dot`] as onnxruntime adds it.
     fn scores(&self, op: &str, input: &TValue) -> TractResult<(usize, usize, Vec<f32>)> {
         let (rows, features, x) = matrix(input, op)?;
         let outputs = self.outputs(op, features)?;
         let mut scores = Vec::with_capacity(rows * outputs);
         for row in x.chunks(features.max(1)).take(rows) {
             for (o, w) in self.coefficients.chunks(features).enumerate() {
-                let dot: f64 = row
-                    .iter()
-                    .zip(w)
-                    .map(|(&a, &b)| f64::from(a) * f64::from(b))
-                    .sum();
                 let intercept = self.intercepts.get(o).copied().unwrap_or(0.0);
-                scores.push((dot + f64::from(intercept)) as f32);
+                scores.push(gemm_dot(row, w) + intercept);
             }
         }
         Ok((rows, outputs, scores))

@@ -17,10 +17,11 @@
 //! score is above 0 and a coefficient is negative, or when it is at least 0.5 and none is.
 
 use super::super::labels::Labels;
+use super::super::linear::gemm_dot;
 use super::super::op::{MlOp, expanded};
 use super::super::post_transform::{PostTransform, logistic};
 use super::super::values::numeric;
-use super::{Kernel, dot, probability, rows};
+use super::{Kernel, probability, rows};
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 use tract_onnx::tract_hir::internal::*;
@@ -233,7 +234,7 @@ impl Classifier {
                 platt,
             } => {
                 for w in self.coefficients.chunks(self.features) {
-                    scores.push((dot(x, w) + f64::from(self.rho[0])) as f32);
+                    scores.push(gemm_dot(x, w) + self.rho[0]);
                 }
                 let row = &scores[at..];
                 let best = (1..classes).fold(0, |b, c| if row[c] > row[b] { c } else { b });

@@ -10,6 +10,7 @@ pub mod classifier;
 mod probability;
 pub mod regressor;
 
+use super::linear::gemm_dot;
 use tract_onnx::pb::NodeProto;
 use tract_onnx::tract_hir::internal::*;
 
@@ -59,14 +60,13 @@ impl Kernel {
         )
     }
 
-    /// The kernel between `x` and `v`. Dot products are summed in `f64` and rounded once
-    /// (onnxruntime's GEMM is within a few units of the last place of that); RBF's distance
-    /// is summed in `f32` in order, exactly as onnxruntime does.
+    /// The kernel between `x` and `v`, rounded as onnxruntime computes it: dot products as
+    /// its GEMM ([`gemm_dot`]), then `gamma` and `coef0` applied in `f32`; RBF's distance
+    /// summed in `f32` in order.
     fn eval(self, x: &[f32], v: &[f32]) -> f32 {
-        let dot = || dot(x, v);
-        let affine = |gamma: f32, coef0: f32| (f64::from(gamma) * dot() + f64::from(coef0)) as f32;
+        let affine = |gamma: f32, coef0: f32| gamma * gemm_dot(x, v) + coef0;
         match self {
-            Kernel::Linear => dot() as f32,
+            Kernel::Linear => gemm_dot(x, v),
             Kernel::Poly {
                 gamma,
                 coef0,
@@ -92,14 +92,6 @@ impl Kernel {
             Kernel::Sigmoid { gamma, coef0 } => affine(gamma, coef0).tanh(),
         }
     }
-}
-
-/// `x · v`, summed in `f64`.
-fn dot(x: &[f32], v: &[f32]) -> f64 {
-    x.iter()
-        .zip(v)
-        .map(|(&a, &b)| f64::from(a) * f64::from(b))
-        .sum()
 }
 
 /// The rows of an input of `features` columns, as `f32`: (rows, values). `op` names the

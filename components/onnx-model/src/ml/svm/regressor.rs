@@ -2,10 +2,11 @@
 //! support vectors, or `x · coefficients + rho[0]` without them; a one-class model answers
 //! 1 when that is above 0, else −1. As onnxruntime, `post_transform` is read and not applied.
 
+use super::super::linear::gemm_dot;
 use super::super::op::{MlOp, expanded};
 use super::super::post_transform::PostTransform;
 use super::super::values::numeric;
-use super::{Kernel, dot, rows, rows_of};
+use super::{Kernel, rows, rows_of};
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 use tract_onnx::tract_hir::internal::*;
@@ -98,17 +99,12 @@ impl MlOp for Regressor {
         let mut y = Vec::with_capacity(n);
         for row in x.chunks(self.features.max(1)).take(n) {
             let value = if self.vectors.is_empty() {
-                (dot(row, &self.coefficients) + f64::from(self.rho)) as f32
+                gemm_dot(row, &self.coefficients) + self.rho
             } else {
                 for (k, v) in kernels.iter_mut().zip(self.vectors.chunks(self.features)) {
                     *k = self.kernel.eval(row, v);
                 }
-                let sum: f64 = kernels
-                    .iter()
-                    .zip(&self.coefficients)
-                    .map(|(&k, &c)| f64::from(k) * f64::from(c))
-                    .sum();
-                (sum + f64::from(self.rho)) as f32
+                gemm_dot(&kernels, &self.coefficients) + self.rho
             };
             y.push(match self.one_class {
                 true if value > 0.0 => 1.0,
