@@ -82,7 +82,7 @@ fn corpus_dev() {
                 continue;
             }
         };
-        let (mut worst, mut wrong_labels) = (0f64, 0);
+        let (mut worst, mut worst_abs, mut wrong_labels) = (0f64, 0f64, 0);
         for (i, answer) in out.iter().enumerate() {
             let want = &expected["rows"][i];
             let wanted: Vec<f64> = match &reading {
@@ -97,10 +97,12 @@ fn corpus_dev() {
             }
             for (g, w) in answer.values.iter().zip(&wanted) {
                 worst = worst.max((g - w).abs() / w.abs().max(1e-6));
+                worst_abs = worst_abs.max((g - w).abs());
             }
         }
         println!(
-            "{name}: ran {} rows, worst relative difference {worst:.2e}, labels differing {wrong_labels}",
+            "{name}: ran {} rows, worst relative difference {worst:.2e} (absolute {worst_abs:.2e}), \
+             labels differing {wrong_labels}",
             out.len()
         );
     }
