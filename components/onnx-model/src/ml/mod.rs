@@ -21,6 +21,7 @@ mod one_hot_encoder;
 mod op;
 mod post_transform;
 mod scaler;
+mod sigmoid;
 mod svm;
 #[cfg(test)]
 mod testing;
@@ -42,4 +43,5 @@ pub fn register(ops: &mut OnnxOpRegister) {
     ops.insert("LinearRegressor", linear::regressor::parse);
     ops.insert("SVMClassifier", svm::classifier::parse);
     ops.insert("SVMRegressor", svm::regressor::parse);
+    ops.insert("Sigmoid", sigmoid::parse);
 }
