@@ -62,7 +62,7 @@ impl Labels {
             _ => input.shape[0].clone(),
         };
         tvec![
-            self.datum_type().fact(&[rows.clone()]),
+            self.datum_type().fact(std::slice::from_ref(&rows)),
             f32::fact(&[rows, columns.to_dim()])
         ]
     }

@@ -14,17 +14,17 @@ mod dict_vectorizer;
 mod feature_vectorizer;
 mod imputer;
 mod label_encoder;
-mod labels;
+pub(crate) mod labels;
 mod linear;
 mod normalizer;
 mod one_hot_encoder;
 mod op;
-mod post_transform;
+pub(crate) mod post_transform;
 mod scaler;
 mod sigmoid;
 mod svm;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 mod values;
 
 use tract_onnx::model::OnnxOpRegister;

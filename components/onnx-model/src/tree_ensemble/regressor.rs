@@ -1,20 +1,27 @@
 //! `TreeEnsembleRegressor`: one output column per target, the trees' weights aggregated
-//! (`SUM`, `AVERAGE`, `MIN`, `MAX`) plus `base_values`.
+//! (`SUM`, `AVERAGE`, `MIN`, `MAX`) plus `base_values`, then `post_transform` as onnxruntime
+//! applies it: to each row of two or more targets, and for one target PROBIT only.
 
-use super::{Aggregate, Ensemble, Forest, expanded, parse_forest};
+use super::parse::parse_forest;
+use super::{Aggregate, Ensemble, Forest, expanded};
+use crate::ml::post_transform::PostTransform;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 use tract_onnx::tract_hir::internal::*;
+
+const OP: &str = "TreeEnsembleRegressor";
+
+#[derive(Debug)]
+struct Regressor {
+    forest: Forest,
+    post: PostTransform,
+}
 
 pub fn parse(
     _ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    if let Some(t) = node.get_attr_opt::<&str>("post_transform")?
-        && t != "NONE"
-    {
-        bail!("TreeEnsembleRegressor: post_transform {t} is not supported (only NONE)");
-    }
+    let post = PostTransform::parse(node)?;
     let aggregate = match node
         .get_attr_opt::<&str>("aggregate_function")?
         .unwrap_or("SUM")
@@ -23,22 +30,25 @@ pub fn parse(
         "AVERAGE" => Aggregate::Average,
         "MIN" => Aggregate::Min,
         "MAX" => Aggregate::Max,
-        other => bail!("TreeEnsembleRegressor: unknown aggregate_function {other}"),
+        other => {
+            node.expect_attr("aggregate_function", false, || {
+                format!("SUM, AVERAGE, MIN or MAX, got {other}")
+            })?;
+            unreachable!()
+        }
     };
     let n_targets: usize = node.get_attr("n_targets")?;
-    let forest = parse_forest(
-        node,
-        "TreeEnsembleRegressor",
-        "target",
-        n_targets,
-        aggregate,
-    )?;
-    expanded(forest)
+    let forest = parse_forest(node, OP, "target", n_targets, aggregate)?;
+    let bases = forest.base_values.len();
+    node.expect_attr("base_values", bases == 0 || bases == n_targets, || {
+        format!("one value per target ({n_targets}), got {bases}")
+    })?;
+    expanded(Regressor { forest, post })
 }
 
-impl Ensemble for Forest {
+impl Ensemble for Regressor {
     fn name(&self) -> &'static str {
-        "TreeEnsembleRegressor"
+        OP
     }
 
     fn outputs(&self) -> usize {
@@ -54,19 +64,32 @@ impl Ensemble for Forest {
         s.equals(&outputs[0].datum_type, DatumType::F32)?;
         s.equals(&outputs[0].rank, 2)?;
         s.equals(&outputs[0].shape[0], &inputs[0].shape[0])?;
-        s.equals(&outputs[0].shape[1], self.n_outputs.to_dim())?;
+        s.equals(&outputs[0].shape[1], self.forest.n_outputs.to_dim())?;
         Ok(())
     }
 
     fn output_facts(&self, rows: TDim) -> TVec<TypedFact> {
-        tvec!(f32::fact(&[rows, self.n_outputs.to_dim()]))
+        tvec!(f32::fact(&[rows, self.forest.n_outputs.to_dim()]))
     }
 
     fn eval(&self, input: TValue) -> TractResult<TVec<TValue>> {
-        let (rows, values) = self.rows(input, self.name())?;
-        let out = Forest::eval(self, rows, &values);
+        let forest = &self.forest;
+        let double = forest.in_double(&input);
+        let (rows, values) = forest.rows(&input, OP)?;
+        let targets = forest.n_outputs;
+        let mut out = Vec::with_capacity(rows * targets);
+        for scores in forest.eval(rows, &values, double) {
+            let at = out.len();
+            for (t, v) in scores.values.into_iter().enumerate() {
+                let base = forest.base_values.get(t).copied().unwrap_or(0.0);
+                out.push(Forest::add(double, v, base) as f32);
+            }
+            if targets > 1 || self.post == PostTransform::Probit {
+                self.post.apply_per_score(&mut out[at..]);
+            }
+        }
         Ok(tvec!(
-            Tensor::from_shape(&[rows, self.n_outputs], &out)?.into_tvalue()
+            Tensor::from_shape(&[rows, targets], &out)?.into_tvalue()
         ))
     }
 }

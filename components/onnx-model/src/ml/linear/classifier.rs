@@ -138,7 +138,9 @@ impl MlOp for Classifier {
     }
 }
 
+/// onnxruntime's answers are written as Python printed them, digits beyond f32's included.
 #[cfg(test)]
+#[allow(clippy::excessive_precision)]
 mod tests {
     use super::super::super::testing::{error, floats, ints, node, run, string, strings};
     use super::super::super::values::slice;

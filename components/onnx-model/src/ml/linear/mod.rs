@@ -32,7 +32,7 @@ impl Affine {
     fn outputs(&self, op: &str, features: usize) -> TractResult<usize> {
         let n = self.coefficients.len();
         ensure!(
-            features > 0 && n % features == 0,
+            features > 0 && n.is_multiple_of(features),
             "{op}: {n} coefficients for an input of {features} features; expected a multiple"
         );
         let rows = n / features;

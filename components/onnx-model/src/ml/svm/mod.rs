@@ -155,6 +155,8 @@ mod kernel_tests {
 }
 
 #[cfg(test)]
+#[rustfmt::skip]
+#[allow(clippy::excessive_precision, clippy::type_complexity)]
 mod expected;
 #[cfg(test)]
 mod tests;
