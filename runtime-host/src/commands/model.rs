@@ -64,20 +64,23 @@ pub enum ModelAction {
     /// launched on the directory (nothing registered, no port) and its self-test run: the
     /// graph loaded, the labels and ranges against it, every test example predicted. Every
     /// problem is listed; exit status 0 only when every directory passes.
-    Check {
-        /// Model directories (each holding a `model.toml`).
-        #[arg(required = true)]
-        dirs: Vec<PathBuf>,
-        /// Longest one try of a model's self-test may run.
-        #[arg(long, default_value = "120s", value_parser = parse_duration)]
-        self_test_deadline: Duration,
-        #[command(flatten)]
-        runtime: RuntimeArgs,
-    },
+    Check(Box<CheckArgs>),
     /// Write DIR/model.toml from an ONNX graph and its training data: the features in the
     /// graph's order with their training ranges, the labels, the target's range, test
     /// examples; then edit what it marks "edit me" and run `model check DIR`.
     Init(InitArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Model directories (each holding a `model.toml`).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Longest one try of a model's self-test may run.
+    #[arg(long, default_value = "120s", value_parser = parse_duration)]
+    pub self_test_deadline: Duration,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
 }
 
 #[derive(Args, Debug)]
@@ -103,11 +106,9 @@ pub struct InitArgs {
 
 pub async fn run(args: ModelArgs) -> Result<()> {
     match &args.action {
-        Some(ModelAction::Check {
-            dirs,
-            self_test_deadline,
-            runtime,
-        }) => return check(dirs, runtime, *self_test_deadline).await,
+        Some(ModelAction::Check(c)) => {
+            return check(&c.dirs, &c.runtime, c.self_test_deadline).await;
+        }
         Some(ModelAction::Init(init)) => return init_dir(init),
         None => {}
     }

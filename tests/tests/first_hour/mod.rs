@@ -4,6 +4,7 @@
 //! serve says why ([`deploy_errors`]); mistakes get the message that helps ([`mistakes`]).
 
 mod deploy_errors;
+mod init_and_check;
 mod mistakes;
 mod own_model;
 mod ranges;

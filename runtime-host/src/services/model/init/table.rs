@@ -45,7 +45,7 @@ impl Table {
         let mut rows = Vec::new();
         for record in reader.records() {
             // The csv crate's error names the line and the field counts.
-            let record = record.with_context(|| format!("{file}"))?;
+            let record = record.with_context(|| file.to_owned())?;
             rows.push(record.iter().map(str::to_owned).collect());
         }
         if rows.is_empty() {
