@@ -235,7 +235,7 @@ fn examples(t: &mut String, examples: &[ExamplePlan], features: &[Feature]) {
     let _ = writeln!(
         t,
         "# Rows of the data, run by /health before the model takes traffic.\n[test_examples]\n\
-         notes = [\"Rows of the data the model was made from (model init).\"]\n"
+         notes = [\"Rows of the model's data, as `model init` took them (see each description).\"]\n"
     );
     for e in examples {
         let cells: Vec<String> = features
