@@ -1,9 +1,11 @@
-//! ONNX's `Sigmoid`, computed exactly (in double, rounded once) in place of tract's, which is
-//! a fast approximation that reaches 0 near x = -14: a binary MLP or SGD classifier exported
-//! by skl2onnx answers P(class) = sigmoid(logit), and tract answered 0 where onnxruntime says
-//! 5.045682e-07. The graphs this component serves are small; exactness costs nothing there.
+//! ONNX's `Sigmoid` in place of tract's, a fast approximation that reaches 0 near x = -14: a
+//! binary MLP or SGD classifier exported by skl2onnx answers P(class) = sigmoid(logit), and
+//! tract answered 0 where onnxruntime says 4.7683716e-07 (exactly 5.05e-07). A float is computed as onnxruntime
+//! computes it (its batched logistic, [`batched_logistic`], within ~6e-8 of the exact value),
+//! so that a small probability `1 - p` matches to the bit; a double exactly.
 
 use super::op::{MlOp, expanded};
+use super::post_transform::batched_logistic;
 use super::values::{shaped, slice};
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
@@ -45,7 +47,7 @@ impl MlOp for Sigmoid {
             _ => {
                 let v = slice::<f32>(x)?
                     .iter()
-                    .map(|&v| sigmoid(f64::from(v)) as f32)
+                    .map(|&v| batched_logistic(v))
                     .collect();
                 shaped(x.shape(), v)?
             }
@@ -61,12 +63,13 @@ mod tests {
 
     #[test]
     fn saturating_logits_keep_their_small_probabilities() {
-        // onnxruntime 1.32 on the mlp_classifier corpus graph: sigmoid(-14.499562) =
-        // 5.045682e-07, sigmoid(-21.444351) = 4.862242e-10; and the middle and the top.
-        let x = tensor1(&[-14.499562f32, -21.444351, 0.0, 20.0, -200.0]);
+        // onnxruntime 1.32's float Sigmoid (one node, Python: ort.InferenceSession(...).run
+        // on these values): -14.499562 -> 4.7683716e-07 (the mlp_classifier corpus graph's
+        // logit; tract's said 0), and at the middle, the top and beyond its clamp.
+        let x = tensor1(&[-14.499562f32, 0.0, 20.0, -200.0]);
         let out = run(parse, &node("Sigmoid", vec![]), vec![x]).unwrap();
         let got: Vec<f32> = slice::<f32>(&out[0]).unwrap().to_vec();
-        assert_eq!(got, [5.045682e-07, 4.862242e-10, 0.5, 1.0, 0.0]);
+        assert_eq!(got, [4.7683716e-07, 0.5, 1.0, 0.0]);
         // In double, exact: Python's 1 / (1 + math.exp(30)) = 9.357622968839299e-14
         // (onnxruntime's double Sigmoid approximates: 9.348077867343818e-14).
         let x = tensor1(&[-30.0f64]);
