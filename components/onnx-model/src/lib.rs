@@ -366,17 +366,20 @@ impl OnnxModel {
                 unit,
                 labels,
             } => {
-                let best = match &output.label {
-                    Some(label) => labels.iter().position(|l| l == label).ok_or_else(|| {
-                        PredictError::Fault(format!(
-                            "the graph answered the label {label:?}, which is not one of \
-                             model.toml's output.labels"
-                        ))
-                    })?,
-                    None => (0..labels.len())
+                // The graph's own label (an SVM's vote can differ from its most probable
+                // class); the most probable when it has none, or answers one that is no
+                // label (onnxruntime's binary tree classifier with two class ids says 0 or 1
+                // whatever the integer labels are, which the tree operator reproduces).
+                let most_probable = || {
+                    (0..labels.len())
                         .max_by(|&a, &b| output.values[a].total_cmp(&output.values[b]))
-                        .unwrap_or(0),
+                        .unwrap_or(0)
                 };
+                let best = output
+                    .label
+                    .as_ref()
+                    .and_then(|label| labels.iter().position(|l| l == label))
+                    .unwrap_or_else(most_probable);
                 let probabilities: Map<String, Value> = labels
                     .iter()
                     .zip(&output.values)

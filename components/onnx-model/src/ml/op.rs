@@ -141,12 +141,3 @@ pub fn matrix(input: &TValue, op: &str) -> TractResult<(usize, usize, Vec<f32>)>
     let view = values.to_plain_array_view::<f32>()?;
     Ok((rows, columns, view.iter().copied().collect()))
 }
-
-/// The output fact of a `[rows, columns]` result of `datum_type`, rows as the input's.
-pub fn matrix_fact(input: &TypedFact, datum_type: DatumType, columns: TDim) -> TypedFact {
-    let rows = match input.rank() {
-        0 | 1 => 1.to_dim(),
-        _ => input.shape[0].clone(),
-    };
-    datum_type.fact(&[rows, columns])
-}
