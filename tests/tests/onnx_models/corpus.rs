@@ -128,25 +128,10 @@ async fn try_model(c: &Client, dir: &Path, data: &Path) -> Line {
             continue;
         }
         line.rows += 1;
-        let mut compare = |what: String, g: Option<f64>, w: f64, probability: bool| match g {
-            Some(g) => {
-                line.worst = line.worst.max(relative(g, w));
-                if !close(g, w, probability) {
-                    line.mismatches
-                        .push(format!("row {i} {what}: {g} where onnxruntime says {w}"));
-                }
-            }
-            None => line
-                .mismatches
-                .push(format!("row {i} {what}: no number in {got}")),
-        };
+        // (what, served, onnxruntime's, whether a probability)
+        let mut numbers = Vec::new();
         match want.get("value") {
-            Some(w) => compare(
-                "value".into(),
-                got["prediction"].as_f64(),
-                w.as_f64().unwrap(),
-                false,
-            ),
+            Some(w) => numbers.push(("value".to_owned(), got["prediction"].as_f64(), w, false)),
             None => {
                 if got["prediction"] != want["label"] {
                     line.mismatches.push(format!(
@@ -156,8 +141,23 @@ async fn try_model(c: &Client, dir: &Path, data: &Path) -> Line {
                 }
                 for (label, w) in want["probabilities"].as_object().unwrap() {
                     let g = got["probabilities"][label].as_f64();
-                    compare(format!("P({label})"), g, w.as_f64().unwrap(), true);
+                    numbers.push((format!("P({label})"), g, w, true));
                 }
+            }
+        }
+        for (what, g, w, probability) in numbers {
+            let w = w.as_f64().unwrap();
+            match g {
+                Some(g) => {
+                    line.worst = line.worst.max(relative(g, w));
+                    if !close(g, w, probability) {
+                        line.mismatches
+                            .push(format!("row {i} {what}: {g} where onnxruntime says {w}"));
+                    }
+                }
+                None => line
+                    .mismatches
+                    .push(format!("row {i} {what}: no number in {got}")),
             }
         }
     }

@@ -69,9 +69,13 @@ impl Outputs {
                              {facts:?}"
                         )
                     })?;
+                // Integer labels are int64 in the graph; tract may carry a cast to int64 as
+                // its dimension type (TDim), which reads back as the same integers.
                 let label = facts.iter().position(|f| {
-                    matches!(f.datum_type, DatumType::I64 | DatumType::String)
-                        && columns(f) == Some(1)
+                    matches!(
+                        f.datum_type,
+                        DatumType::I64 | DatumType::I32 | DatumType::TDim | DatumType::String
+                    ) && columns(f) == Some(1)
                 });
                 Ok(Self { values, label })
             }
