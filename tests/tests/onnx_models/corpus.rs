@@ -18,6 +18,7 @@ struct Line {
     deployed: Result<(), String>,
     rows: usize,
     worst: f64,
+    worst_absolute: f64,
     mismatches: Vec<String>,
 }
 
@@ -75,6 +76,7 @@ async fn try_model(c: &Client, dir: &Path, data: &Path) -> Line {
         deployed: Ok(()),
         rows: 0,
         worst: 0.0,
+        worst_absolute: 0.0,
         mismatches: Vec::new(),
     };
     let init = Command::new(host_binary())
@@ -150,6 +152,7 @@ async fn try_model(c: &Client, dir: &Path, data: &Path) -> Line {
             match g {
                 Some(g) => {
                     line.worst = line.worst.max(relative(g, w));
+                    line.worst_absolute = line.worst_absolute.max((g - w).abs());
                     if !close(g, w, probability) {
                         line.mismatches
                             .push(format!("row {i} {what}: {g} where onnxruntime says {w}"));
@@ -196,15 +199,27 @@ async fn every_default_scikit_learn_export_answers_as_onnxruntime_does() {
         lines.push(try_model(&c, dir, data.path()).await);
     }
 
+    // The worst relative difference of any number, and the worst absolute one: a large
+    // relative figure with an absolute one of 1e-7 is a probability near 0 computed as 1 - p.
     println!(
-        "\n{:<36} {:<9} {:>5} {:>12}",
-        "estimator", "deployed", "rows", "worst diff"
+        "\n{:<36} {:<9} {:>5} {:>13} {:>13} {:>10}",
+        "estimator", "deployed", "rows", "worst (rel.)", "worst (abs.)", "labels"
     );
     for l in &lines {
         let deployed = if l.deployed.is_ok() { "yes" } else { "NO" };
+        let wrong = l.mismatches.iter().filter(|m| m.contains("label")).count();
         println!(
-            "{:<36} {:<9} {:>5} {:>12.2e}",
-            l.name, deployed, l.rows, l.worst
+            "{:<36} {:<9} {:>5} {:>13.2e} {:>13.2e} {:>10}",
+            l.name,
+            deployed,
+            l.rows,
+            l.worst,
+            l.worst_absolute,
+            if wrong == 0 {
+                "identical".to_owned()
+            } else {
+                format!("{wrong} differ")
+            }
         );
     }
     let failed: Vec<String> = lines
