@@ -17,6 +17,7 @@ import lightgbm as lgb
 import numpy as np
 import onnxmltools
 import onnxruntime as ort
+import xgboost as xgb
 from onnxmltools.convert.common.data_types import FloatTensorType
 import pandas as pd
 from skl2onnx import to_onnx
@@ -184,15 +185,20 @@ CASES = {
     # LightGBM, exported by onnxmltools with its default options
     "lightgbm_regressor": (diabetes, plain(lgb.LGBMRegressor(n_estimators=30, verbose=-1, random_state=SEED))),
     "lightgbm_classifier": (wine, plain(lgb.LGBMClassifier(n_estimators=30, verbose=-1, random_state=SEED))),
+    # XGBoost (the CPU-only wheel), exported by onnxmltools with its default options
+    "xgboost_regressor": (diabetes, plain(xgb.XGBRegressor(n_estimators=30, random_state=SEED))),
+    "xgboost_classifier": (wine, plain(xgb.XGBClassifier(n_estimators=30, random_state=SEED))),
 }
 
 
 def export(model, X):
     """skl2onnx's default export (`to_onnx(model, X[:1])`: one float matrix input, or one input
-    per column of a DataFrame with text columns); onnxmltools' for LightGBM."""
+    per column of a DataFrame with text columns); onnxmltools' for LightGBM and XGBoost."""
+    types = [("input", FloatTensorType([None, X.shape[1]]))]
     if isinstance(model, (lgb.LGBMRegressor, lgb.LGBMClassifier)):
-        width = X.shape[1]
-        return onnxmltools.convert_lightgbm(model, initial_types=[("input", FloatTensorType([None, width]))])
+        return onnxmltools.convert_lightgbm(model, initial_types=types)
+    if isinstance(model, (xgb.XGBRegressor, xgb.XGBClassifier)):
+        return onnxmltools.convert_xgboost(model, initial_types=types)
     sample = X[:1] if TEXT(X) else X.to_numpy(dtype=np.float32)[:1]
     return to_onnx(model, sample)
 
@@ -224,7 +230,10 @@ def build(name, out):
     load, builder = CASES[name]
     X, y = load()
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=HELD_OUT, random_state=SEED)
-    model = builder(X_train).fit(X_train, y_train)
+    model = builder(X_train)
+    # onnxmltools reads XGBoost's features by position (f0, f1, ...): it is trained on the array.
+    is_xgb = isinstance(model, (xgb.XGBRegressor, xgb.XGBClassifier))
+    model.fit(X_train.to_numpy(dtype=np.float32) if is_xgb else X_train, y_train)
     onx = export(model, X_train)
     d = out / name
     d.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
 //! The scikit-learn corpus (issue 57): 50-odd estimators and pipelines people train, exported
-//! with skl2onnx's default options (LightGBM with onnxmltools'), made by the pinned
+//! with skl2onnx's default options (LightGBM and XGBoost with onnxmltools'), made by the pinned
 //! tests/python/sklearn_corpus.py with onnxruntime's answers for their held-out rows. Each gets
 //! its manifest from `runtime-host model init`, unedited, is deployed from its directory on
 //! the real host, and answers every held-out row over HTTP as onnxruntime does: labels
