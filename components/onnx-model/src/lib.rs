@@ -22,16 +22,17 @@ mod evidence;
 mod graph;
 mod inputs;
 mod ml;
+mod result;
 mod tree_ensemble;
 mod zipmap;
 
 use domain::Domain;
-use graph::{Answer, Graph, Reading};
+use graph::{Graph, Reading};
 use inputs::Reader;
 use model_manifest as manifest;
 use model_manifest::{Input, Manifest, Output};
 use model_sdk::{InputType, Model, PredictError};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::path::Path;
 
 /// Where the model directory is mounted.
@@ -331,74 +332,5 @@ impl OnnxModel {
             self.checked(),
         );
         Ok((prepared, assessment))
-    }
-
-    /// The result of one row: the graph's answer, the input echoed, the domain's verdict.
-    /// A regression whose property has a reliable range says whether the value is inside it.
-    fn answer(
-        &self,
-        output: Answer,
-        echo: Value,
-        assessment: domain::Assessment,
-    ) -> Result<Value, PredictError> {
-        if let Some(bad) = output.values.iter().find(|v| !v.is_finite()) {
-            return Err(PredictError::Failed(format!(
-                "the model answered {bad} for this input (a missing value it cannot handle, \
-                 or a value far outside what it was trained on)"
-            )));
-        }
-        let mut result = match &self.manifest.output {
-            Output::Regression { property, unit } => {
-                let value = output.values[0];
-                let mut r = json!({
-                    "prediction": value,
-                    "property_type": property,
-                    "unit": unit,
-                });
-                let ranges = &self.manifest.acceptable_ranges.property_ranges;
-                if let Some(reliable) = ranges.get(property).map(|p| &p.reliable_range) {
-                    r["in_reliable_range"] = json!(reliable.min <= value && value <= reliable.max);
-                }
-                r
-            }
-            Output::Classification {
-                property,
-                unit,
-                labels,
-            } => {
-                // The graph's own label (an SVM's vote can differ from its most probable
-                // class); the most probable when it has none, or answers one that is no
-                // label (onnxruntime's binary tree classifier with two class ids says 0 or 1
-                // whatever the integer labels are, which the tree operator reproduces).
-                let most_probable = || {
-                    (0..labels.len())
-                        .max_by(|&a, &b| output.values[a].total_cmp(&output.values[b]))
-                        .unwrap_or(0)
-                };
-                let best = output
-                    .label
-                    .as_ref()
-                    .and_then(|label| labels.iter().position(|l| l == label))
-                    .unwrap_or_else(most_probable);
-                let probabilities: Map<String, Value> = labels
-                    .iter()
-                    .zip(&output.values)
-                    .map(|(l, p)| (l.clone(), json!(p)))
-                    .collect();
-                json!({
-                    "prediction": labels[best],
-                    "property_type": property,
-                    "unit": unit,
-                    "probabilities": probabilities,
-                })
-            }
-        };
-        result["input"] = echo;
-        result["in_domain"] = json!(assessment.in_domain);
-        result["applicability_domain"] = assessment.report;
-        if let Some(w) = assessment.warning {
-            result["warning"] = json!(w);
-        }
-        Ok(result)
     }
 }

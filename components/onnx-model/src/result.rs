@@ -1,0 +1,80 @@
+//! One row's result as `/predict` answers it: the prediction (a label and its probabilities,
+//! or a value), the property, the input echoed, the applicability domain's verdict and, for a
+//! regression whose property has a reliable range, whether the value is inside it.
+
+use crate::graph::Answer;
+use crate::{OnnxModel, domain};
+use model_manifest::Output;
+use model_sdk::PredictError;
+use serde_json::{Map, Value, json};
+
+impl OnnxModel {
+    /// The result of one row: the graph's answer, the input echoed, the domain's verdict.
+    /// A regression whose property has a reliable range says whether the value is inside it.
+    pub(crate) fn answer(
+        &self,
+        output: Answer,
+        echo: Value,
+        assessment: domain::Assessment,
+    ) -> Result<Value, PredictError> {
+        if let Some(bad) = output.values.iter().find(|v| !v.is_finite()) {
+            return Err(PredictError::Failed(format!(
+                "the model answered {bad} for this input (a missing value it cannot handle, \
+                 or a value far outside what it was trained on)"
+            )));
+        }
+        let mut result = match &self.manifest.output {
+            Output::Regression { property, unit } => {
+                let value = output.values[0];
+                let mut r = json!({
+                    "prediction": value,
+                    "property_type": property,
+                    "unit": unit,
+                });
+                let ranges = &self.manifest.acceptable_ranges.property_ranges;
+                if let Some(reliable) = ranges.get(property).map(|p| &p.reliable_range) {
+                    r["in_reliable_range"] = json!(reliable.min <= value && value <= reliable.max);
+                }
+                r
+            }
+            Output::Classification {
+                property,
+                unit,
+                labels,
+            } => {
+                // The graph's own label (an SVM's vote can differ from its most probable
+                // class); the most probable when it has none, or answers one that is no
+                // label (onnxruntime's binary tree classifier with two class ids says 0 or 1
+                // whatever the integer labels are, which the tree operator reproduces).
+                let most_probable = || {
+                    (0..labels.len())
+                        .max_by(|&a, &b| output.values[a].total_cmp(&output.values[b]))
+                        .unwrap_or(0)
+                };
+                let best = output
+                    .label
+                    .as_ref()
+                    .and_then(|label| labels.iter().position(|l| l == label))
+                    .unwrap_or_else(most_probable);
+                let probabilities: Map<String, Value> = labels
+                    .iter()
+                    .zip(&output.values)
+                    .map(|(l, p)| (l.clone(), json!(p)))
+                    .collect();
+                json!({
+                    "prediction": labels[best],
+                    "property_type": property,
+                    "unit": unit,
+                    "probabilities": probabilities,
+                })
+            }
+        };
+        result["input"] = echo;
+        result["in_domain"] = json!(assessment.in_domain);
+        result["applicability_domain"] = assessment.report;
+        if let Some(w) = assessment.warning {
+            result["warning"] = json!(w);
+        }
+        Ok(result)
+    }
+}
