@@ -96,21 +96,28 @@ fn broken(from: &Path, to: &Path, edit: impl FnOnce(&Path)) -> PathBuf {
 }
 
 fn replace_in(file: &Path, from: &str, to: &str) {
+    // Every occurrence: an operator's type is also in its node's name, and the same length
+    // keeps the protobuf well formed.
     let text = std::fs::read(file).unwrap();
     let (from, to) = (from.as_bytes(), to.as_bytes());
-    let at = text
-        .windows(from.len())
-        .position(|w| w == from)
-        .unwrap_or_else(|| {
-            panic!(
-                "{} holds {:?}",
-                file.display(),
-                String::from_utf8_lossy(from)
-            )
-        });
-    let mut edited = text[..at].to_vec();
-    edited.extend_from_slice(to);
-    edited.extend_from_slice(&text[at + from.len()..]);
+    let mut edited = Vec::new();
+    let (mut at, mut found) = (0, 0);
+    while at < text.len() {
+        if text[at..].starts_with(from) {
+            edited.extend_from_slice(to);
+            at += from.len();
+            found += 1;
+        } else {
+            edited.push(text[at]);
+            at += 1;
+        }
+    }
+    assert!(
+        found > 0,
+        "{} holds {:?}",
+        file.display(),
+        String::from_utf8_lossy(from)
+    );
     std::fs::write(file, edited).unwrap();
 }
 
