@@ -2,7 +2,8 @@
 //! as the ONNX model component parses it (`model_manifest`, one crate for both), and the
 //! files it names present. Every problem is reported at once, in well under a second: `up`,
 //! the admin API and `serve` refuse a directory with its whole list instead of compiling an
-//! 8 MB component to learn of one problem at a time; `runtime-host model check` runs it alone.
+//! 8 MB component to learn of one problem at a time; `runtime-host model check` runs it first
+//! (then the self-test a deploy runs: `super::check`).
 
 use host_core::capabilities::outbound::rules::AllowedHosts;
 use model_manifest::{Manifest, Output};
@@ -160,7 +161,7 @@ pub fn check_mounts(dirs: &[String]) -> anyhow::Result<()> {
         if let Err(problems) = check_model_dir(dir) {
             anyhow::bail!(
                 "the model in {} cannot serve: {}\n(`runtime-host model check {}` checks it \
-                 again without starting anything)",
+                 again, as a deploy would, without registering anything)",
                 dir.display(),
                 listed(&problems),
                 dir.display()
