@@ -18,7 +18,7 @@ pub(crate) mod labels;
 mod linear;
 mod normalizer;
 mod one_hot_encoder;
-mod op;
+pub(crate) mod op;
 pub(crate) mod post_transform;
 mod scaler;
 mod sigmoid;

@@ -11,8 +11,9 @@
 //! itself, whatever the labels are, which is reproduced.
 
 use super::parse::parse_forest;
-use super::{Aggregate, Ensemble, Forest, Scores, expanded};
+use super::{Aggregate, Forest, Scores};
 use crate::ml::labels::Labels;
+use crate::ml::op::{MlOp, expanded};
 use crate::ml::post_transform::{PostTransform, logistic, probit};
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
@@ -167,7 +168,7 @@ impl Classifier {
     }
 }
 
-impl Ensemble for Classifier {
+impl MlOp for Classifier {
     fn name(&self) -> &'static str {
         OP
     }
@@ -176,32 +177,22 @@ impl Ensemble for Classifier {
         2
     }
 
-    fn rules<'r, 'p: 'r, 's: 'r>(
-        &'s self,
-        s: &mut Solver<'r>,
-        inputs: &'p [TensorProxy],
-        outputs: &'p [TensorProxy],
-    ) -> InferenceResult {
-        s.equals(&outputs[0].datum_type, self.labels.datum_type())?;
-        s.equals(&outputs[0].rank, 1)?;
-        s.equals(&outputs[0].shape[0], &inputs[0].shape[0])?;
-        s.equals(&outputs[1].datum_type, DatumType::F32)?;
-        s.equals(&outputs[1].rank, 2)?;
-        s.equals(&outputs[1].shape[0], &inputs[0].shape[0])?;
-        s.equals(&outputs[1].shape[1], self.labels.len().to_dim())?;
-        Ok(())
+    fn output_types(&self) -> TVec<Option<DatumType>> {
+        tvec![Some(self.labels.datum_type()), Some(DatumType::F32)]
     }
 
-    fn output_facts(&self, rows: TDim) -> TVec<TypedFact> {
-        tvec!(
+    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        let rows = inputs[0].shape[0].clone();
+        Ok(tvec!(
             TypedFact::dt_shape(self.labels.datum_type(), [rows.clone()]),
             f32::fact(&[rows, self.labels.len().to_dim()])
-        )
+        ))
     }
 
-    fn eval(&self, input: TValue) -> TractResult<TVec<TValue>> {
-        let double = self.forest.in_double(&input);
-        let (rows, values) = self.forest.rows(&input, OP)?;
+    fn eval(&self, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let input = &inputs[0];
+        let double = self.forest.in_double(input);
+        let (rows, values) = self.forest.rows(input, OP)?;
         let classes = self.labels.len();
         let mut scores = Vec::with_capacity(rows * classes);
         let mut labels = Vec::with_capacity(rows);

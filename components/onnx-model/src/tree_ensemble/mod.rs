@@ -14,11 +14,8 @@
 //! (a float threshold compared with a float input in `f64` is the same comparison).
 
 mod classifier;
-mod op;
 mod parse;
 mod regressor;
-
-use op::{Ensemble, expanded};
 
 use tract_onnx::model::OnnxOpRegister;
 use tract_onnx::tract_hir::internal::*;

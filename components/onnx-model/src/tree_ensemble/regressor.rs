@@ -3,7 +3,8 @@
 //! applies it: to each row of two or more targets, and for one target PROBIT only.
 
 use super::parse::parse_forest;
-use super::{Aggregate, Ensemble, Forest, expanded};
+use super::{Aggregate, Forest};
+use crate::ml::op::{MlOp, expanded};
 use crate::ml::post_transform::PostTransform;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
@@ -46,7 +47,7 @@ pub fn parse(
     expanded(Regressor { forest, post })
 }
 
-impl Ensemble for Regressor {
+impl MlOp for Regressor {
     fn name(&self) -> &'static str {
         OP
     }
@@ -55,27 +56,20 @@ impl Ensemble for Regressor {
         1
     }
 
-    fn rules<'r, 'p: 'r, 's: 'r>(
-        &'s self,
-        s: &mut Solver<'r>,
-        inputs: &'p [TensorProxy],
-        outputs: &'p [TensorProxy],
-    ) -> InferenceResult {
-        s.equals(&outputs[0].datum_type, DatumType::F32)?;
-        s.equals(&outputs[0].rank, 2)?;
-        s.equals(&outputs[0].shape[0], &inputs[0].shape[0])?;
-        s.equals(&outputs[0].shape[1], self.forest.n_outputs.to_dim())?;
-        Ok(())
+    fn output_types(&self) -> TVec<Option<DatumType>> {
+        tvec![Some(DatumType::F32)]
     }
 
-    fn output_facts(&self, rows: TDim) -> TVec<TypedFact> {
-        tvec!(f32::fact(&[rows, self.forest.n_outputs.to_dim()]))
+    fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
+        let rows = inputs[0].shape[0].clone();
+        Ok(tvec!(f32::fact(&[rows, self.forest.n_outputs.to_dim()])))
     }
 
-    fn eval(&self, input: TValue) -> TractResult<TVec<TValue>> {
+    fn eval(&self, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {
+        let input = &inputs[0];
         let forest = &self.forest;
-        let double = forest.in_double(&input);
-        let (rows, values) = forest.rows(&input, OP)?;
+        let double = forest.in_double(input);
+        let (rows, values) = forest.rows(input, OP)?;
         let targets = forest.n_outputs;
         let mut out = Vec::with_capacity(rows * targets);
         for scores in forest.eval(rows, &values, double) {
