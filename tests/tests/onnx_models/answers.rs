@@ -4,53 +4,20 @@
 //! answers and batch items; a pipeline over numbers and text columns reading categories,
 //! missing numbers and refusing a number where a category belongs.
 
-use super::predict;
-use e2e_tests::{Client, Host, HostBuilder, component, host_binary, temp_dir, workspace_root};
+use super::{init_corpus_model, make_corpus, predict, serve};
+use e2e_tests::{Client, temp_dir};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The corpus models `names`, made in `into`, each with the manifest `model init` writes.
 fn made(into: &Path, names: &[&str]) -> Option<Vec<PathBuf>> {
     let python = e2e_tests::test_python("answers of scikit-learn exports")?;
-    let out = Command::new(python.join("bin/python"))
-        .arg(workspace_root().join("tests/python/sklearn_corpus.py"))
-        .arg(into)
-        .args(names)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    make_corpus(&python, into, names);
     let dirs: Vec<PathBuf> = names.iter().map(|n| into.join(n)).collect();
     for dir in &dirs {
-        let init = Command::new(host_binary())
-            .args(["model", "init"])
-            .arg(dir)
-            .arg("--onnx")
-            .arg(dir.join("model.onnx"))
-            .arg("--training")
-            .arg(dir.join("train.csv"))
-            .arg("--held-out")
-            .arg(dir.join("heldout.csv"))
-            .output()
-            .unwrap();
-        assert!(
-            init.status.success(),
-            "{}",
-            String::from_utf8_lossy(&init.stderr)
-        );
+        init_corpus_model(dir).unwrap_or_else(|why| panic!("model init: {why}"));
     }
     Some(dirs)
-}
-
-fn serve(dir: &Path, data: &Path) -> Host {
-    HostBuilder::new(component("onnx-model"), data)
-        .shared_compile_cache()
-        .mount(dir, "/model")
-        .start()
 }
 
 /// The first held-out row's features, by name, numbers as numbers.

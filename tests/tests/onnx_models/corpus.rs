@@ -6,11 +6,10 @@
 //! identical, numbers within 1e-5 relative (probabilities, which live in [0, 1], also within
 //! four float32 steps of 1 there: 2.4e-7). The table printed says how close each came.
 
-use super::predict;
-use e2e_tests::{Client, HostBuilder, component, host_binary, temp_dir, workspace_root};
+use super::{init_corpus_model, make_corpus, predict, serve};
+use e2e_tests::{Client, temp_dir};
 use serde_json::{Map, Value, json};
 use std::path::Path;
-use std::process::Command;
 
 /// How close one model came: rows answered and the worst relative difference.
 struct Line {
@@ -79,28 +78,11 @@ async fn try_model(c: &Client, dir: &Path, data: &Path) -> Line {
         worst_absolute: 0.0,
         mismatches: Vec::new(),
     };
-    let init = Command::new(host_binary())
-        .args(["model", "init"])
-        .arg(dir)
-        .arg("--onnx")
-        .arg(dir.join("model.onnx"))
-        .arg("--training")
-        .arg(dir.join("train.csv"))
-        .arg("--held-out")
-        .arg(dir.join("heldout.csv"))
-        .output()
-        .unwrap();
-    if !init.status.success() {
-        line.deployed = Err(format!(
-            "model init: {}",
-            String::from_utf8_lossy(&init.stderr).trim()
-        ));
+    if let Err(why) = init_corpus_model(dir) {
+        line.deployed = Err(format!("model init: {why}"));
         return line;
     }
-    let host = HostBuilder::new(component("onnx-model"), data)
-        .shared_compile_cache()
-        .mount(dir, "/model")
-        .start();
+    let host = serve(dir, data);
     let health = c.get(&host.url("/health")).await;
     if health.status != 200 {
         line.deployed = Err(format!("/health {}: {}", health.status, health.text()));
@@ -174,17 +156,7 @@ async fn every_default_scikit_learn_export_answers_as_onnxruntime_does() {
     };
     let work = temp_dir();
     let corpus = work.path().join("corpus");
-    let made = Command::new(python.join("bin/python"))
-        .arg(workspace_root().join("tests/python/sklearn_corpus.py"))
-        .arg(&corpus)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&made.stdout).into_owned();
-    assert!(
-        made.status.success() && !said.contains("NOT EXPORTED"),
-        "{said}{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    make_corpus(&python, &corpus, &[]);
     let mut dirs: Vec<_> = std::fs::read_dir(&corpus)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -32,6 +32,44 @@ pub async fn predict(c: &Client, host: &Host, input_type: &str, data: Value) -> 
     .await
 }
 
+/// The scikit-learn corpus models `names` (every one when empty), made in `into` by the
+/// pinned tests/python/sklearn_corpus.py with `python`: what it printed (a model per line).
+pub fn make_corpus(python: &Path, into: &Path, names: &[&str]) -> String {
+    let out = std::process::Command::new(python.join("bin/python"))
+        .arg(e2e_tests::workspace_root().join("tests/python/sklearn_corpus.py"))
+        .arg(into)
+        .args(names)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && !said.contains("NOT EXPORTED"),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    said
+}
+
+/// `runtime-host model init` of a corpus model's directory, from its graph, training rows
+/// and held-out rows; why it failed, if it did.
+pub fn init_corpus_model(dir: &Path) -> Result<(), String> {
+    let init = std::process::Command::new(e2e_tests::host_binary())
+        .args(["model", "init"])
+        .arg(dir)
+        .arg("--onnx")
+        .arg(dir.join("model.onnx"))
+        .arg("--training")
+        .arg(dir.join("train.csv"))
+        .arg("--held-out")
+        .arg(dir.join("heldout.csv"))
+        .output()
+        .unwrap();
+    match init.status.success() {
+        true => Ok(()),
+        false => Err(String::from_utf8_lossy(&init.stderr).trim().to_owned()),
+    }
+}
+
 /// Rows of a committed tab-separated file of a model directory, header skipped.
 pub fn tsv(model: &str, file: &str) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(model_dir(model).join(file)).unwrap();
