@@ -154,7 +154,7 @@ fn softmax_zero(row: &mut [f32]) {
 #[cfg(test)]
 #[allow(clippy::excessive_precision)]
 mod tests {
-    use super::super::testing::{node, string};
+    use super::super::testing::{assert_close, node, string};
     use super::*;
 
     fn transformed(t: PostTransform, row: &[f32]) -> Vec<f32> {
@@ -164,13 +164,7 @@ mod tests {
     }
 
     fn close(got: &[f32], want: &[f32]) {
-        assert_eq!(got.len(), want.len(), "{got:?} {want:?}");
-        for (g, w) in got.iter().zip(want) {
-            assert!(
-                (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= 2e-7 * w.abs().max(1.0),
-                "{got:?} != {want:?}"
-            );
-        }
+        assert_close("", got, want, 2e-7);
     }
 
     // Expected values: onnxruntime 1.32, a LinearRegressor of two targets (coefficients

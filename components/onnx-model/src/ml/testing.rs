@@ -119,3 +119,15 @@ pub fn error(parse: Parse, node: &NodeProto, inputs: Vec<Tensor>) -> String {
         Err(e) => format!("{e:#}"),
     }
 }
+
+/// `got` equals `want` up to `tolerance` relative (absolute below 1), NaN to NaN: the
+/// comparison of an operator's answer with onnxruntime's for the same node.
+pub fn assert_close(what: &str, got: &[f32], want: &[f32], tolerance: f32) {
+    assert_eq!(got.len(), want.len(), "{what}: {got:?} != {want:?}");
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= tolerance * w.abs().max(1.0),
+            "{what}: {got:?} != {want:?}"
+        );
+    }
+}

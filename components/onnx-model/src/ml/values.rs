@@ -2,6 +2,7 @@
 //! `f32` (a double rounded, an integer converted), and a string or other input refused with
 //! the operator's name rather than parsed.
 
+use tract_onnx::pb::NodeProto;
 use tract_onnx::prelude::*;
 use tract_onnx::tract_hir::internal::*;
 
@@ -40,4 +41,12 @@ pub fn slice<T: Datum>(t: &Tensor) -> TractResult<&[T]> {
 /// A tensor of `shape` holding `values` (any datum, strings included).
 pub fn shaped<T: Datum>(shape: &[usize], values: Vec<T>) -> TractResult<Tensor> {
     Ok(tract_ndarray::ArrayD::from_shape_vec(shape, values)?.into())
+}
+
+/// The float list attribute `name` of `node`, which must hold at least one value (a model's
+/// coefficients, rho): an error naming the attribute otherwise.
+pub fn required_floats(node: &NodeProto, name: &str) -> TractResult<Vec<f32>> {
+    let values = node.get_attr_opt_vec::<f32>(name)?.unwrap_or_default();
+    node.expect_attr(name, !values.is_empty(), "at least one value")?;
+    Ok(values)
 }

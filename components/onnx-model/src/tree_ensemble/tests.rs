@@ -2,7 +2,7 @@
 
 use super::expected::{DOUBLE_CLASSIFIER, DOUBLE_REGRESSOR, REGRESSOR, SINGLE, TWO_IDS, UNSCORED};
 use super::{classifier, regressor};
-use crate::ml::testing::{error, floats, int, ints, node, run, string, strings};
+use crate::ml::testing::{assert_close, error, floats, int, ints, node, run, string, strings};
 use tract_onnx::pb::attribute_proto::AttributeType;
 use tract_onnx::pb::{AttributeProto, NodeProto, TensorProto};
 use tract_onnx::prelude::*;
@@ -45,13 +45,7 @@ fn values(t: &Tensor) -> Vec<f32> {
 
 /// Equal up to float rounding (NaN to NaN).
 fn close(what: &str, got: &[f32], want: &[f32]) {
-    assert_eq!(got.len(), want.len(), "{what}: {got:?} != {want:?}");
-    for (g, w) in got.iter().zip(want) {
-        assert!(
-            (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= 1e-6 * w.abs().max(1.0),
-            "{what}: {got:?} != {want:?}"
-        );
-    }
+    assert_close(what, got, want, 1e-6);
 }
 
 fn with_base(mut attrs: Vec<AttributeProto>, base: &[f32]) -> Vec<AttributeProto> {

@@ -9,7 +9,7 @@
 use super::super::labels::Labels;
 use super::super::op::{MlOp, expanded};
 use super::super::post_transform::{PostTransform, logistic};
-use super::super::values::numeric;
+use super::super::values::{numeric, required_floats};
 use super::Affine;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
@@ -21,14 +21,7 @@ pub fn parse(
     _ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let coefficients = node
-        .get_attr_opt_vec::<f32>("coefficients")?
-        .unwrap_or_default();
-    node.expect_attr(
-        "coefficients",
-        !coefficients.is_empty(),
-        "at least one value",
-    )?;
+    let coefficients = required_floats(node, "coefficients")?;
     let intercepts = node
         .get_attr_opt_vec::<f32>("intercepts")?
         .unwrap_or_default();
@@ -142,7 +135,9 @@ impl MlOp for Classifier {
 #[cfg(test)]
 #[allow(clippy::excessive_precision)]
 mod tests {
-    use super::super::super::testing::{error, floats, ints, node, run, string, strings};
+    use super::super::super::testing::{
+        assert_close, error, floats, ints, node, run, string, strings,
+    };
     use super::super::super::values::slice;
     use super::*;
 
@@ -151,13 +146,7 @@ mod tests {
     }
 
     fn close(got: &[f32], want: &[f32]) {
-        assert_eq!(got.len(), want.len(), "{got:?} != {want:?}");
-        for (g, w) in got.iter().zip(want) {
-            assert!(
-                (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= 1e-6 * w.abs().max(1.0),
-                "{got:?} != {want:?}"
-            );
-        }
+        assert_close("", got, want, 1e-6);
     }
 
     fn binary(post: &str, labels: AttributeProto) -> NodeProto {

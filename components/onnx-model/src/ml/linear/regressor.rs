@@ -3,7 +3,7 @@
 
 use super::super::op::{MlOp, expanded};
 use super::super::post_transform::PostTransform;
-use super::super::values::numeric;
+use super::super::values::{numeric, required_floats};
 use super::Affine;
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
@@ -15,14 +15,7 @@ pub fn parse(
     _ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let coefficients = node
-        .get_attr_opt_vec::<f32>("coefficients")?
-        .unwrap_or_default();
-    node.expect_attr(
-        "coefficients",
-        !coefficients.is_empty(),
-        "at least one value",
-    )?;
+    let coefficients = required_floats(node, "coefficients")?;
     let targets = node.get_attr_opt::<i64>("targets")?.unwrap_or(1);
     node.expect_attr("targets", targets >= 1, "at least 1")?;
     let targets = targets as usize;
@@ -102,7 +95,7 @@ impl MlOp for Regressor {
 #[cfg(test)]
 #[allow(clippy::excessive_precision)]
 mod tests {
-    use super::super::super::testing::{error, floats, int, node, run, string};
+    use super::super::super::testing::{assert_close, error, floats, int, node, run, string};
     use super::super::super::values::slice;
     use super::*;
 
@@ -111,13 +104,7 @@ mod tests {
     }
 
     fn close(got: &[f32], want: &[f32]) {
-        for (g, w) in got.iter().zip(want) {
-            assert!(
-                (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= 1e-6 * w.abs().max(1.0),
-                "{got:?} != {want:?}"
-            );
-        }
-        assert_eq!(got.len(), want.len());
+        assert_close("", got, want, 1e-6);
     }
 
     // Expected values: onnxruntime 1.32 on the same nodes (Python, onnx.helper:

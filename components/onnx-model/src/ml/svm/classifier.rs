@@ -20,7 +20,7 @@ use super::super::labels::Labels;
 use super::super::linear::gemm_dot;
 use super::super::op::{MlOp, expanded};
 use super::super::post_transform::{PostTransform, logistic};
-use super::super::values::numeric;
+use super::super::values::{numeric, required_floats};
 use super::{Kernel, probability, rows};
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
@@ -66,14 +66,7 @@ pub fn parse(
         classes >= 2,
         "at least two class labels",
     )?;
-    let coefficients = node
-        .get_attr_opt_vec::<f32>("coefficients")?
-        .unwrap_or_default();
-    node.expect_attr(
-        "coefficients",
-        !coefficients.is_empty(),
-        "at least one value",
-    )?;
+    let coefficients = required_floats(node, "coefficients")?;
     let rho = node.get_attr_opt_vec::<f32>("rho")?.unwrap_or_default();
     let post = PostTransform::parse(node)?;
     let per_class = node

@@ -5,7 +5,7 @@
 use super::super::linear::gemm_dot;
 use super::super::op::{MlOp, expanded};
 use super::super::post_transform::PostTransform;
-use super::super::values::numeric;
+use super::super::values::{numeric, required_floats};
 use super::{Kernel, rows, rows_of};
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
@@ -28,16 +28,8 @@ pub fn parse(
     _ctx: &ParsingContext,
     node: &NodeProto,
 ) -> TractResult<(Box<dyn InferenceOp>, Vec<String>)> {
-    let coefficients = node
-        .get_attr_opt_vec::<f32>("coefficients")?
-        .unwrap_or_default();
-    node.expect_attr(
-        "coefficients",
-        !coefficients.is_empty(),
-        "at least one value",
-    )?;
-    let rho = node.get_attr_opt_vec::<f32>("rho")?.unwrap_or_default();
-    node.expect_attr("rho", !rho.is_empty(), "at least one value")?;
+    let coefficients = required_floats(node, "coefficients")?;
+    let rho = required_floats(node, "rho")?;
     let count = node.get_attr_opt::<i64>("n_supports")?.unwrap_or(0);
     node.expect_attr("n_supports", count >= 0, "a count")?;
     let count = count as usize;

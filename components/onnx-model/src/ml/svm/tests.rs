@@ -1,6 +1,6 @@
 //! The SVM operators against onnxruntime's answers for the same nodes ([`super::expected`]).
 
-use super::super::testing::{error, floats, int, ints, node, run, string, strings};
+use super::super::testing::{assert_close, error, floats, int, ints, node, run, string, strings};
 use super::super::values::slice;
 use super::expected::{BINARY, LINEAR, MULTI, REGRESSOR, REGRESSOR_LINEAR};
 use super::{classifier, regressor};
@@ -22,13 +22,7 @@ fn x() -> Tensor {
 
 /// Within float32 rounding of onnxruntime (whose GEMM sums in another order).
 fn close(what: &str, got: &[f32], want: &[f32]) {
-    assert_eq!(got.len(), want.len(), "{what}: {got:?} != {want:?}");
-    for (g, w) in got.iter().zip(want) {
-        assert!(
-            (g.is_nan() && w.is_nan()) || (g - w).abs() <= 2e-6 * w.abs().max(1.0),
-            "{what}: {got:?} != {want:?}"
-        );
-    }
+    assert_close(what, got, want, 2e-6);
 }
 
 fn kernel(name: &str, params: [f32; 3]) -> Vec<AttributeProto> {
