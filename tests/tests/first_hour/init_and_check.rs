@@ -5,10 +5,11 @@
 //! the deploy (`runtime-host model`, as tests/tests/onnx_models/refusals.rs deploys one)
 //! refuses it with.
 
+use super::wait_until_healthy;
 use e2e_tests::{Client, Stack, component, host_binary, shared_cache_dir, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Two models by skl2onnx's defaults (a scaled ridge regression, a random forest over string
 /// labels, ending in ZipMap), their training and held-out rows as CSV, and onnxruntime's
@@ -320,18 +321,5 @@ async fn model_init_writes_what_deploys_and_check_refuses_what_a_deploy_refuses(
                 None => assert_eq!(got, want, "{name} line {line}"),
             }
         }
-    }
-}
-
-async fn wait_until_healthy(c: &Client, stack: &Stack, name: &str) {
-    let started = Instant::now();
-    let url = stack.app(&format!("/models/{name}/health"));
-    while c.get(&url).await.status != 200 {
-        assert!(
-            started.elapsed() < Duration::from_secs(180),
-            "{name} deployed within 180 s:\n{}",
-            stack.log()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }

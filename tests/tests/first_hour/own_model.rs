@@ -6,9 +6,9 @@
 //! `runtime-host model check` passes both models, and both deploy by being moved into a
 //! watched `--models` directory and answer their test examples on the app port.
 
+use super::wait_until_healthy;
 use e2e_tests::{Client, Stack, host_binary, shared_cache_dir, temp_dir, workspace_root};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 /// The blocks the page marks `<!-- KIND: PATH -->` (`file`, `edit`): each path and the
 /// fenced block after it.
@@ -210,17 +210,4 @@ async fn the_bring_your_own_model_page_works_as_written() {
         (progression - sklearn).abs() < 0.5,
         "the served forest {progression} against scikit-learn's {sklearn}"
     );
-}
-
-async fn wait_until_healthy(c: &Client, stack: &Stack, name: &str) {
-    let started = Instant::now();
-    let url = stack.app(&format!("/models/{name}/health"));
-    while c.get(&url).await.status != 200 {
-        assert!(
-            started.elapsed() < Duration::from_secs(180),
-            "{name} deployed within 180 s:\n{}",
-            stack.log()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
