@@ -269,62 +269,94 @@ impl Model for OnnxModel {
     }
 
     fn predict(&self, _t: InputType, data: &Map<String, Value>) -> Result<Value, PredictError> {
-        let (prepared, assessment) = self.prepare(data)?;
-        let output = self
-            .graph()
-            .map_err(not_ready)?
+        let graph = self.graph().map_err(not_ready)?;
+        let (prepared, assessment) = self.prepare(graph, data)?;
+        let output = graph
             .run(&prepared.cells)
-            .map_err(PredictError::Fault)?;
+            .map_err(|e| could_not_answer(&e, &prepared))?;
         self.answer(output, prepared.echo, assessment)
     }
 
-    /// One tract call for every item that reads well; the others fail alone.
+    /// One tract call for every item that reads well; the others fail alone. When the call
+    /// fails (a row the graph refuses, such as a category its encoder was exported to refuse),
+    /// its rows are run one at a time, so that only that row's item fails.
     fn predict_batch(
         &self,
         _t: InputType,
         items: &[Map<String, Value>],
         deadline: std::time::Instant,
     ) -> Vec<Result<Value, PredictError>> {
+        let graph = match self.graph() {
+            Ok(graph) => graph,
+            Err(e) => return items.iter().map(|_| Err(not_ready(e.clone()))).collect(),
+        };
         let mut prepared = Vec::with_capacity(items.len());
         for data in items {
             if std::time::Instant::now() >= deadline {
                 break;
             }
-            prepared.push(self.prepare(data));
+            prepared.push(self.prepare(graph, data));
         }
-        let rows: Vec<&[inputs::Cell]> = prepared
-            .iter()
-            .flatten()
-            .map(|(p, _)| p.cells.as_slice())
-            .collect();
-        let graph = match self.graph() {
-            Ok(graph) => graph,
-            Err(e) => return items.iter().map(|_| Err(not_ready(e.clone()))).collect(),
+        let read: Vec<&inputs::Prepared> = prepared.iter().flatten().map(|(p, _)| p).collect();
+        let rows: Vec<&[inputs::Cell]> = read.iter().map(|p| p.cells.as_slice()).collect();
+        let answers: Vec<Result<graph::Answer, PredictError>> = match graph.run_rows(&rows) {
+            Ok(answers) if answers.len() == rows.len() => answers.into_iter().map(Ok).collect(),
+            _ => read
+                .iter()
+                .map(|p| graph.run(&p.cells).map_err(|e| could_not_answer(&e, p)))
+                .collect(),
         };
-        let mut outputs = graph.run_rows(&rows).map(Vec::into_iter);
+        let mut answers = answers.into_iter();
         prepared
             .into_iter()
             .map(|item| {
                 let (p, assessment) = item?;
-                let rows = outputs
-                    .as_mut()
-                    .map_err(|e| PredictError::Fault(e.clone()))?;
-                let output = rows
+                let output = answers
                     .next()
-                    .ok_or_else(|| PredictError::Fault("the graph answered fewer rows".into()))?;
+                    .ok_or_else(|| PredictError::Fault("the graph answered fewer rows".into()))??;
                 self.answer(output, p.echo, assessment)
             })
             .collect()
     }
 }
 
+/// A row the graph could not run: a failed prediction (200, `success: false`) saying why,
+/// naming the categories never seen in training when the row has any (an encoder exported
+/// with `handle_unknown='error'`, scikit-learn's default, refuses them).
+fn could_not_answer(why: &str, row: &inputs::Prepared) -> PredictError {
+    let mut said = format!("the model could not answer this input: {why}");
+    if !row.unseen.is_empty() {
+        let named: Vec<String> = row
+            .unseen
+            .iter()
+            .map(|(n, v)| format!("{n} = {v:?}"))
+            .collect();
+        said.push_str(&format!(
+            " (it holds a category not seen in training, {}, which the model's encoder refuses: \
+             it was exported from a OneHotEncoder with handle_unknown='error', scikit-learn's \
+             default; retrain with handle_unknown='ignore' to answer such rows)",
+            named.join(", ")
+        ));
+    }
+    PredictError::Failed(said)
+}
+
 impl OnnxModel {
-    /// An input read and judged against the applicability domain, ready for the graph.
+    /// An input read, checked against what the graph takes and judged against the
+    /// applicability domain, ready for the graph.
     fn prepare<'a>(
         &'a self,
+        graph: &Graph,
         data: &Map<String, Value>,
     ) -> Result<(inputs::Prepared<'a>, domain::Assessment), PredictError> {
         let prepared = self.reader.read(data)?;
+        if let Err((at, why)) = graph.check_row(&prepared.cells) {
+            let field = match self.reader.names() {
+                Some(names) => format!("data.features.{}", names[at]),
+                None => "data.text".to_owned(),
+            };
+            return Err(model_sdk::ApiError::invalid(&field, why).into());
+        }
         let assessment = self.domain.assess(
             prepared.fingerprint.as_ref(),
             |name| prepared.value(name),

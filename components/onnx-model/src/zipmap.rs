@@ -35,7 +35,26 @@ pub fn unzip(graph: &mut GraphProto) -> Vec<Vec<String>> {
     found
 }
 
-/// A `ZipMap`'s labels: `classlabels_strings`, or `classlabels_int64s` written as numbers.
+/// The labels of the graph's ONNX-ML classifiers (`LinearClassifier`, `SVMClassifier`,
+/// `TreeEnsembleClassifier`), each with the operator's name: what a graph exported without
+/// a `ZipMap` orders its probability columns by.
+pub fn classifier_labels(graph: &GraphProto) -> Vec<(String, Vec<String>)> {
+    const CLASSIFIERS: [&str; 3] = [
+        "LinearClassifier",
+        "SVMClassifier",
+        "TreeEnsembleClassifier",
+    ];
+    graph
+        .node
+        .iter()
+        .filter(|n| n.domain == "ai.onnx.ml" && CLASSIFIERS.contains(&n.op_type.as_str()))
+        .map(|n| (n.op_type.clone(), labels(n)))
+        .filter(|(_, labels)| !labels.is_empty())
+        .collect()
+}
+
+/// A node's class labels: `classlabels_strings`, or `classlabels_int64s` (ZipMap, tree
+/// ensembles) or `classlabels_ints` (linear models, SVMs) written as numbers.
 fn labels(node: &NodeProto) -> Vec<String> {
     let attribute = |name: &str| node.attribute.iter().find(|a| a.name == name);
     if let Some(strings) = attribute("classlabels_strings") {
@@ -46,18 +65,19 @@ fn labels(node: &NodeProto) -> Vec<String> {
             .collect();
     }
     attribute("classlabels_int64s")
+        .or_else(|| attribute("classlabels_ints"))
         .map(|ints| ints.ints.iter().map(i64::to_string).collect())
         .unwrap_or_default()
 }
 
-/// Whether the labels a `ZipMap` pairs the probabilities with are the manifest's, in its
-/// order; if not, what to change.
-pub fn check_labels(zipmap: &[String], manifest: &[String]) -> Result<(), String> {
-    if zipmap == manifest {
+/// Whether the labels `who` (the graph's ZipMap, or its classifier) pairs the probabilities
+/// with are the manifest's, in its order; if not, what to change.
+pub fn check_labels(who: &str, graph: &[String], manifest: &[String]) -> Result<(), String> {
+    if graph == manifest {
         return Ok(());
     }
     Err(format!(
-        "the graph's ZipMap pairs its probabilities with the labels {zipmap:?}, but model.toml \
+        "the graph's {who} pairs its probabilities with the labels {graph:?}, but model.toml \
          lists {manifest:?}: list the labels in model.toml as the model was trained with them \
          (scikit-learn's `classes_`, in that order)"
     ))
@@ -117,7 +137,11 @@ mod tests {
     fn labels_must_match_in_order() {
         let ab = ["a".to_owned(), "b".to_owned()];
         let ba = ["b".to_owned(), "a".to_owned()];
-        assert!(check_labels(&ab, &ab).is_ok());
-        assert!(check_labels(&ab, &ba).unwrap_err().contains("classes_"));
+        assert!(check_labels("ZipMap", &ab, &ab).is_ok());
+        assert!(
+            check_labels("ZipMap", &ab, &ba)
+                .unwrap_err()
+                .contains("classes_")
+        );
     }
 }

@@ -93,7 +93,16 @@ impl Outputs {
             ));
         }
         let labels = match self.label {
-            Some(i) => Some(texts(&outputs[i])?).filter(|l| l.len() == rows),
+            Some(i) => {
+                let labels = texts(&outputs[i])?;
+                if labels.len() != rows {
+                    return Err(format!(
+                        "the graph answered {} labels for {rows} rows",
+                        labels.len()
+                    ));
+                }
+                Some(labels)
+            }
             None => None,
         };
         Ok(values

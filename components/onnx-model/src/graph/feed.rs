@@ -162,6 +162,44 @@ pub fn with_rows(
 }
 
 impl Feed {
+    /// Whether `row` can be fed: a whole number (not missing) where the graph takes integers.
+    /// A problem names the feature's position in the row and what is wrong, for a 400 naming
+    /// the field; a request never reaches the graph with a value it cannot take.
+    pub fn check(&self, row: &[Cell]) -> Result<(), (usize, String)> {
+        let (datum, features) = match self {
+            Feed::Matrix { datum, width } => (*datum, 0..*width),
+            Feed::Column { feature, datum } => (*datum, *feature..*feature + 1),
+        };
+        if !matches!(datum, DatumType::I64 | DatumType::I32) {
+            return Ok(());
+        }
+        let limit = if datum == DatumType::I32 {
+            f64::from(i32::MAX)
+        } else {
+            2f64.powi(53)
+        };
+        for at in features {
+            match row.get(at) {
+                Some(Cell::Number(x)) if x.fract() == 0.0 && x.abs() <= limit => {}
+                Some(Cell::Missing) => {
+                    return Err((
+                        at,
+                        "must be a number: the model takes whole numbers here, \
+                                     and has no way to fill in a missing one"
+                            .into(),
+                    ));
+                }
+                _ => {
+                    return Err((
+                        at,
+                        "must be a whole number (the model takes integers here)".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The tensor of this input for `rows`.
     pub fn tensor(&self, rows: &[&[Cell]]) -> Result<Tensor, String> {
         let (datum, width, cells): (DatumType, usize, Vec<&Cell>) = match self {

@@ -95,7 +95,16 @@ impl Graph {
         let zipped = proto.graph.as_mut().map(zipmap::unzip).unwrap_or_default();
         if let Reading::Classes(labels) = &reading {
             for zipmap_labels in &zipped {
-                problems.extend(zipmap::check_labels(zipmap_labels, labels).err());
+                problems.extend(zipmap::check_labels("ZipMap", zipmap_labels, labels).err());
+            }
+            // Without a ZipMap (`zipmap=False`), the classifier's own labels order the columns.
+            if zipped.is_empty()
+                && let Some(graph) = &proto.graph
+            {
+                for (op, theirs) in zipmap::classifier_labels(graph) {
+                    let who = format!("classifier (`{op}`)");
+                    problems.extend(zipmap::check_labels(&who, &theirs, labels).err());
+                }
             }
         }
         let model = onnx
@@ -136,6 +145,12 @@ impl Graph {
                 .map_err(|e| format!("tract could not prepare the graph for batches: {e:#}"))
         });
         prepared.clone()
+    }
+
+    /// Whether the graph can take `row` (see [`Feed::check`]): the position of the first
+    /// feature it cannot take, and why.
+    pub fn check_row(&self, row: &[Cell]) -> Result<(), (usize, String)> {
+        self.feeds.iter().try_for_each(|f| f.check(row))
     }
 
     /// Runs one row.
