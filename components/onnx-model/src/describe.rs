@@ -2,7 +2,7 @@
 //! (the input type, the output fields, the applicability-domain rule).
 
 use crate::OnnxModel;
-use model_manifest::Output;
+use model_manifest::{ClassValues, Output};
 use model_sdk::{
     AcceptableRanges, Capabilities, Capability, OutputType, TestExamples, UsageInstructions,
     input_type_name,
@@ -22,9 +22,9 @@ pub fn capabilities(m: &OnnxModel) -> Capabilities {
         Output::Regression { .. } => {
             schema.insert("prediction".into(), OutputType::Float);
         }
-        Output::Classification { .. } => {
+        Output::Classification { values, .. } => {
             schema.insert("prediction".into(), OutputType::String);
-            schema.insert("probabilities".into(), OutputType::Object);
+            schema.insert(values.field().into(), OutputType::Object);
         }
     }
     // The input echoed: the SMILES, or the features by name.
@@ -84,13 +84,25 @@ pub fn test_examples(m: &OnnxModel) -> TestExamples {
             "warning": "present when in_domain is false: why",
         }),
         Output::Classification {
-            property, labels, ..
-        } => json!({
-            "prediction": format!("one of: {}", labels.join(", ")),
-            "property_type": property,
-            "probabilities": "probability of each label",
-            "in_domain": "true when every feature is inside its training range",
-        }),
+            property,
+            labels,
+            values,
+            ..
+        } => {
+            let per_label = match values {
+                ClassValues::Probabilities => "probability of each label",
+                ClassValues::DecisionScores => {
+                    "the classifier's decision score of each label (not a probability: the \
+                     highest wins)"
+                }
+            };
+            json!({
+                "prediction": format!("one of: {}", labels.join(", ")),
+                "property_type": property,
+                values.field(): per_label,
+                "in_domain": "true when every feature is inside its training range",
+            })
+        }
     };
     TestExamples {
         examples: t.examples.clone(),

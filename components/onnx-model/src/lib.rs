@@ -169,7 +169,10 @@ impl OnnxModel {
             let file = &self.manifest.onnx.file;
             let reading = match &self.manifest.output {
                 Output::Regression { .. } => Reading::Value,
-                Output::Classification { labels, .. } => Reading::Classes(labels.clone()),
+                Output::Classification { labels, values, .. } => match values {
+                    manifest::ClassValues::Probabilities => Reading::Classes(labels.clone()),
+                    manifest::ClassValues::DecisionScores => Reading::Scores(labels.clone()),
+                },
             };
             let describe_width = match &self.manifest.input {
                 Input::Text { featurizer, .. } => format!(

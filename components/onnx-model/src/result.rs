@@ -4,7 +4,7 @@
 
 use crate::graph::Answer;
 use crate::{OnnxModel, domain};
-use model_manifest::Output;
+use model_manifest::{ClassValues, Output};
 use model_sdk::PredictError;
 use serde_json::{Map, Value, json};
 
@@ -41,7 +41,11 @@ impl OnnxModel {
                 property,
                 unit,
                 labels,
+                values,
             } => {
+                if *values == ClassValues::Probabilities {
+                    not_probabilities(&output.values)?;
+                }
                 // The graph's own label (an SVM's vote can differ from its most probable
                 // class); the most probable when it has none, or answers one that is no
                 // label (onnxruntime's binary tree classifier with two class ids says 0 or 1
@@ -56,17 +60,18 @@ impl OnnxModel {
                     .as_ref()
                     .and_then(|label| labels.iter().position(|l| l == label))
                     .unwrap_or_else(most_probable);
-                let probabilities: Map<String, Value> = labels
+                let per_label: Map<String, Value> = labels
                     .iter()
                     .zip(&output.values)
                     .map(|(l, p)| (l.clone(), json!(p)))
                     .collect();
-                json!({
+                let mut r = json!({
                     "prediction": labels[best],
                     "property_type": property,
                     "unit": unit,
-                    "probabilities": probabilities,
-                })
+                });
+                r[values.field()] = Value::Object(per_label);
+                r
             }
         };
         result["input"] = echo;
@@ -77,4 +82,22 @@ impl OnnxModel {
         }
         Ok(result)
     }
+}
+
+/// A manifest that says probabilities for a graph answering something else (decision scores,
+/// which can be negative and do not sum to 1) would publish them as probabilities: refused,
+/// with what to write. The self-test finds it before the model serves.
+fn not_probabilities(values: &[f64]) -> Result<(), PredictError> {
+    let sum: f64 = values.iter().sum();
+    let outside = values.iter().find(|p| !(-1e-6..=1.0 + 1e-6).contains(*p));
+    if outside.is_none() && (sum - 1.0).abs() <= 1e-3 {
+        return Ok(());
+    }
+    Err(PredictError::Fault(format!(
+        "the graph answers {values:?} per label, which are not probabilities (each within \
+         0..1, summing to 1): it answers decision scores (an SVC without probability=True, a \
+         LinearSVC, a RidgeClassifier, a hinge-loss SGDClassifier); write \
+         values = \"decision_scores\" in model.toml's [output], or retrain for probabilities \
+         (SVC(probability=True), CalibratedClassifierCV)"
+    )))
 }

@@ -53,6 +53,30 @@ pub fn classifier_labels(graph: &GraphProto) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// The classifier node of the graph whose columns are decision scores, described: an
+/// `SVMClassifier` without probability estimates (`prob_a`: an SVC without
+/// `probability=True`), or a `LinearClassifier` with no post-transform (LinearSVC,
+/// RidgeClassifier). An export computing scores with plain operators (a hinge-loss
+/// SGDClassifier) is not recognised here; its answers are checked instead (`result.rs`).
+pub fn decision_scores(graph: &GraphProto) -> Option<String> {
+    graph.node.iter().find_map(|n| {
+        let attribute = |name: &str| n.attribute.iter().find(|a| a.name == name);
+        let post = attribute("post_transform").map(|a| String::from_utf8_lossy(&a.s).into_owned());
+        let none = post.as_deref().is_none_or(|p| p == "NONE");
+        match n.op_type.as_str() {
+            "SVMClassifier" if attribute("prob_a").is_none() && none => Some(format!(
+                "classifier (`SVMClassifier` `{}`, without probability estimates)",
+                n.name
+            )),
+            "LinearClassifier" if none => Some(format!(
+                "classifier (`LinearClassifier` `{}`, without a post-transform)",
+                n.name
+            )),
+            _ => None,
+        }
+    })
+}
+
 /// A node's class labels: `classlabels_strings`, or `classlabels_int64s` (ZipMap, tree
 /// ensembles) or `classlabels_ints` (linear models, SVMs) written as numbers.
 fn labels(node: &NodeProto) -> Vec<String> {

@@ -121,7 +121,31 @@ pub enum Output {
         #[serde(default)]
         unit: String,
         labels: Vec<String>,
+        /// What the graph's column per label holds: probabilities (answered as
+        /// `probabilities`), or decision scores (`decision_scores`: an SVC without
+        /// `probability=True`, a LinearSVC, a RidgeClassifier, a hinge-loss SGD classifier).
+        #[serde(default)]
+        values: ClassValues,
     },
+}
+
+/// What a classifier's graph answers per label.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassValues {
+    #[default]
+    Probabilities,
+    DecisionScores,
+}
+
+impl ClassValues {
+    /// The answer's field holding them.
+    pub fn field(self) -> &'static str {
+        match self {
+            ClassValues::Probabilities => "probabilities",
+            ClassValues::DecisionScores => "decision_scores",
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]

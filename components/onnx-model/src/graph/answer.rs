@@ -14,6 +14,8 @@ pub enum Reading {
     /// A classifier with these labels: its label output (when it has one) and the floating-
     /// point output with a column per label (probabilities).
     Classes(Vec<String>),
+    /// The same, the columns holding decision scores (`values = "decision_scores"`).
+    Scores(Vec<String>),
 }
 
 /// One row's answer.
@@ -57,7 +59,7 @@ impl Outputs {
                 )),
                 None => Err("the graph has no outputs".into()),
             },
-            Reading::Classes(labels) => {
+            Reading::Classes(labels) | Reading::Scores(labels) => {
                 let n = labels.len();
                 let values = facts
                     .iter()

@@ -63,7 +63,7 @@ fn corpus_dev() {
         let (reader, cells) = rows(&d);
         let first = &expected["rows"][0];
         let reading = match first.get("probabilities") {
-            Some(p) => Reading::Classes(p.as_object().unwrap().keys().cloned().collect()),
+            Some(p) => Reading::Scores(p.as_object().unwrap().keys().cloned().collect()),
             None => Reading::Value,
         };
         let bytes = std::fs::read(d.join("model.onnx")).unwrap();
@@ -87,7 +87,7 @@ fn corpus_dev() {
             let want = &expected["rows"][i];
             let wanted: Vec<f64> = match &reading {
                 Reading::Value => vec![want["value"].as_f64().unwrap()],
-                Reading::Classes(labels) => labels
+                Reading::Classes(labels) | Reading::Scores(labels) => labels
                     .iter()
                     .map(|l| want["probabilities"][l].as_f64().unwrap())
                     .collect(),

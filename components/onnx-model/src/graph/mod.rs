@@ -93,9 +93,19 @@ impl Graph {
         let mut problems = Vec::new();
         // A classifier's final ZipMap is paired here instead (see `zipmap`).
         let zipped = proto.graph.as_mut().map(zipmap::unzip).unwrap_or_default();
-        if let Reading::Classes(labels) = &reading {
+        if let Reading::Classes(labels) | Reading::Scores(labels) = &reading {
             for zipmap_labels in &zipped {
                 problems.extend(zipmap::check_labels("ZipMap", zipmap_labels, labels).err());
+            }
+            if let (Reading::Classes(_), Some(graph)) = (&reading, &proto.graph)
+                && let Some(node) = zipmap::decision_scores(graph)
+            {
+                problems.push(format!(
+                    "the graph's {node} answers decision scores, not probabilities: write \
+                     values = \"decision_scores\" in model.toml's [output] (model init does), \
+                     or retrain for probabilities (SVC(probability=True), \
+                     CalibratedClassifierCV)"
+                ));
             }
             // Without a ZipMap (`zipmap=False`), the classifier's own labels order the columns.
             if zipped.is_empty()
