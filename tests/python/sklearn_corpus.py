@@ -30,7 +30,7 @@ from sklearn.ensemble import (ExtraTreesClassifier, ExtraTreesRegressor,
                               RandomForestClassifier, RandomForestRegressor)
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import (ElasticNet, Lasso, LinearRegression, LogisticRegression,
-                                  Ridge, SGDClassifier)
+                                  Ridge, RidgeClassifier, SGDClassifier)
 from sklearn.model_selection import train_test_split
 from sklearn.naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
@@ -93,8 +93,9 @@ def with_gaps(load):
     return gappy
 
 
-def mixed(load, regression=False):
-    """Numeric columns plus two string columns (a colour and a grade), for ColumnTransformer."""
+def mixed(load, counts=False):
+    """Numeric columns plus two string columns (a colour and a grade), for ColumnTransformer;
+    with `counts`, an integer column too (an int64 input of the graph)."""
     def loaded():
         X, y = load()
         X = X.iloc[:, :6].copy()
@@ -102,6 +103,8 @@ def mixed(load, regression=False):
         X["colour"] = rng.choice(["red", "green", "blue"], len(X))
         first = X.columns[0]
         X["grade"] = np.where(X[first] > X[first].median(), "high", "low")
+        if counts:
+            X["visits"] = rng.integers(0, 20, len(X)).astype(np.int64)
         return X, y
     return loaded
 
@@ -182,6 +185,12 @@ CASES = {
     "wine_maxabs_decision_tree": (wine, plain(make_pipeline(MaxAbsScaler(), DecisionTreeClassifier(random_state=SEED)))),
     "iris_imputer_gaussian_nb": (with_gaps(iris), plain(make_pipeline(SimpleImputer(strategy="median"), GaussianNB()))),
     "mixed_wine_forest": (mixed(wine), column_transformer(RandomForestClassifier(n_estimators=20, random_state=SEED))),
+    # scikit-learn's defaults: an encoder that refuses unknown categories, integer columns
+    "mixed_strict_logistic": (mixed(cancer_named, counts=True), column_transformer(LogisticRegression(max_iter=5000), text=OneHotEncoder())),
+    # classifiers answering decision scores, not probabilities (their defaults)
+    "svc_default": (cancer, plain(make_pipeline(StandardScaler(), SVC()))),
+    "iris_svc_default": (iris, plain(make_pipeline(StandardScaler(), SVC()))),
+    "ridge_classifier": (wine, plain(make_pipeline(StandardScaler(), RidgeClassifier()))),
     # LightGBM, exported by onnxmltools with its default options
     "lightgbm_regressor": (diabetes, plain(lgb.LGBMRegressor(n_estimators=30, verbose=-1, random_state=SEED))),
     "lightgbm_classifier": (wine, plain(lgb.LGBMClassifier(n_estimators=30, verbose=-1, random_state=SEED))),
@@ -201,6 +210,14 @@ def export(model, X):
         return onnxmltools.convert_xgboost(model, initial_types=types)
     sample = X[:1] if TEXT(X) else X.to_numpy(dtype=np.float32)[:1]
     return to_onnx(model, sample)
+
+
+# Made only when named: exports `model init` cannot describe unedited (tested apart).
+EXTRA_CASES = {
+    # decision scores computed with plain operators: `model init` cannot tell them from
+    # probabilities; `model check` says what to write
+    "sgd_hinge": (cancer, plain(make_pipeline(StandardScaler(), SGDClassifier(random_state=SEED)))),
+}
 
 
 def onnx_inputs(X, sess):
@@ -227,7 +244,7 @@ def plain_value(v):
 
 
 def build(name, out):
-    load, builder = CASES[name]
+    load, builder = CASES.get(name) or EXTRA_CASES[name]
     X, y = load()
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=HELD_OUT, random_state=SEED)
     model = builder(X_train)

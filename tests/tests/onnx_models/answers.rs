@@ -149,3 +149,103 @@ async fn a_pipeline_over_numbers_and_text_reads_categories_and_missing_values() 
         .assert_error(400, "invalid_field");
     assert!(e.error.contains(&numeric), "{}", e.error);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn scikit_learns_default_encoder_refuses_an_unseen_category_in_its_own_item_only() {
+    let work = temp_dir();
+    let Some(dirs) = made(work.path(), &["mixed_strict_logistic"]) else {
+        return;
+    };
+    let dir = &dirs[0];
+    let data = temp_dir();
+    let host = serve(dir, data.path());
+    let c = Client::new();
+    let row = first_row(dir);
+    let visits = row["visits"].as_f64().unwrap();
+    assert_eq!(visits.fract(), 0.0, "an integer column: {row:?}");
+
+    // OneHotEncoder() refuses what it never saw: a failed prediction naming the category
+    // and what to do, not a 500; in a batch, that item alone.
+    let mut purple = row.clone();
+    purple.insert("colour".into(), json!("purple"));
+    let r = predict(&c, &host, "tabular", json!({"features": purple})).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.value();
+    assert_eq!(v["success"], false, "{v}");
+    let why = v["error_message"].as_str().unwrap();
+    assert!(
+        why.contains("colour = \"purple\"") && why.contains("handle_unknown"),
+        "{why}"
+    );
+    let batch = json!({"rows": [row, purple, row]});
+    let v = predict(&c, &host, "tabular", batch).await.value();
+    let items = v["results"]["items"].as_array().unwrap();
+    let succeeded: Vec<&Value> = items.iter().map(|i| &i["success"]).collect();
+    assert_eq!(
+        succeeded,
+        [&json!(true), &json!(false), &json!(true)],
+        "{v}"
+    );
+
+    // The graph takes the count as an integer: a fraction or a missing one is a 400 naming it.
+    for bad in [json!(1.5), Value::Null] {
+        let mut wrong = row.clone();
+        wrong.insert("visits".into(), bad);
+        let e = predict(&c, &host, "tabular", json!({"features": wrong}))
+            .await
+            .assert_error(400, "invalid_field");
+        assert!(e.error.contains("data.features.visits"), "{}", e.error);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn decision_scores_made_by_plain_operators_are_named_by_check_and_served_once_written() {
+    let work = temp_dir();
+    let Some(dirs) = made(work.path(), &["sgd_hinge"]) else {
+        return;
+    };
+    let dir = &dirs[0];
+    // `model init` cannot tell these scores from probabilities (the export computes them with
+    // MatMul and Add); `model check` runs the self-test and says what to write.
+    let checked = std::process::Command::new(e2e_tests::host_binary())
+        .args(["model", "check"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&checked.stdout);
+    assert!(!checked.status.success(), "{said}");
+    assert!(
+        said.contains("values = \\\"decision_scores\\\"")
+            || said.contains("values = \"decision_scores\""),
+        "{said}"
+    );
+    let manifest = std::fs::read_to_string(dir.join("model.toml")).unwrap();
+    let edited = manifest.replacen(
+        "kind = \"classification\"\n",
+        "kind = \"classification\"\nvalues = \"decision_scores\"\n",
+        1,
+    );
+    assert_ne!(edited, manifest);
+    std::fs::write(dir.join("model.toml"), edited).unwrap();
+
+    let data = temp_dir();
+    let host = serve(dir, data.path());
+    let c = Client::new();
+    let expected: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
+    let want = &expected["rows"][0];
+    let v = predict(&c, &host, "tabular", json!({"features": first_row(dir)}))
+        .await
+        .value();
+    let r = &v["results"];
+    assert_eq!(r["prediction"], want["label"], "{v}");
+    assert!(r.get("probabilities").is_none(), "{v}");
+    for (label, w) in want["probabilities"].as_object().unwrap() {
+        let g = r["decision_scores"][label].as_f64().unwrap();
+        let w = w.as_f64().unwrap();
+        assert!(
+            (g - w).abs() <= 1e-5 * w.abs(),
+            "{label}: {g} where onnxruntime says {w}"
+        );
+    }
+}

@@ -123,9 +123,15 @@ async fn try_model(c: &Client, dir: &Path, data: &Path) -> Line {
                         got["prediction"], want["label"]
                     ));
                 }
+                // A classifier answering decision scores (an SVC without probabilities, a
+                // RidgeClassifier) says so, and its scores are compared as numbers.
+                let (field, probability) = match got.get("decision_scores") {
+                    Some(_) => ("decision_scores", false),
+                    None => ("probabilities", true),
+                };
                 for (label, w) in want["probabilities"].as_object().unwrap() {
-                    let g = got["probabilities"][label].as_f64();
-                    numbers.push((format!("P({label})"), g, w, true));
+                    let g = got[field][label].as_f64();
+                    numbers.push((format!("{field}[{label}]"), g, w, probability));
                 }
             }
         }
