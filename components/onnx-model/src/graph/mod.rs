@@ -42,7 +42,7 @@ fn unsupported_operators(model: &InferenceModel) -> Vec<String> {
             let name = node.op.name();
             let op = name.strip_prefix("Unimplemented(")?.strip_suffix(')')?;
             Some(format!(
-                "operator `{op}` (node `{}`) is not supported by this component{}",
+                "operator `{op}` (node `{}`) is not supported by this component: {}",
                 node.name,
                 advice(op)
             ))
@@ -50,27 +50,28 @@ fn unsupported_operators(model: &InferenceModel) -> Vec<String> {
         .collect()
 }
 
-/// What to do about an operator this component does not run.
-fn advice(op: &str) -> String {
-    let what = match op {
+/// What to do about an operator this component does not run: the export option or the
+/// estimator that avoids it.
+fn advice(op: &str) -> &'static str {
+    match op {
         "DictVectorizer" => {
-            "a DictVectorizer reads maps, which a request never sends: train on a table \
-             (a DataFrame with a ColumnTransformer) and export that"
+            "a DictVectorizer reads maps, which a request never sends: train on a table (a \
+             DataFrame with a ColumnTransformer) and export that"
         }
         "ZipMap" => "a ZipMap is run only as the graph's last node (skl2onnx's default)",
+        "TreeEnsemble" => {
+            "the ai.onnx.ml opset 5 tree ensemble: export with \
+             target_opset={'': 17, 'ai.onnx.ml': 3}, which writes TreeEnsembleRegressor and \
+             TreeEnsembleClassifier"
+        }
         "StringNormalizer" | "TfIdfVectorizer" | "Tokenizer" => {
             "text vectorizers are not run: featurize text before the model, and send the \
              features"
         }
         _ => {
-            "; the operators it runs are listed in docs/DECISIONS.md (\"ONNX operators\"); \
+            "the operators it runs are listed in docs/DECISIONS.md (\"ONNX operators\"); \
              export with those (skl2onnx's default options for the estimators listed there)"
         }
-    };
-    if what.starts_with(';') {
-        what.to_owned()
-    } else {
-        format!(": {what}")
     }
 }
 

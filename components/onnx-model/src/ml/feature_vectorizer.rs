@@ -31,8 +31,19 @@ pub fn parse(
             dims.len()
         )
     })?;
+    // The output's width, checked once here (a hostile file's dimensions must not wrap or
+    // ask for gigabytes per row).
+    let width = dims.iter().try_fold(0usize, |w, &d| w.checked_add(d));
+    node.expect_attr(
+        "inputdimensions",
+        width.is_some_and(|w| w <= MAX_WIDTH),
+        || format!("at most {MAX_WIDTH} columns in all"),
+    )?;
     expanded(FeatureVectorizer { dims })
 }
+
+/// The most columns a FeatureVectorizer may make (16 million, 64 MiB of floats a row).
+const MAX_WIDTH: usize = 1 << 24;
 
 #[derive(Debug)]
 struct FeatureVectorizer {
@@ -180,5 +191,8 @@ mod tests {
             e.contains("(FeatureVectorizer), attribute 'inputdimensions'"),
             "{e}"
         );
+        // Dimensions a hostile file made huge are refused before any row is allocated.
+        let e = error(parse, &vectorizer(&[1 << 40]), parts()[..1].to_vec());
+        assert!(e.contains("at most 16777216 columns"), "{e}");
     }
 }

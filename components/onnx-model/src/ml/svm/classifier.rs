@@ -77,11 +77,22 @@ pub fn parse(
         per_class.iter().all(|&n| n >= 0),
         "counts",
     )?;
-    let count: usize = per_class.iter().map(|&n| n as usize).sum();
+    // Checked: a hostile file's counts must not wrap (usize is 32 bits in the component).
+    let count = per_class.iter().try_fold(0usize, |total, &n| {
+        usize::try_from(n).ok().and_then(|n| total.checked_add(n))
+    });
+    node.expect_attr("vectors_per_class", count.is_some(), "counts that add up")?;
+    let count = count.unwrap_or_default();
     let a = node.get_attr_opt_vec::<f32>("prob_a")?.unwrap_or_default();
     let b = node.get_attr_opt_vec::<f32>("prob_b")?.unwrap_or_default();
     node.expect_attr("prob_b", a.len() == b.len(), "as many values as prob_a")?;
-    let pairs = classes * (classes - 1) / 2;
+    let pairs = classes.checked_mul(classes - 1).map(|p| p / 2);
+    node.expect_attr(
+        "classlabels_ints",
+        pairs.is_some(),
+        "a number of classes that fits",
+    )?;
+    let pairs = pairs.unwrap_or_default();
     let (form, features) = if count > 0 {
         node.expect_attr("vectors_per_class", per_class.len() == classes, || {
             format!(
@@ -102,10 +113,11 @@ pub fn parse(
                 )
             },
         )?;
+        let needed = (classes - 1).checked_mul(count);
         node.expect_attr(
             "coefficients",
-            coefficients.len() >= (classes - 1) * count,
-            || format!("(classes − 1) × vectors = {} values", (classes - 1) * count),
+            needed.is_some_and(|n| coefficients.len() >= n),
+            || format!("(classes − 1) × {count} vectors values"),
         )?;
         node.expect_attr("rho", rho.len() >= pairs, || {
             format!("one per pair of classes ({pairs})")

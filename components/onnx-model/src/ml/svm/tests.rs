@@ -163,6 +163,11 @@ fn classifier_inputs_and_attributes_are_checked() {
     wrong[3] = floats("rho", &[0.1]);
     let e = error(classifier::parse, &node("SVMClassifier", wrong), vec![x()]);
     assert!(e.contains("(SVMClassifier), attribute 'rho'"), "{e}");
+    // Counts a hostile file chose to overflow the sum are refused, not wrapped.
+    let mut wrong = three_classes("RBF", [0.3, 0.0, 0.0], "NONE", false);
+    wrong[1] = ints("vectors_per_class", &[i64::MAX, i64::MAX, 2]);
+    let e = error(classifier::parse, &node("SVMClassifier", wrong), vec![x()]);
+    assert!(e.contains("attribute 'vectors_per_class'"), "{e}");
 }
 
 fn svr(k: &str, params: [f32; 3], one_class: bool) -> NodeProto {
