@@ -32,8 +32,10 @@ pub fn parse(
         .get_attr_opt("default_string")?
         .unwrap_or_else(|| "_Unused".into());
     if let Some(classes) = node.get_attr_opt_vec::<String>("classes_strings")? {
+        let (positions, _) = first_positions(classes.iter().cloned());
         return expanded(LabelEncoder::Classes {
             classes,
+            positions,
             default_int,
             default_string,
         });
@@ -172,6 +174,8 @@ enum LabelEncoder {
     /// Opset 1: strings to positions and back.
     Classes {
         classes: Vec<String>,
+        /// Each class's first position, built once when parsed.
+        positions: HashMap<String, usize>,
         default_int: i64,
         default_string: String,
     },
@@ -210,12 +214,11 @@ impl MlOp for LabelEncoder {
         let out = match self {
             LabelEncoder::Table { keys, values } => values.pick(x.shape(), &keys.lookup(x)?)?,
             LabelEncoder::Classes {
-                classes,
+                positions,
                 default_int,
                 ..
             } if x.datum_type() == DatumType::String => {
-                let (map, _) = first_positions(classes.iter());
-                let at = |s: &String| map.get(s).map_or(*default_int, |&i| i as i64);
+                let at = |s: &String| positions.get(s).map_or(*default_int, |&i| i as i64);
                 shaped(x.shape(), slice::<String>(x)?.iter().map(at).collect())?
             }
             LabelEncoder::Classes {
