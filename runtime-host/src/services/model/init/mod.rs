@@ -5,12 +5,16 @@
 //! manifest written by hand took long and went wrong (ranges rounded for it put 242 of 442
 //! training rows out of domain: issue 57).
 
+mod capped;
+mod classes;
 pub mod onnx_graph;
 pub mod plan;
 pub mod table;
 pub mod write;
 
 use anyhow::{Context, Result, bail};
+use capped::Capped;
+use host_core::capabilities::files::MAX_TREE_BYTES;
 use model_manifest::Manifest;
 use std::path::{Path, PathBuf};
 
@@ -40,7 +44,8 @@ pub fn init(req: &InitRequest<'_>) -> Result<String> {
     let onnx = req
         .onnx
         .map_or_else(|| dir.join("model.onnx"), Path::to_owned);
-    let bytes = std::fs::read(&onnx).with_context(|| format!("reading {}", onnx.display()))?;
+    // No larger than a model directory may be, all its files together (what a deploy reads).
+    let bytes = Capped::read_all(&onnx, MAX_TREE_BYTES, GRAPH)?;
     let graph =
         onnx_graph::GraphSummary::read(&bytes).with_context(|| format!("{}", onnx.display()))?;
     let training = table::Table::read(req.training)?;
@@ -80,6 +85,9 @@ pub fn init(req: &InitRequest<'_>) -> Result<String> {
     ))
 }
 
+/// What the graph is, in the error refusing one too large.
+const GRAPH: &str = "an ONNX graph (what a model directory may hold, all its files together)";
+
 /// The graph's file name inside `dir`: the one given if it is there, else a copy of it as
 /// `model.onnx` (never over another graph unless `force`).
 fn graph_in_dir(dir: &Path, onnx: &Path, bytes: &[u8], force: bool) -> Result<String> {
@@ -89,7 +97,8 @@ fn graph_in_dir(dir: &Path, onnx: &Path, bytes: &[u8], force: bool) -> Result<St
         return Ok(file_name(&onnx_c));
     }
     let to: PathBuf = dir.join("model.onnx");
-    if to.exists() && !force && std::fs::read(&to).ok().as_deref() != Some(bytes) {
+    let same = || Capped::read_all(&to, MAX_TREE_BYTES, GRAPH).ok().as_deref() == Some(bytes);
+    if to.exists() && !force && !same() {
         bail!(
             "{} exists and is another graph; pass --force to replace it with {}",
             to.display(),
@@ -107,7 +116,7 @@ fn dir_name(dir: &Path) -> Result<String> {
         .next_back()
         .and_then(|c| c.as_os_str().to_str())
         .map(str::to_owned);
-    name.filter(|n| !n.is_empty() && n != "/")
+    name.filter(|n| !n.trim().is_empty() && n != "/")
         .with_context(|| format!("{} has no name to give the model", dir.display()))
 }
 

@@ -277,13 +277,33 @@ fn class_labels(node: &NodeProto) -> Option<Vec<String>> {
 pub const MAPS: i32 = -1;
 
 /// A graph's bytes (for tests): its inputs and outputs as (name, element type or [`MAPS`],
-/// dims, 0 for a symbolic one), a ZipMap node with `labels` if any, an initializer `w` also
-/// listed among the inputs (as older exports do).
+/// dims, 0 for a symbolic one), a tree classifier node of labels 0 and 1, a ZipMap node with
+/// `labels` if any, an initializer `w` also listed among the inputs (as older exports do).
 #[cfg(test)]
 pub fn encode(
     inputs: &[(&str, i32, &[i64])],
     outputs: &[(&str, i32, &[i64])],
     labels: Option<&[&str]>,
+) -> Vec<u8> {
+    encode_nodes(inputs, outputs, labels, true)
+}
+
+/// [`encode`] without the tree classifier node: a graph whose classes no node names (a k-NN
+/// or MLP export carries them as a constant tensor).
+#[cfg(test)]
+pub fn encode_unlabelled(
+    inputs: &[(&str, i32, &[i64])],
+    outputs: &[(&str, i32, &[i64])],
+) -> Vec<u8> {
+    encode_nodes(inputs, outputs, None, false)
+}
+
+#[cfg(test)]
+fn encode_nodes(
+    inputs: &[(&str, i32, &[i64])],
+    outputs: &[(&str, i32, &[i64])],
+    labels: Option<&[&str]>,
+    tree: bool,
 ) -> Vec<u8> {
     let tensor = |elem, dims: &[i64]| TypeProto {
         tensor_type: Some(TensorType {
@@ -319,14 +339,17 @@ pub fn encode(
         domain: "ai.onnx.ml".into(),
         attribute,
     };
-    let mut nodes = vec![node(
-        "TreeEnsembleClassifier",
-        vec![AttributeProto {
-            name: "classlabels_int64s".into(),
-            ints: vec![0, 1],
-            strings: vec![],
-        }],
-    )];
+    let mut nodes = Vec::new();
+    if tree {
+        nodes.push(node(
+            "TreeEnsembleClassifier",
+            vec![AttributeProto {
+                name: "classlabels_int64s".into(),
+                ints: vec![0, 1],
+                strings: vec![],
+            }],
+        ));
+    }
     if let Some(labels) = labels {
         nodes.push(node(
             "ZipMap",

@@ -3,8 +3,9 @@
 //! their training values), what the output is, and the test examples. Every mismatch between
 //! the graph and the data is an error saying which column or input.
 
+use super::classes::{label_of, sorted_classes};
 use super::onnx_graph::{Elem, GraphSummary, Port, Value};
-use super::table::{Table, number};
+use super::table::{Table, missing, number};
 use anyhow::{Result, bail};
 
 /// Min, max and mean of the values present (missing cells left out), and how many.
@@ -17,18 +18,26 @@ pub struct Stats {
 }
 
 impl Stats {
-    fn of(values: impl Iterator<Item = f64>) -> Option<Self> {
+    /// Of finite values: the mean is finite too (a sum past f64::MAX is summed again,
+    /// each value divided first), as a range's every number must be.
+    fn of(values: &[f64]) -> Option<Self> {
         let (mut min, mut max, mut sum, mut count) = (f64::INFINITY, f64::NEG_INFINITY, 0.0, 0);
-        for v in values {
+        for &v in values {
             min = min.min(v);
             max = max.max(v);
             sum += v;
             count += 1;
         }
-        (count > 0).then(|| Self {
+        let n = count as f64;
+        let mean = if sum.is_finite() {
+            sum / n
+        } else {
+            values.iter().map(|v| v / n).sum()
+        };
+        (count > 0).then_some(Self {
             min,
             max,
-            mean: sum / count as f64,
+            mean,
             count,
         })
     }
@@ -82,6 +91,7 @@ pub struct Plan {
     pub features: Vec<Feature>,
     pub output: OutputPlan,
     pub examples: Vec<ExamplePlan>,
+    /// The training rows with a target (those a model is fitted on).
     pub training_rows: usize,
 }
 
@@ -116,7 +126,7 @@ pub fn plan(
         features,
         output,
         examples,
-        training_rows: training.rows.len(),
+        training_rows: training.present(t),
     })
 }
 
@@ -189,9 +199,23 @@ fn feature(training: &Table, name: &str, input: &Port) -> Result<Feature> {
     );
     let kind = if takes_text {
         let mut values: Vec<String> = training.cells(i).flatten().map(str::to_owned).collect();
+        if values.is_empty() {
+            bail!(
+                "{}: column `{name}` has no value in any row, but the graph's input `{}` takes \
+                 text: its categories are the values seen in training; give the data the \
+                 model was trained on",
+                training.file,
+                input.name
+            );
+        }
         values.sort();
         values.dedup();
         Kind::Category(values)
+    } else if let Some(refused) = not_finite(training, i) {
+        bail!(
+            "{refused}, which the graph's input `{}` cannot be fed",
+            input.name
+        );
     } else if let Some((line, cell)) = training.first_text(i) {
         bail!(
             "{}: column `{name}` holds text ({cell:?} on line {line}) but the graph's input `{}` \
@@ -200,7 +224,7 @@ fn feature(training: &Table, name: &str, input: &Port) -> Result<Feature> {
             input.name
         );
     } else {
-        Kind::Number(Stats::of(training.cells(i).flatten().filter_map(number)))
+        Kind::Number(Stats::of(&numbers(training, i)))
     };
     Ok(Feature {
         name: name.to_owned(),
@@ -218,11 +242,26 @@ fn output(graph: &GraphSummary, training: &Table, t: usize) -> Result<OutputPlan
                 "the training target's values, sorted as scikit-learn's classes_ are",
             ),
         };
+        if labels.len() < 2 {
+            bail!(
+                "{}: the target `{property}` holds {} ({}), but a classifier tells two or \
+                 more apart; name the target column with --target",
+                training.file,
+                match labels.len() {
+                    0 => "no value",
+                    _ => "one class",
+                },
+                from
+            );
+        }
         return Ok(OutputPlan::Classification {
             property,
             labels,
             from,
         });
+    }
+    if let Some(refused) = not_finite(training, t) {
+        bail!("{refused}: the graph is a regression of finite numbers");
     }
     if let Some((line, cell)) = training.first_text(t) {
         bail!(
@@ -231,22 +270,26 @@ fn output(graph: &GraphSummary, training: &Table, t: usize) -> Result<OutputPlan
             training.file
         );
     }
-    let Some(target) = Stats::of(training.cells(t).flatten().filter_map(number)) else {
+    let Some(target) = Stats::of(&numbers(training, t)) else {
         bail!("{}: the target `{property}` has no values", training.file);
     };
     Ok(OutputPlan::Regression { property, target })
 }
 
-/// The distinct values of the target, sorted as numpy's `unique` sorts them (numerically
-/// when every one is a number).
-fn sorted_classes(training: &Table, t: usize) -> Vec<String> {
-    let mut values: Vec<String> = training.cells(t).flatten().map(str::to_owned).collect();
-    values.sort();
-    values.dedup();
-    if values.iter().all(|v| number(v).is_some()) {
-        values.sort_by(|a, b| number(a).unwrap().total_cmp(&number(b).unwrap()));
-    }
-    values
+/// The numbers of column `i`, missing cells left out.
+fn numbers(training: &Table, i: usize) -> Vec<f64> {
+    training.cells(i).flatten().filter_map(number).collect()
+}
+
+/// Where column `i` holds an infinite number (`inf`, `1e400`): the error saying so, for
+/// scikit-learn refuses to train on one and JSON cannot carry one into a range.
+fn not_finite(training: &Table, i: usize) -> Option<String> {
+    let (line, cell) = training.first_infinite(i)?;
+    Some(format!(
+        "{}: column `{}` holds {cell:?} on line {line}, not a finite number (scikit-learn \
+         refuses infinite values)",
+        training.file, training.header[i]
+    ))
 }
 
 /// Up to three complete rows of `source` (first, middle, last), their categories among those
@@ -275,10 +318,10 @@ fn examples(
     let usable: Vec<usize> = (0..source.rows.len())
         .filter(|&r| {
             let row = &source.rows[r];
-            !row[t].is_empty()
+            !missing(&row[t])
                 && features.iter().zip(&columns).all(|(f, &c)| match &f.kind {
                     Kind::Number(_) => number(&row[c]).is_some(),
-                    Kind::Category(seen) => seen.contains(&row[c]),
+                    Kind::Category(seen) => seen.iter().any(|s| s == &row[c]),
                 })
         })
         .collect();
@@ -305,7 +348,7 @@ fn examples(
                 .zip(&columns)
                 .map(|(f, &c)| match f.kind {
                     Kind::Number(_) => Cell::Number(number(&row[c]).expect("checked")),
-                    Kind::Category(_) => Cell::Text(row[c].clone()),
+                    Kind::Category(_) => Cell::Text(row[c].to_owned()),
                 })
                 .collect();
             let line = r + 2;
@@ -319,24 +362,13 @@ fn examples(
                     "line {line} of {} (true {}: {})",
                     file_name(&source.file),
                     source.header[t],
-                    row[t]
+                    &row[t]
                 ),
                 category,
                 values,
             }
         })
         .collect())
-}
-
-/// The true label as the graph spells it: `1.0` in a CSV is label `1` of integer labels.
-fn label_of(cell: &str, labels: &[String]) -> String {
-    if labels.iter().any(|l| l == cell) {
-        return cell.to_owned();
-    }
-    match number(cell) {
-        Some(v) if v.fract() == 0.0 && labels.contains(&format!("{v}")) => format!("{v}"),
-        _ => cell.to_owned(),
-    }
 }
 
 fn file_name(path: &str) -> &str {

@@ -2,7 +2,7 @@
 //! parses it, and holds the data's values exactly. Expected statistics are pandas' (`min`,
 //! `max`, `mean` of `pd.read_csv` of the same text), not this code's.
 
-use super::onnx_graph::{FLOAT, INT64, MAPS, STRING, encode};
+use super::onnx_graph::{FLOAT, INT64, MAPS, STRING, encode, encode_unlabelled};
 use super::*;
 use model_manifest::{Input, Output};
 
@@ -191,3 +191,5 @@ fn a_graph_outside_the_directory_is_copied_in() {
         regression_graph(3)
     );
 }
+
+mod hardening;

@@ -1,7 +1,9 @@
 //! A [`Plan`] as `model.toml` text, written by hand (not serialized) so that the comments can
 //! say what to edit next to the fields, and every number keeps its full precision: a float is
 //! written as the shortest text that parses back to the same f64 (Rust's `{:?}`), never
-//! rounded for display.
+//! rounded for display. Every text that comes from the user (a file or column name, a
+//! category, a label) is written through [`string`] or [`key`], in a comment too, so that
+//! no name, whatever it holds (a newline, a quote, a backslash), writes TOML of its own.
 
 use super::plan::{Cell, ExamplePlan, Feature, Kind, OutputPlan, Plan, Stats};
 use std::fmt::Write;
@@ -65,14 +67,17 @@ pub fn manifest(plan: &Plan, origin: &Origin<'_>) -> String {
             property.as_str()
         }
     };
+    // The names in the comment are quoted strings: a newline in one stays `\n`.
     let _ = writeln!(
         t,
-        "# model.toml of `{name}`, written by `runtime-host model init` from {} and {}.\n\
+        "# model.toml of {}, written by `runtime-host model init` from {} and {}.\n\
          # Edit every value that says \"edit me\" (what the model is, its licence, citation and\n\
          # units), then run `runtime-host model check` on this directory. The features, their\n\
          # training ranges, the labels and the test examples come from the graph and the data:\n\
          # they are exact (full precision); change them only with the model.\n",
-        origin.onnx_file, origin.training_file
+        string(name),
+        string(origin.onnx_file),
+        string(origin.training_file)
     );
     let _ = writeln!(
         t,
@@ -82,24 +87,18 @@ pub fn manifest(plan: &Plan, origin: &Origin<'_>) -> String {
          maintainer = \"edit me: who answers for the model (e.g. you@example.org)\"\n",
         string(name)
     );
+    // A BibTeX key and title of the name's letters and digits (a brace in it would end
+    // the entry).
+    let bib = identifier(name);
     let _ = writeln!(
         t,
         "[citation]\npaper_citation = \"edit me: the full reference of the paper or data set\"\n\
          software_bibtex = {}\n",
         string(&format!(
-            "@software{{{name}, title = {{{name}}}, note = {{edit me}}}}"
+            "@software{{{bib}, title = {{{bib}}}, note = {{edit me}}}}"
         ))
     );
-    let capability: String = property
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let capability = identifier(property).to_ascii_lowercase();
     let _ = writeln!(
         t,
         "[capability]\nname = {}\ndescription = \"edit me: what the model answers, for whom\"\n",
@@ -114,6 +113,13 @@ pub fn manifest(plan: &Plan, origin: &Origin<'_>) -> String {
     domain(&mut t, &plan.features);
     examples(&mut t, &plan.examples, &plan.features);
     t
+}
+
+/// `s` with every character but ASCII letters and digits made `_`.
+fn identifier(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }
 
 fn input(t: &mut String, features: &[Feature]) {
@@ -143,9 +149,9 @@ fn output(t: &mut String, output: &OutputPlan) {
         OutputPlan::Regression { property, .. } => {
             let _ = writeln!(
                 t,
-                "[output]\nkind = \"regression\"\nproperty = {}\nunit = \"edit me: the unit of {}\"\n",
+                "[output]\nkind = \"regression\"\nproperty = {}\nunit = {}\n",
                 string(property),
-                property.replace('"', "'")
+                string(&format!("edit me: the unit of {property}"))
             );
         }
         OutputPlan::Classification {
