@@ -244,14 +244,9 @@ fn output(graph: &GraphSummary, training: &Table, t: usize) -> Result<OutputPlan
         };
         if labels.len() < 2 {
             bail!(
-                "{}: the target `{property}` holds {} ({}), but a classifier tells two or \
-                 more apart; name the target column with --target",
-                training.file,
-                match labels.len() {
-                    0 => "no value",
-                    _ => "one class",
-                },
-                from
+                "{}: the labels, from {from}, are {labels:?}, but a classifier tells two or \
+                 more classes apart (is `{property}` the target? name it with --target)",
+                training.file
             );
         }
         return Ok(OutputPlan::Classification {
