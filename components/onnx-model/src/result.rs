@@ -48,17 +48,23 @@ impl OnnxModel {
                 }
                 // The graph's own label (an SVM's vote can differ from its most probable
                 // class); the most probable when it has none, or answers one that is no
-                // label (onnxruntime's binary tree classifier with two class ids says 0 or 1
-                // whatever the integer labels are, which the tree operator reproduces).
+                // label.
                 let most_probable = || {
                     (0..labels.len())
                         .max_by(|&a, &b| output.values[a].total_cmp(&output.values[b]))
                         .unwrap_or(0)
                 };
+                // A class number names the manifest's label at that position when the graph
+                // numbers its classes (checked when the graph loaded).
                 let best = output
                     .label
                     .as_ref()
-                    .and_then(|label| labels.iter().position(|l| l == label))
+                    .and_then(|label| {
+                        labels
+                            .iter()
+                            .position(|l| l == label)
+                            .or_else(|| label.parse::<usize>().ok().filter(|&k| k < labels.len()))
+                    })
                     .unwrap_or_else(most_probable);
                 let per_label: Map<String, Value> = labels
                     .iter()

@@ -77,6 +77,12 @@ pub fn decision_scores(graph: &GraphProto) -> Option<String> {
     })
 }
 
+/// Whether `labels` are the class numbers 0, 1, 2, ... in order (a classifier trained on
+/// encoded classes), which a manifest may name.
+pub fn numbered(labels: &[String]) -> bool {
+    labels.iter().enumerate().all(|(i, l)| *l == i.to_string())
+}
+
 /// A node's class labels: `classlabels_strings`, or `classlabels_int64s` (ZipMap, tree
 /// ensembles) or `classlabels_ints` (linear models, SVMs) written as numbers.
 fn labels(node: &NodeProto) -> Vec<String> {

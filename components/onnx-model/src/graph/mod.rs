@@ -113,6 +113,11 @@ impl Graph {
                 && let Some(graph) = &proto.graph
             {
                 for (op, theirs) in zipmap::classifier_labels(graph) {
+                    // A classifier trained on class numbers 0, 1, ... may be given names in
+                    // the manifest, in that order (models/iris); any other list must match.
+                    if zipmap::numbered(&theirs) && theirs.len() == labels.len() {
+                        continue;
+                    }
                     let who = format!("classifier (`{op}`)");
                     problems.extend(zipmap::check_labels(&who, &theirs, labels).err());
                 }

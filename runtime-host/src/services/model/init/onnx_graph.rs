@@ -50,6 +50,8 @@ struct NodeProto {
 struct AttributeProto {
     #[prost(string, tag = "1")]
     name: String,
+    #[prost(bytes = "vec", tag = "4")]
+    s: Vec<u8>,
     #[prost(int64, repeated, tag = "8")]
     ints: Vec<i64>,
     #[prost(bytes = "vec", repeated, tag = "9")]
@@ -166,6 +168,10 @@ pub struct GraphSummary {
     /// The class labels, from ZipMap's or else a classifier node's `classlabels_strings` /
     /// `classlabels_int64s` (integers as their decimal text); `None` when no node names them.
     pub labels: Option<Vec<String>>,
+    /// Whether the classifier's columns are decision scores, not probabilities: an
+    /// `SVMClassifier` without `prob_a` (SVC without probability=True), a `LinearClassifier`
+    /// without a post-transform (LinearSVC, RidgeClassifier); as the component judges it.
+    pub decision_scores: bool,
 }
 
 impl GraphSummary {
@@ -192,6 +198,7 @@ impl GraphSummary {
             inputs,
             outputs,
             labels: labels_of(&graph.node),
+            decision_scores: graph.node.iter().any(answers_scores),
         })
     }
 
@@ -257,6 +264,20 @@ fn labels_of(nodes: &[NodeProto]) -> Option<Vec<String>> {
         .or_else(|| classifier.and_then(class_labels))
 }
 
+/// Whether `node` is a classifier answering decision scores (see
+/// [`GraphSummary::decision_scores`]).
+fn answers_scores(node: &NodeProto) -> bool {
+    let attr = |name: &str| node.attribute.iter().find(|a| a.name == name);
+    let no_transform = attr("post_transform").is_none_or(|a| a.s == b"NONE");
+    node.domain == "ai.onnx.ml"
+        && no_transform
+        && match node.op_type.as_str() {
+            "SVMClassifier" => attr("prob_a").is_none(),
+            "LinearClassifier" => true,
+            _ => false,
+        }
+}
+
 fn class_labels(node: &NodeProto) -> Option<Vec<String>> {
     let attr = |name: &str| node.attribute.iter().find(|a| a.name == name);
     if let Some(a) = attr("classlabels_strings").filter(|a| !a.strings.is_empty()) {
@@ -268,6 +289,7 @@ fn class_labels(node: &NodeProto) -> Option<Vec<String>> {
         );
     }
     attr("classlabels_int64s")
+        .or_else(|| attr("classlabels_ints"))
         .filter(|a| !a.ints.is_empty())
         .map(|a| a.ints.iter().map(i64::to_string).collect())
 }
@@ -346,7 +368,7 @@ fn encode_nodes(
             vec![AttributeProto {
                 name: "classlabels_int64s".into(),
                 ints: vec![0, 1],
-                strings: vec![],
+                ..Default::default()
             }],
         ));
     }
@@ -355,8 +377,8 @@ fn encode_nodes(
             "ZipMap",
             vec![AttributeProto {
                 name: "classlabels_strings".into(),
-                ints: vec![],
                 strings: labels.iter().map(|l| l.as_bytes().to_vec()).collect(),
+                ..Default::default()
             }],
         ));
     }

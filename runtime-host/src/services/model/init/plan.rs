@@ -68,6 +68,8 @@ pub enum OutputPlan {
         labels: Vec<String>,
         /// Where the labels came from (said in a comment).
         from: &'static str,
+        /// The graph answers decision scores per label, not probabilities.
+        scores: bool,
     },
 }
 
@@ -253,6 +255,7 @@ fn output(graph: &GraphSummary, training: &Table, t: usize) -> Result<OutputPlan
             property,
             labels,
             from,
+            scores: graph.decision_scores,
         });
     }
     if let Some(refused) = not_finite(training, t) {

@@ -158,14 +158,24 @@ fn output(t: &mut String, output: &OutputPlan) {
             property,
             labels,
             from,
+            scores,
         } => {
             let _ = writeln!(
                 t,
                 "# The labels, in the graph's order (from {from}).\n[output]\nkind = \
-                 \"classification\"\nproperty = {}\nlabels = {}\n",
+                 \"classification\"\nproperty = {}\nlabels = {}",
                 string(property),
                 strings(labels)
             );
+            if *scores {
+                let _ = writeln!(
+                    t,
+                    "# The graph's classifier answers decision scores per label, not \
+                     probabilities\n# (an SVC without probability=True, a LinearSVC, a \
+                     RidgeClassifier).\nvalues = \"decision_scores\""
+                );
+            }
+            let _ = writeln!(t);
         }
     }
 }
