@@ -109,6 +109,16 @@ def mixed(load, counts=False):
     return loaded
 
 
+def doubles(load):
+    """The same data with its numeric columns as float64, as pandas reads a CSV: skl2onnx then
+    exports the numeric inputs as doubles."""
+    def loaded():
+        X, y = load()
+        numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c])]
+        return X.astype({c: np.float64 for c in numeric}), y
+    return loaded
+
+
 NUMERIC = lambda X: [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c])]
 TEXT = lambda X: [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
 
@@ -185,6 +195,8 @@ CASES = {
     "wine_maxabs_decision_tree": (wine, plain(make_pipeline(MaxAbsScaler(), DecisionTreeClassifier(random_state=SEED)))),
     "iris_imputer_gaussian_nb": (with_gaps(iris), plain(make_pipeline(SimpleImputer(strategy="median"), GaussianNB()))),
     "mixed_wine_forest": (mixed(wine), column_transformer(RandomForestClassifier(n_estimators=20, random_state=SEED))),
+    # a DataFrame of float64 columns (as pandas reads them): double inputs, computed in double
+    "mixed_double_ridge": (doubles(mixed(diabetes)), column_transformer(Ridge(), numeric=StandardScaler())),
     # scikit-learn's defaults: an encoder that refuses unknown categories, integer columns
     "mixed_strict_logistic": (mixed(cancer_named, counts=True), column_transformer(LogisticRegression(max_iter=5000), text=OneHotEncoder())),
     # classifiers answering decision scores, not probabilities (their defaults)
