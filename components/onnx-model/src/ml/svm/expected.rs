@@ -1,3 +1,4 @@
+//! (Over 400 lines: data, one table per case, as rustfmt lays them out.)
 //! onnxruntime 1.32's answers for the SVM unit tests (generated; do not edit by hand). The
 //! Python that wrote them builds each node with onnx.helper and runs it:
 //!
