@@ -196,6 +196,23 @@ impl Host {
         self.output.lock().unwrap().clone()
     }
 
+    /// Everything the host printed, once it holds `text`: the log is read from a pipe and can
+    /// lag the answers a test has already had. Panics with the log after five seconds.
+    pub fn output_with(&self, text: &str) -> String {
+        let started = std::time::Instant::now();
+        loop {
+            let log = self.output();
+            if log.contains(text) {
+                return log;
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "the host never printed {text:?}:\n{log}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     fn signal(&self, sig: &str) {
         let status = Command::new("kill")
             .arg(format!("-{sig}"))
