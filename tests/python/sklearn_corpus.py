@@ -21,6 +21,7 @@ import xgboost as xgb
 from onnxmltools.convert.common.data_types import FloatTensorType
 import pandas as pd
 from skl2onnx import to_onnx
+from sklearn.calibration import CalibratedClassifierCV
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris, load_wine
 from sklearn.decomposition import PCA
@@ -39,7 +40,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import (Binarizer, MaxAbsScaler, MinMaxScaler, Normalizer,
                                    OneHotEncoder, OrdinalEncoder, PolynomialFeatures,
                                    RobustScaler, StandardScaler)
-from sklearn.svm import SVC, SVR, LinearSVR
+from sklearn.svm import SVC, SVR, LinearSVC, LinearSVR
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 warnings.filterwarnings("ignore")
@@ -203,6 +204,13 @@ CASES = {
     "svc_default": (cancer, plain(make_pipeline(StandardScaler(), SVC()))),
     "iris_svc_default": (iris, plain(make_pipeline(StandardScaler(), SVC()))),
     "ridge_classifier": (wine, plain(make_pipeline(StandardScaler(), RidgeClassifier()))),
+    "ridge_binary": (cancer, plain(make_pipeline(StandardScaler(), RidgeClassifier()))),
+    # (skl2onnx 1.20 refuses LinearSVC inside a pipeline with default options: alone here)
+    "linear_svc": (cancer, plain(LinearSVC(random_state=SEED))),
+    # probabilities calibrated from those scores (scikit-learn 1.9's advice in place of
+    # SVC(probability=True)): probabilities again
+    "calibrated_linear_svc": (cancer, plain(make_pipeline(StandardScaler(), CalibratedClassifierCV(LinearSVC(random_state=SEED))))),
+    "iris_calibrated_svc": (iris, plain(make_pipeline(StandardScaler(), CalibratedClassifierCV(SVC(random_state=SEED))))),
     # LightGBM, exported by onnxmltools with its default options
     "lightgbm_regressor": (diabetes, plain(lgb.LGBMRegressor(n_estimators=30, verbose=-1, random_state=SEED))),
     "lightgbm_classifier": (wine, plain(lgb.LGBMClassifier(n_estimators=30, verbose=-1, random_state=SEED))),
@@ -283,10 +291,18 @@ def build(name, out):
         if isinstance(probs, dict):
             probs = {str(k): float(v) for k, v in probs.items()}
         else:
-            probs = {str(c): float(p) for c, p in zip(model.classes_, np.asarray(probs).ravel())}
+            probs = np.asarray(probs).ravel()
+            if len(probs) == 1 and len(model.classes_) == 2:
+                # A binary classifier's one decision score (scikit-learn's decision_function,
+                # above 0 for the second class): the component answers it as [-s, s].
+                probs = [-probs[0], probs[0]]
+            probs = {str(c): float(p) for c, p in zip(model.classes_, probs)}
         rows.append({"label": str(plain_value(label)), "probabilities": probs})
     ops = sorted({f"{n.domain or 'ai.onnx'}:{n.op_type}" for n in onx.graph.node})
-    (d / "expected.json").write_text(json.dumps({"rows": rows, "operators": ops}, indent=1))
+    # Whether the model answers decision scores (no predict_proba), as the component must say.
+    scores = not hasattr(model, "predict_proba") and hasattr(model, "classes_")
+    (d / "expected.json").write_text(
+        json.dumps({"rows": rows, "operators": ops, "decision_scores": scores}, indent=1))
     return ops
 
 

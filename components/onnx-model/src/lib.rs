@@ -304,22 +304,27 @@ impl Model for OnnxModel {
         let rows: Vec<&[inputs::Cell]> = read.iter().map(|p| p.cells.as_slice()).collect();
         let answers: Vec<Result<graph::Answer, PredictError>> = match graph.run_rows(&rows) {
             Ok(answers) if answers.len() == rows.len() => answers.into_iter().map(Ok).collect(),
+            // One at a time, while the deadline allows: the rows left are not computed.
             _ => read
                 .iter()
+                .take_while(|_| std::time::Instant::now() < deadline)
                 .map(|p| graph.run(&p.cells).map_err(|e| could_not_answer(&e, p)))
                 .collect(),
         };
         let mut answers = answers.into_iter();
-        prepared
-            .into_iter()
-            .map(|item| {
-                let (p, assessment) = item?;
-                let output = answers
-                    .next()
-                    .ok_or_else(|| PredictError::Fault("the graph answered fewer rows".into()))??;
-                self.answer(output, p.echo, assessment)
-            })
-            .collect()
+        let mut results = Vec::with_capacity(prepared.len());
+        for item in prepared {
+            let result = match item {
+                Err(e) => Err(e),
+                Ok((p, assessment)) => match answers.next() {
+                    Some(answer) => answer.and_then(|a| self.answer(a, p.echo, assessment)),
+                    // Past the deadline: this item and the rest are not computed.
+                    None => break,
+                },
+            };
+            results.push(result);
+        }
+        results
     }
 }
 

@@ -53,28 +53,69 @@ pub fn classifier_labels(graph: &GraphProto) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// The classifier node of the graph whose columns are decision scores, described: an
-/// `SVMClassifier` without probability estimates (`prob_a`: an SVC without
+/// Operators that make probabilities of scores (a logistic, a softmax, a calibration's
+/// exponential, a normalisation to sum 1).
+const PROBABILITY_MAKERS: [&str; 5] = ["Exp", "Sigmoid", "Softmax", "LogSoftmax", "Normalizer"];
+
+/// The classifier node whose decision scores make the graph's per-label output, described:
+/// an `SVMClassifier` without probability estimates (`prob_a`: an SVC without
 /// `probability=True`), or a `LinearClassifier` with no post-transform (LinearSVC,
-/// RidgeClassifier). An export computing scores with plain operators (a hinge-loss
-/// SGDClassifier) is not recognised here; its answers are checked instead (`result.rs`).
+/// RidgeClassifier), with nothing between it and an output that makes probabilities of them
+/// (one-vs-rest arithmetic may be; CalibratedClassifierCV's exponential makes the calibrated
+/// probabilities, and is not). An export computing scores with plain operators only (a
+/// hinge-loss SGDClassifier) is not recognised here; its answers are checked instead
+/// (`result.rs`).
 pub fn decision_scores(graph: &GraphProto) -> Option<String> {
-    graph.node.iter().find_map(|n| {
-        let attribute = |name: &str| n.attribute.iter().find(|a| a.name == name);
-        let post = attribute("post_transform").map(|a| String::from_utf8_lossy(&a.s).into_owned());
-        let none = post.as_deref().is_none_or(|p| p == "NONE");
-        match n.op_type.as_str() {
-            "SVMClassifier" if attribute("prob_a").is_none() && none => Some(format!(
-                "classifier (`SVMClassifier` `{}`, without probability estimates)",
-                n.name
-            )),
-            "LinearClassifier" if none => Some(format!(
-                "classifier (`LinearClassifier` `{}`, without a post-transform)",
-                n.name
-            )),
-            _ => None,
+    graph.output.iter().find_map(|out| {
+        let makers = ancestors(graph, &out.name);
+        if makers
+            .iter()
+            .any(|n| PROBABILITY_MAKERS.contains(&n.op_type.as_str()))
+        {
+            return None;
         }
+        makers
+            .iter()
+            .filter(|n| n.domain == "ai.onnx.ml")
+            .find_map(|n| answers_scores(n))
     })
+}
+
+/// Every node `name` is computed from, directly or not (each once, so a hostile graph's
+/// cycle ends).
+fn ancestors<'g>(graph: &'g GraphProto, name: &str) -> Vec<&'g NodeProto> {
+    let mut found: Vec<&NodeProto> = Vec::new();
+    let mut wanted = vec![name.to_owned()];
+    while let Some(name) = wanted.pop() {
+        for node in graph.node.iter().filter(|n| n.output.contains(&name)) {
+            if !found.iter().any(|f| std::ptr::eq(*f, node)) {
+                found.push(node);
+                wanted.extend(node.input.iter().cloned());
+            }
+        }
+    }
+    found
+}
+
+/// Whether a classifier node's scores are decision scores: no post-transform, and for an
+/// SVM no probability estimates.
+fn answers_scores(n: &NodeProto) -> Option<String> {
+    let attribute = |name: &str| n.attribute.iter().find(|a| a.name == name);
+    let post = attribute("post_transform").map(|a| String::from_utf8_lossy(&a.s).into_owned());
+    if post.as_deref().is_some_and(|p| p != "NONE") {
+        return None;
+    }
+    match n.op_type.as_str() {
+        "SVMClassifier" if attribute("prob_a").is_none() => Some(format!(
+            "classifier (`SVMClassifier` `{}`, without probability estimates)",
+            n.name
+        )),
+        "LinearClassifier" => Some(format!(
+            "classifier (`LinearClassifier` `{}`, without a post-transform)",
+            n.name
+        )),
+        _ => None,
+    }
 }
 
 /// Whether `labels` are the class numbers 0, 1, 2, ... in order (a classifier trained on
@@ -173,5 +214,68 @@ mod tests {
                 .unwrap_err()
                 .contains("classes_")
         );
+    }
+
+    /// A classifier node with a label and a scores output, reached from `out` through `path`.
+    fn scored(op: &str, attributes: Vec<AttributeProto>, path: &[&str]) -> GraphProto {
+        let mut classifier = node(op, "X", "label");
+        classifier.output.push("scores".into());
+        classifier.attribute = attributes;
+        let mut nodes = vec![classifier];
+        let mut from = "scores".to_owned();
+        for (i, op) in path.iter().enumerate() {
+            let to = format!("v{i}");
+            nodes.push(node(op, &from, &to));
+            from = to;
+        }
+        GraphProto {
+            node: nodes,
+            output: vec![ValueInfoProto {
+                name: from,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn post(transform: &str) -> AttributeProto {
+        AttributeProto {
+            name: "post_transform".into(),
+            s: transform.as_bytes().to_vec(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn decision_scores_are_told_from_probabilities_by_what_makes_the_output() {
+        // SVC() and LinearSVC/RidgeClassifier, as skl2onnx exports them: the scores, cast.
+        let svc = scored("SVMClassifier", vec![post("NONE")], &["Cast"]);
+        assert!(decision_scores(&svc).unwrap().contains("SVMClassifier"));
+        let linear = scored("LinearClassifier", vec![], &["Identity", "ZipMap"]);
+        assert!(
+            decision_scores(&linear)
+                .unwrap()
+                .contains("LinearClassifier")
+        );
+        // Probabilities: an SVC with Platt scaling, a logistic regression, and a calibrated
+        // LinearSVC (CalibratedClassifierCV computes probabilities from the scores).
+        let prob_a = AttributeProto {
+            name: "prob_a".into(),
+            floats: vec![-1.0],
+            ..Default::default()
+        };
+        let platt = scored("SVMClassifier", vec![post("NONE"), prob_a], &["Cast"]);
+        assert_eq!(decision_scores(&platt), None);
+        let logistic = scored("LinearClassifier", vec![post("LOGISTIC")], &["Cast"]);
+        assert_eq!(decision_scores(&logistic), None);
+        let calibrated = scored("LinearClassifier", vec![post("NONE")], &["Sigmoid", "Cast"]);
+        assert_eq!(decision_scores(&calibrated), None);
+        // A multi-class SVC's one-vs-rest arithmetic keeps them scores.
+        let ovr = scored("SVMClassifier", vec![], &["Abs", "Div", "Add", "Cast"]);
+        assert!(decision_scores(&ovr).is_some());
+        // A cycle in a hostile graph ends the search.
+        let mut cycle = scored("LinearClassifier", vec![], &["Identity"]);
+        cycle.node[1].input = vec!["v0".into()];
+        assert_eq!(decision_scores(&cycle), None);
     }
 }

@@ -22,10 +22,15 @@ fn made(into: &Path, names: &[&str]) -> Option<Vec<PathBuf>> {
 
 /// The first held-out row's features, by name, numbers as numbers.
 fn first_row(dir: &Path) -> serde_json::Map<String, Value> {
+    nth_row(dir, 0)
+}
+
+/// Held-out row `n`'s features, by name, numbers as numbers.
+fn nth_row(dir: &Path, n: usize) -> serde_json::Map<String, Value> {
     let text = std::fs::read_to_string(dir.join("heldout.csv")).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let cells: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let cells: Vec<&str> = lines.nth(n).unwrap().split(',').collect();
     header[..header.len() - 1]
         .iter()
         .zip(cells)
@@ -177,7 +182,8 @@ async fn scikit_learns_default_encoder_refuses_an_unseen_category_in_its_own_ite
         why.contains("colour = \"purple\"") && why.contains("handle_unknown"),
         "{why}"
     );
-    let batch = json!({"rows": [row, purple, row]});
+    let other = nth_row(dir, 1);
+    let batch = json!({"rows": [row, purple, other]});
     let v = predict(&c, &host, "tabular", batch).await.value();
     let items = v["results"]["items"].as_array().unwrap();
     let succeeded: Vec<&Value> = items.iter().map(|i| &i["success"]).collect();
@@ -186,6 +192,13 @@ async fn scikit_learns_default_encoder_refuses_an_unseen_category_in_its_own_ite
         [&json!(true), &json!(false), &json!(true)],
         "{v}"
     );
+    // The good rows' items are their own answers, in order (the batch was rerun row by row).
+    for (item, alone) in [(&items[0], &row), (&items[2], &other)] {
+        let single = predict(&c, &host, "tabular", json!({"features": alone}))
+            .await
+            .value();
+        assert_eq!(item["results"], single["results"], "{v}");
+    }
 
     // The graph takes the count as an integer: a fraction or a missing one is a 400 naming it.
     for bad in [json!(1.5), Value::Null] {

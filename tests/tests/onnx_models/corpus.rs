@@ -124,11 +124,15 @@ async fn try_model(c: &Client, dir: &Path, data: &Path) -> Line {
                     ));
                 }
                 // A classifier answering decision scores (an SVC without probabilities, a
-                // RidgeClassifier) says so, and its scores are compared as numbers.
-                let (field, probability) = match got.get("decision_scores") {
-                    Some(_) => ("decision_scores", false),
-                    None => ("probabilities", true),
+                // RidgeClassifier: no predict_proba in scikit-learn) says so, and only it.
+                let (field, probability) = match expected["decision_scores"] == true {
+                    true => ("decision_scores", false),
+                    false => ("probabilities", true),
                 };
+                if got.get(field).is_none() {
+                    line.mismatches
+                        .push(format!("row {i}: no `{field}` in {got}"));
+                }
                 for (label, w) in want["probabilities"].as_object().unwrap() {
                     let g = got[field][label].as_f64();
                     numbers.push((format!("{field}[{label}]"), g, w, probability));

@@ -32,6 +32,9 @@ pub struct Answer {
 pub struct Outputs {
     values: usize,
     label: Option<usize>,
+    /// A binary classifier's one decision score (scikit-learn's `decision_function`: above 0
+    /// for the second label), answered as `[-s, s]`, as an SVC's two are.
+    one_score: bool,
 }
 
 /// `x` as the shortest decimal that reads back as `x`, as a double.
@@ -52,6 +55,7 @@ impl Outputs {
                 Some(f) if is_float(f) && columns(f) == Some(1) => Ok(Self {
                     values: 0,
                     label: None,
+                    one_score: false,
                 }),
                 Some(f) => Err(format!(
                     "a regression reads one number per row from the graph's first output, \
@@ -61,16 +65,21 @@ impl Outputs {
             },
             Reading::Classes(labels) | Reading::Scores(labels) => {
                 let n = labels.len();
-                let values = facts
-                    .iter()
-                    .position(|f| is_float(f) && columns(f) == Some(n))
-                    .ok_or_else(|| {
-                        format!(
-                            "a classifier with {n} labels needs a float output of {n} columns \
+                let scores = matches!(reading, Reading::Scores(_));
+                let of_columns = |k| {
+                    facts
+                        .iter()
+                        .position(|f| is_float(f) && columns(f) == Some(k))
+                };
+                let one_score =
+                    scores && n == 2 && of_columns(2).is_none() && of_columns(1).is_some();
+                let values = of_columns(if one_score { 1 } else { n }).ok_or_else(|| {
+                    format!(
+                        "a classifier with {n} labels needs a float output of {n} columns \
                              (probabilities, or a ZipMap of them); the graph's outputs are \
                              {facts:?}"
-                        )
-                    })?;
+                    )
+                })?;
                 // Integer labels are int64 in the graph; tract may carry a cast to int64 as
                 // its dimension type (TDim), which reads back as the same integers.
                 let label = facts.iter().position(|f| {
@@ -79,7 +88,11 @@ impl Outputs {
                         DatumType::I64 | DatumType::I32 | DatumType::TDim | DatumType::String
                     ) && columns(f) == Some(1)
                 });
-                Ok(Self { values, label })
+                Ok(Self {
+                    values,
+                    label,
+                    one_score,
+                })
             }
         }
     }
@@ -112,7 +125,10 @@ impl Outputs {
             .enumerate()
             .map(|(i, v)| Answer {
                 label: labels.as_ref().map(|l| l[i].clone()),
-                values: v.to_vec(),
+                values: match (self.one_score, v) {
+                    (true, [s]) => vec![-s, *s],
+                    _ => v.to_vec(),
+                },
             })
             .collect())
     }

@@ -225,7 +225,7 @@ impl Feed {
         };
         let whole = |c: &Cell| {
             let x = number(c)?;
-            if x.fract() == 0.0 && x.abs() < 2f64.powi(53) {
+            if x.fract() == 0.0 && x.abs() <= 2f64.powi(53) {
                 Ok(x as i64)
             } else {
                 Err(format!("{x} where the graph takes a whole number"))

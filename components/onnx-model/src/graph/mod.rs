@@ -112,10 +112,21 @@ impl Graph {
             if zipped.is_empty()
                 && let Some(graph) = &proto.graph
             {
-                for (op, theirs) in zipmap::classifier_labels(graph) {
+                // One classifier makes the columns; several (one-vs-rest's inner binary
+                // classifiers) each label their own, which the manifest need not list.
+                let classifiers = zipmap::classifier_labels(graph);
+                let only = if classifiers.len() == 1 {
+                    classifiers
+                } else {
+                    Vec::new()
+                };
+                for (op, theirs) in only {
                     // A classifier trained on class numbers 0, 1, ... may be given names in
                     // the manifest, in that order (models/iris); any other list must match.
-                    if zipmap::numbered(&theirs) && theirs.len() == labels.len() {
+                    // Names only: a manifest of numbers in another order would be read by
+                    // name and by position at once.
+                    let names = !labels.iter().any(|l| l.parse::<i64>().is_ok());
+                    if zipmap::numbered(&theirs) && theirs.len() == labels.len() && names {
                         continue;
                     }
                     let who = format!("classifier (`{op}`)");

@@ -38,6 +38,10 @@ struct TensorProto {
 
 #[derive(Clone, PartialEq, Message)]
 struct NodeProto {
+    #[prost(string, repeated, tag = "1")]
+    input: Vec<String>,
+    #[prost(string, repeated, tag = "2")]
+    output: Vec<String>,
     #[prost(string, tag = "4")]
     op_type: String,
     #[prost(string, tag = "7")]
@@ -198,7 +202,7 @@ impl GraphSummary {
             inputs,
             outputs,
             labels: labels_of(&graph.node),
-            decision_scores: graph.node.iter().any(answers_scores),
+            decision_scores: scores_reach_an_output(&graph),
         })
     }
 
@@ -264,8 +268,42 @@ fn labels_of(nodes: &[NodeProto]) -> Option<Vec<String>> {
         .or_else(|| classifier.and_then(class_labels))
 }
 
-/// Whether `node` is a classifier answering decision scores (see
-/// [`GraphSummary::decision_scores`]).
+/// Operators that make probabilities of scores (a logistic, a softmax, a calibration's
+/// exponential, a normalisation to sum 1).
+const PROBABILITY_MAKERS: [&str; 5] = ["Exp", "Sigmoid", "Softmax", "LogSoftmax", "Normalizer"];
+
+/// Whether an output is made from a classifier's decision scores (see [`answers_scores`])
+/// with nothing that makes probabilities of them on the way (one-vs-rest arithmetic may be;
+/// CalibratedClassifierCV's exponential makes probabilities); as the component judges it.
+fn scores_reach_an_output(graph: &GraphProto) -> bool {
+    graph.output.iter().any(|out| {
+        let makers = ancestors(graph, &out.name);
+        !makers
+            .iter()
+            .any(|n| PROBABILITY_MAKERS.contains(&n.op_type.as_str()))
+            && makers.iter().any(|n| answers_scores(n))
+    })
+}
+
+/// Every node `name` is computed from, directly or not (each once: a hostile graph's cycle
+/// ends).
+fn ancestors<'g>(graph: &'g GraphProto, name: &str) -> Vec<&'g NodeProto> {
+    let mut found: Vec<&NodeProto> = Vec::new();
+    let mut wanted = vec![name.to_owned()];
+    while let Some(name) = wanted.pop() {
+        for node in graph.node.iter().filter(|n| n.output.contains(&name)) {
+            if !found.iter().any(|f| std::ptr::eq(*f, node)) {
+                found.push(node);
+                wanted.extend(node.input.iter().cloned());
+            }
+        }
+    }
+    found
+}
+
+/// Whether `node` is a classifier whose scores are decision scores: an `SVMClassifier`
+/// without `prob_a` (an SVC without probability=True), a `LinearClassifier` without a
+/// post-transform (LinearSVC, RidgeClassifier).
 fn answers_scores(node: &NodeProto) -> bool {
     let attr = |name: &str| node.attribute.iter().find(|a| a.name == name);
     let no_transform = attr("post_transform").is_none_or(|a| a.s == b"NONE");
@@ -294,104 +332,10 @@ fn class_labels(node: &NodeProto) -> Option<Vec<String>> {
         .map(|a| a.ints.iter().map(i64::to_string).collect())
 }
 
-/// An element type [`encode`] writes as ZipMap's sequence of maps, not a tensor.
 #[cfg(test)]
-pub const MAPS: i32 = -1;
-
-/// A graph's bytes (for tests): its inputs and outputs as (name, element type or [`MAPS`],
-/// dims, 0 for a symbolic one), a tree classifier node of labels 0 and 1, a ZipMap node with
-/// `labels` if any, an initializer `w` also listed among the inputs (as older exports do).
+mod encode;
 #[cfg(test)]
-pub fn encode(
-    inputs: &[(&str, i32, &[i64])],
-    outputs: &[(&str, i32, &[i64])],
-    labels: Option<&[&str]>,
-) -> Vec<u8> {
-    encode_nodes(inputs, outputs, labels, true)
-}
-
-/// [`encode`] without the tree classifier node: a graph whose classes no node names (a k-NN
-/// or MLP export carries them as a constant tensor).
-#[cfg(test)]
-pub fn encode_unlabelled(
-    inputs: &[(&str, i32, &[i64])],
-    outputs: &[(&str, i32, &[i64])],
-) -> Vec<u8> {
-    encode_nodes(inputs, outputs, None, false)
-}
-
-#[cfg(test)]
-fn encode_nodes(
-    inputs: &[(&str, i32, &[i64])],
-    outputs: &[(&str, i32, &[i64])],
-    labels: Option<&[&str]>,
-    tree: bool,
-) -> Vec<u8> {
-    let tensor = |elem, dims: &[i64]| TypeProto {
-        tensor_type: Some(TensorType {
-            elem_type: elem,
-            shape: Some(TensorShapeProto {
-                dim: dims.iter().map(|&d| Dimension { dim_value: d }).collect(),
-            }),
-        }),
-        ..Default::default()
-    };
-    let maps = || TypeProto {
-        sequence_type: Some(Box::new(SequenceType {
-            elem_type: Some(Box::new(TypeProto {
-                map_type: Some(Box::new(MapType {
-                    key_type: STRING,
-                    value_type: Some(Box::new(tensor(FLOAT, &[]))),
-                })),
-                ..Default::default()
-            })),
-        })),
-        ..Default::default()
-    };
-    let vi = |&(name, elem, dims): &(&str, i32, &[i64])| ValueInfoProto {
-        name: name.into(),
-        r#type: Some(if elem == MAPS {
-            maps()
-        } else {
-            tensor(elem, dims)
-        }),
-    };
-    let node = |op: &str, attribute| NodeProto {
-        op_type: op.into(),
-        domain: "ai.onnx.ml".into(),
-        attribute,
-    };
-    let mut nodes = Vec::new();
-    if tree {
-        nodes.push(node(
-            "TreeEnsembleClassifier",
-            vec![AttributeProto {
-                name: "classlabels_int64s".into(),
-                ints: vec![0, 1],
-                ..Default::default()
-            }],
-        ));
-    }
-    if let Some(labels) = labels {
-        nodes.push(node(
-            "ZipMap",
-            vec![AttributeProto {
-                name: "classlabels_strings".into(),
-                strings: labels.iter().map(|l| l.as_bytes().to_vec()).collect(),
-                ..Default::default()
-            }],
-        ));
-    }
-    let mut input: Vec<ValueInfoProto> = inputs.iter().map(vi).collect();
-    input.push(vi(&("w", FLOAT, &[3])));
-    let graph = GraphProto {
-        node: nodes,
-        initializer: vec![TensorProto { name: "w".into() }],
-        input,
-        output: outputs.iter().map(vi).collect(),
-    };
-    ModelProto { graph: Some(graph) }.encode_to_vec()
-}
+pub use encode::{MAPS, encode, encode_unlabelled};
 
 #[cfg(test)]
 mod tests;
