@@ -333,9 +333,7 @@ fn class_labels(node: &NodeProto) -> Option<Vec<String>> {
 }
 
 #[cfg(test)]
-mod encode;
-#[cfg(test)]
-pub use encode::{MAPS, encode, encode_unlabelled};
+pub mod encode;
 
 #[cfg(test)]
 mod tests;

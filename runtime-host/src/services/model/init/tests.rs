@@ -2,7 +2,8 @@
 //! parses it, and holds the data's values exactly. Expected statistics are pandas' (`min`,
 //! `max`, `mean` of `pd.read_csv` of the same text), not this code's.
 
-use super::onnx_graph::{FLOAT, INT64, MAPS, STRING, encode, encode_unlabelled};
+use super::onnx_graph::encode::{MAPS, encode, encode_unlabelled};
+use super::onnx_graph::{FLOAT, INT64, STRING};
 use super::*;
 use model_manifest::{Input, Output};
 

@@ -1,3 +1,4 @@
+use super::encode::{MAPS, encode};
 use super::*;
 
 #[test]
