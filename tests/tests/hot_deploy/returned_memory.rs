@@ -20,6 +20,8 @@ const MODELS: usize = 4;
 const CYCLES: usize = 10;
 /// How far the resident memory may end above its level before the models came.
 const TOLERANCE: f64 = 0.10;
+/// What one cycle's end may hold beyond that: heap the allocator's arenas kept.
+const ARENAS_KIB: u64 = 24 << 10;
 
 /// The `.cwasm` files mapped into process `pid`, by path (a pruned file's path included).
 fn cwasm_mappings(pid: u32) -> BTreeSet<String> {
@@ -215,14 +217,31 @@ async fn removed_models_leave_no_code_mapped_and_memory_comes_back() {
         after_removal.push(rss);
         file_backed.push(status_kib(pid, "RssFile"));
         let in_mib: Vec<u64> = after_removal.iter().map(|r| r >> 10).collect();
+        // One cycle may end with the allocator's arenas holding some of the heap it freed
+        // (7-24 MiB seen under a loaded full run); a leak of the models (160-190 MiB a cycle,
+        // before the fix) is far past that.
         assert!(
-            rss <= limit,
-            "cycle {cycle}: resident memory {} MiB after the models went, more than 10 % above \
-             its {} MiB before they came (after each cycle, MiB: {in_mib:?})",
+            rss <= limit + ARENAS_KIB,
+            "cycle {cycle}: resident memory {} MiB after the models went, more than 10 % and \
+             {} MiB above its {} MiB before they came (after each cycle, MiB: {in_mib:?})",
             rss >> 10,
+            ARENAS_KIB >> 10,
             rss_before >> 10
         );
     }
+    // And it comes back: of the last three cycles, one ends within 10 % of where it began.
+    let in_mib: Vec<u64> = after_removal.iter().map(|r| r >> 10).collect();
+    let least = after_removal[CYCLES - 3..]
+        .iter()
+        .min()
+        .copied()
+        .unwrap_or(0);
+    assert!(
+        least <= limit,
+        "resident memory stayed more than 10 % above its {} MiB before the models came \
+         (after each cycle, MiB: {in_mib:?})",
+        rss_before >> 10
+    );
 
     // Nor does what is mapped from files (code, snapshots' images: what removed models kept)
     // creep up from cycle to cycle: the last cycle ends where the first did. The heap's part
