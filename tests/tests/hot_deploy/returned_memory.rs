@@ -3,7 +3,8 @@
 //! pool slot that ran it. Models dropped into a watched `--models` directory, each answering
 //! a prediction, then removed, cycle after cycle: once they are gone no mapping of their code
 //! may remain, and the host's resident memory must come back to within 10 % of where it was
-//! before they came, its file-backed part not creeping up from cycle to cycle (it grew by 160-190 MiB a cycle of
+//! before they came (a cycle may end up to 24 MiB higher, heap the allocator's arenas keep,
+//! if a later one comes back), its file-backed part not creeping up from cycle to cycle (it grew by 160-190 MiB a cycle of
 //! 8 models: the removed models' code stayed mapped by the instance pool's slots, and what
 //! they freed on the heap stayed with the allocator).
 
