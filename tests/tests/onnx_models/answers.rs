@@ -5,7 +5,7 @@
 //! missing numbers and refusing a number where a category belongs.
 
 use super::{init_corpus_model, make_corpus, predict, serve};
-use e2e_tests::{Client, temp_dir};
+use e2e_tests::{Client, Host, temp_dir};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -18,6 +18,31 @@ fn made(into: &Path, names: &[&str]) -> Option<Vec<PathBuf>> {
         init_corpus_model(dir).unwrap_or_else(|why| panic!("model init: {why}"));
     }
     Some(dirs)
+}
+
+/// A corpus model made, described by `model init` and served; its directories live as long
+/// as it does.
+struct Served {
+    dir: PathBuf,
+    host: Host,
+    c: Client,
+    _work: tempfile::TempDir,
+    _data: tempfile::TempDir,
+}
+
+/// The corpus model `name`, served (none when the tests' Python tools are missing).
+fn served(name: &str) -> Option<Served> {
+    let work = temp_dir();
+    let dir = made(work.path(), &[name])?.remove(0);
+    let data = temp_dir();
+    let host = serve(&dir, data.path());
+    Some(Served {
+        dir,
+        host,
+        c: Client::new(),
+        _work: work,
+        _data: data,
+    })
 }
 
 /// The first held-out row's features, by name, numbers as numbers.
@@ -43,19 +68,16 @@ fn nth_row(dir: &Path, n: usize) -> serde_json::Map<String, Value> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_small_quantity_is_answered_exactly_and_flagged_against_its_reliable_range() {
-    let work = temp_dir();
-    let Some(dirs) = made(work.path(), &["micromolar_ridge"]) else {
+    // Whole: its directories are deleted when it goes.
+    let Some(model) = served("micromolar_ridge") else {
         return;
     };
-    let dir = &dirs[0];
-    let data = temp_dir();
-    let host = serve(dir, data.path());
-    let c = Client::new();
+    let (dir, host, c) = (&model.dir, &model.host, &model.c);
     let expected: Value =
         serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
     let want = expected["rows"][0]["value"].as_f64().unwrap();
     let row = first_row(dir);
-    let one = predict(&c, &host, "tabular", json!({"features": row}))
+    let one = predict(c, host, "tabular", json!({"features": row}))
         .await
         .value();
     let got = one["results"]["prediction"].as_f64().unwrap();
@@ -82,7 +104,7 @@ async fn a_small_quantity_is_answered_exactly_and_flagged_against_its_reliable_r
             .collect()
     };
     let batch = json!({"rows": [row, scaled(10.0), scaled(-10.0)]});
-    let items = predict(&c, &host, "tabular", batch).await.value()["results"]["items"].clone();
+    let items = predict(c, host, "tabular", batch).await.value()["results"]["items"].clone();
     let mut flags = Vec::new();
     for item in items.as_array().unwrap() {
         let r = &item["results"];
@@ -100,16 +122,13 @@ async fn a_small_quantity_is_answered_exactly_and_flagged_against_its_reliable_r
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pipeline_over_numbers_and_text_reads_categories_and_missing_values() {
-    let work = temp_dir();
-    let Some(dirs) = made(work.path(), &["mixed_logistic"]) else {
+    // Whole: its directories are deleted when it goes.
+    let Some(model) = served("mixed_logistic") else {
         return;
     };
-    let dir = &dirs[0];
-    let data = temp_dir();
-    let host = serve(dir, data.path());
-    let c = Client::new();
+    let (dir, host, c) = (&model.dir, &model.host, &model.c);
     let row = first_row(dir);
-    let known = predict(&c, &host, "tabular", json!({"features": row}))
+    let known = predict(c, host, "tabular", json!({"features": row}))
         .await
         .value();
     assert_eq!(known["results"]["in_domain"], true, "{known}");
@@ -119,7 +138,7 @@ async fn a_pipeline_over_numbers_and_text_reads_categories_and_missing_values() 
     // flagged out of the domain, naming it.
     let mut purple = row.clone();
     purple.insert("colour".into(), json!("purple"));
-    let r = predict(&c, &host, "tabular", json!({"features": purple}))
+    let r = predict(c, host, "tabular", json!({"features": purple}))
         .await
         .value();
     assert_eq!(r["success"], true, "{r}");
@@ -134,7 +153,7 @@ async fn a_pipeline_over_numbers_and_text_reads_categories_and_missing_values() 
     let mut missing = row.clone();
     let numeric = row.iter().find(|(_, v)| v.is_number()).unwrap().0.clone();
     missing.insert(numeric.clone(), Value::Null);
-    let r = predict(&c, &host, "tabular", json!({"features": missing}))
+    let r = predict(c, host, "tabular", json!({"features": missing}))
         .await
         .value();
     assert_eq!(r["success"], true, "{r}");
@@ -143,13 +162,13 @@ async fn a_pipeline_over_numbers_and_text_reads_categories_and_missing_values() 
     // A number where a category belongs, and text where a number does: 400 naming the field.
     let mut wrong = row.clone();
     wrong.insert("colour".into(), json!(3));
-    let e = predict(&c, &host, "tabular", json!({"features": wrong}))
+    let e = predict(c, host, "tabular", json!({"features": wrong}))
         .await
         .assert_error(400, "invalid_field");
     assert!(e.error.contains("data.features.colour"), "{}", e.error);
     let mut wrong = row.clone();
     wrong.insert(numeric.clone(), json!("high"));
-    let e = predict(&c, &host, "tabular", json!({"features": wrong}))
+    let e = predict(c, host, "tabular", json!({"features": wrong}))
         .await
         .assert_error(400, "invalid_field");
     assert!(e.error.contains(&numeric), "{}", e.error);
@@ -157,14 +176,11 @@ async fn a_pipeline_over_numbers_and_text_reads_categories_and_missing_values() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn scikit_learns_default_encoder_refuses_an_unseen_category_in_its_own_item_only() {
-    let work = temp_dir();
-    let Some(dirs) = made(work.path(), &["mixed_strict_logistic"]) else {
+    // Whole: its directories are deleted when it goes.
+    let Some(model) = served("mixed_strict_logistic") else {
         return;
     };
-    let dir = &dirs[0];
-    let data = temp_dir();
-    let host = serve(dir, data.path());
-    let c = Client::new();
+    let (dir, host, c) = (&model.dir, &model.host, &model.c);
     let row = first_row(dir);
     let visits = row["visits"].as_f64().unwrap();
     assert_eq!(visits.fract(), 0.0, "an integer column: {row:?}");
@@ -173,7 +189,7 @@ async fn scikit_learns_default_encoder_refuses_an_unseen_category_in_its_own_ite
     // and what to do, not a 500; in a batch, that item alone.
     let mut purple = row.clone();
     purple.insert("colour".into(), json!("purple"));
-    let r = predict(&c, &host, "tabular", json!({"features": purple})).await;
+    let r = predict(c, host, "tabular", json!({"features": purple})).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.value();
     assert_eq!(v["success"], false, "{v}");
@@ -184,7 +200,7 @@ async fn scikit_learns_default_encoder_refuses_an_unseen_category_in_its_own_ite
     );
     let other = nth_row(dir, 1);
     let batch = json!({"rows": [row, purple, other]});
-    let v = predict(&c, &host, "tabular", batch).await.value();
+    let v = predict(c, host, "tabular", batch).await.value();
     let items = v["results"]["items"].as_array().unwrap();
     let succeeded: Vec<&Value> = items.iter().map(|i| &i["success"]).collect();
     assert_eq!(
@@ -194,7 +210,7 @@ async fn scikit_learns_default_encoder_refuses_an_unseen_category_in_its_own_ite
     );
     // The good rows' items are their own answers, in order (the batch was rerun row by row).
     for (item, alone) in [(&items[0], &row), (&items[2], &other)] {
-        let single = predict(&c, &host, "tabular", json!({"features": alone}))
+        let single = predict(c, host, "tabular", json!({"features": alone}))
             .await
             .value();
         assert_eq!(item["results"], single["results"], "{v}");
@@ -204,7 +220,7 @@ async fn scikit_learns_default_encoder_refuses_an_unseen_category_in_its_own_ite
     for bad in [json!(1.5), Value::Null] {
         let mut wrong = row.clone();
         wrong.insert("visits".into(), bad);
-        let e = predict(&c, &host, "tabular", json!({"features": wrong}))
+        let e = predict(c, host, "tabular", json!({"features": wrong}))
             .await
             .assert_error(400, "invalid_field");
         assert!(e.error.contains("data.features.visits"), "{}", e.error);
