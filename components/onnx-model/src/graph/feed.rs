@@ -161,6 +161,16 @@ pub fn with_rows(
     Ok(model)
 }
 
+/// `x` as an integer input of `datum` takes it: whole, and within what it holds exactly
+/// (2^53 for int64, as a JSON number is a double; i32's range for int32).
+fn whole(datum: DatumType, x: f64) -> Option<i64> {
+    let limit = match datum {
+        DatumType::I32 => f64::from(i32::MAX),
+        _ => 2f64.powi(53),
+    };
+    (x.fract() == 0.0 && x.abs() <= limit).then_some(x as i64)
+}
+
 impl Feed {
     /// Whether `row` can be fed: a whole number (not missing) where the graph takes integers.
     /// A problem names the feature's position in the row and what is wrong, for a 400 naming
@@ -173,19 +183,14 @@ impl Feed {
         if !matches!(datum, DatumType::I64 | DatumType::I32) {
             return Ok(());
         }
-        let limit = if datum == DatumType::I32 {
-            f64::from(i32::MAX)
-        } else {
-            2f64.powi(53)
-        };
         for at in features {
             match row.get(at) {
-                Some(Cell::Number(x)) if x.fract() == 0.0 && x.abs() <= limit => {}
+                Some(Cell::Number(x)) if whole(datum, *x).is_some() => {}
                 Some(Cell::Missing) => {
                     return Err((
                         at,
-                        "must be a number: the model takes whole numbers here, \
-                                     and has no way to fill in a missing one"
+                        "must be a number: the model takes whole numbers here, and has no way \
+                         to fill in a missing one"
                             .into(),
                     ));
                 }
@@ -223,13 +228,9 @@ impl Feed {
             Cell::Missing => Ok(f64::NAN),
             Cell::Text(t) => Err(format!("the text {t:?} where the graph takes a number")),
         };
-        let whole = |c: &Cell| {
+        let integer = |c: &Cell| {
             let x = number(c)?;
-            if x.fract() == 0.0 && x.abs() <= 2f64.powi(53) {
-                Ok(x as i64)
-            } else {
-                Err(format!("{x} where the graph takes a whole number"))
-            }
+            whole(datum, x).ok_or_else(|| format!("{x} where the graph takes a whole number"))
         };
         let tensor = match datum {
             DatumType::F32 => {
@@ -244,13 +245,13 @@ impl Feed {
                 Tensor::from_shape(&shape, &v)
             }
             DatumType::I64 => {
-                let v: Vec<i64> = cells.iter().map(|c| whole(c)).collect::<Result<_, _>>()?;
+                let v: Vec<i64> = cells.iter().map(|c| integer(c)).collect::<Result<_, _>>()?;
                 Tensor::from_shape(&shape, &v)
             }
             DatumType::I32 => {
                 let v: Vec<i32> = cells
                     .iter()
-                    .map(|c| whole(c).and_then(|x| i32::try_from(x).map_err(|e| e.to_string())))
+                    .map(|c| integer(c).and_then(|x| i32::try_from(x).map_err(|e| e.to_string())))
                     .collect::<Result<_, _>>()?;
                 Tensor::from_shape(&shape, &v)
             }

@@ -54,6 +54,11 @@ impl Labels {
         }
     }
 
+    /// The types of a classifier's outputs: labels, and float scores.
+    pub fn output_types(&self) -> TVec<Option<DatumType>> {
+        tvec![Some(self.datum_type()), Some(DatumType::F32)]
+    }
+
     /// The facts of a classifier's outputs for an input of `input`'s rows: labels `[N]` and
     /// `columns` scores per row.
     pub fn output_facts(&self, input: &TypedFact, columns: usize) -> TVec<TypedFact> {

@@ -178,15 +178,11 @@ impl MlOp for Classifier {
     }
 
     fn output_types(&self) -> TVec<Option<DatumType>> {
-        tvec![Some(self.labels.datum_type()), Some(DatumType::F32)]
+        self.labels.output_types()
     }
 
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {
-        let rows = inputs[0].shape[0].clone();
-        Ok(tvec!(
-            TypedFact::dt_shape(self.labels.datum_type(), [rows.clone()]),
-            f32::fact(&[rows, self.labels.len().to_dim()])
-        ))
+        Ok(self.labels.output_facts(inputs[0], self.labels.len()))
     }
 
     fn eval(&self, inputs: TVec<TValue>) -> TractResult<TVec<TValue>> {

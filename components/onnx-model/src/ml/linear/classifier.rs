@@ -91,7 +91,7 @@ impl MlOp for Classifier {
     }
 
     fn output_types(&self) -> TVec<Option<DatumType>> {
-        tvec![Some(self.labels.datum_type()), Some(DatumType::F32)]
+        self.labels.output_types()
     }
 
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {

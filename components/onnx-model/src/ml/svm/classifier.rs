@@ -21,7 +21,7 @@ use super::super::linear::gemm_dot;
 use super::super::op::{MlOp, expanded};
 use super::super::post_transform::{PostTransform, logistic};
 use super::super::values::{numeric, required_floats};
-use super::{Kernel, probability, rows};
+use super::{Kernel, probability, rows, support_vectors};
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 use tract_onnx::tract_hir::internal::*;
@@ -100,19 +100,7 @@ pub fn parse(
                 per_class.len()
             )
         })?;
-        let vectors = node
-            .get_attr_opt_vec::<f32>("support_vectors")?
-            .unwrap_or_default();
-        node.expect_attr(
-            "support_vectors",
-            !vectors.is_empty() && vectors.len() % count == 0,
-            || {
-                format!(
-                    "{count} vectors of equal length, got {} values",
-                    vectors.len()
-                )
-            },
-        )?;
+        let vectors = support_vectors(node, count, &format!("{count}"))?;
         let needed = (classes - 1).checked_mul(count);
         node.expect_attr(
             "coefficients",
@@ -271,7 +259,7 @@ impl MlOp for Classifier {
     }
 
     fn output_types(&self) -> TVec<Option<DatumType>> {
-        tvec![Some(self.labels.datum_type()), Some(DatumType::F32)]
+        self.labels.output_types()
     }
 
     fn output_facts(&self, inputs: &[&TypedFact]) -> TractResult<TVec<TypedFact>> {

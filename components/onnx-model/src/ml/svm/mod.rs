@@ -94,6 +94,25 @@ impl Kernel {
     }
 }
 
+/// The `support_vectors` attribute: `count` vectors of one length (`counted` says where the
+/// count comes from, for the message).
+fn support_vectors(node: &NodeProto, count: usize, counted: &str) -> TractResult<Vec<f32>> {
+    let vectors = node
+        .get_attr_opt_vec::<f32>("support_vectors")?
+        .unwrap_or_default();
+    node.expect_attr(
+        "support_vectors",
+        !vectors.is_empty() && vectors.len() % count == 0,
+        || {
+            format!(
+                "{counted} vectors of equal length, got {} values",
+                vectors.len()
+            )
+        },
+    )?;
+    Ok(vectors)
+}
+
 /// The rows of an input of `features` columns, as `f32`: (rows, values). `op` names the
 /// operator in the error.
 fn rows(op: &str, input: &TValue, features: usize) -> TractResult<(usize, Vec<f32>)> {

@@ -6,7 +6,7 @@ use super::super::linear::gemm_dot;
 use super::super::op::{MlOp, expanded};
 use super::super::post_transform::PostTransform;
 use super::super::values::{numeric, required_floats};
-use super::{Kernel, rows, rows_of};
+use super::{Kernel, rows, rows_of, support_vectors};
 use tract_onnx::model::ParsingContext;
 use tract_onnx::pb::NodeProto;
 use tract_onnx::tract_hir::internal::*;
@@ -36,19 +36,7 @@ pub fn parse(
     PostTransform::parse(node)?;
     let one_class = node.get_attr_opt::<i64>("one_class")?.unwrap_or(0) != 0;
     let (vectors, kernel, features) = if count > 0 {
-        let vectors = node
-            .get_attr_opt_vec::<f32>("support_vectors")?
-            .unwrap_or_default();
-        node.expect_attr(
-            "support_vectors",
-            !vectors.is_empty() && vectors.len() % count == 0,
-            || {
-                format!(
-                    "n_supports ({count}) vectors of equal length, got {} values",
-                    vectors.len()
-                )
-            },
-        )?;
+        let vectors = support_vectors(node, count, &format!("n_supports ({count})"))?;
         node.expect_attr("coefficients", coefficients.len() >= count, || {
             format!(
                 "one per support vector ({count}), got {}",
