@@ -4,11 +4,10 @@
 
 use crate::services::announce::print_attribution;
 use crate::services::launch::Launcher;
-use crate::services::model::manifest::outbound_hosts;
 use crate::services::model::spec::model_spec;
 use anyhow::{Result, bail};
 use clap::Args;
-use host_core::runtime::flags::{Access, RuntimeArgs};
+use host_core::runtime::flags::RuntimeArgs;
 use host_core::support::{signals, stop};
 use std::path::PathBuf;
 
@@ -75,9 +74,7 @@ async fn serve_in_process(
     // A scoring job runs long enough for Cranelift's code to pay for itself.
     let launcher = Launcher::new(&runtime)?.optimized_only();
     let kv = runtime.key_value().await?;
-    let access = Access::own(format!("model {}", spec.name), spec.mounts, spec.ai_models)
-        .with_outbound(outbound_hosts(&spec.source));
-    let grants = launcher.grants(kv, &[], &access)?;
+    let grants = launcher.grants(kv, &[], &spec.access())?;
     let loaded = match launcher.launch(&spec.component, grants, Vec::new()).await {
         Err(e) if stop::is_stopped(&e) => bail!("stopped while loading {}", spec.name),
         loaded => loaded?,

@@ -8,7 +8,6 @@ use crate::commands::up::started::{Started, either};
 use crate::services::launch::{Launcher, Loaded};
 use crate::services::model::hooks;
 use crate::services::model::lifecycle::deploy;
-use crate::services::model::manifest::outbound_hosts;
 use crate::services::model::registration::DeployOptions;
 use crate::services::model::spec::ModelSpec;
 use crate::services::model::versions;
@@ -18,7 +17,6 @@ use anyhow::{Context, Result};
 use host_core::capabilities::keyvalue::KeyValue;
 use host_core::capabilities::llm;
 use host_core::http::slot::ServerSlot;
-use host_core::runtime::flags::Access;
 use host_core::runtime::preinit::Source;
 use host_core::support::heap;
 use host_core::support::stop::Stopped;
@@ -184,14 +182,6 @@ pub async fn at_start(
 }
 
 impl Deployer {
-    /// What model `spec` is granted beside its store: its own mounts and AI models, and the
-    /// command line's `--dir` mounts and `--ai-model`s (the stack's services get none).
-    fn access(spec: &ModelSpec) -> Access {
-        let whom = format!("model {}", spec.name);
-        Access::own(whom, spec.mounts.clone(), spec.ai_models.clone())
-            .with_outbound(outbound_hosts(&spec.source))
-    }
-
     /// A model ready to start: its component compiled (once per component: `compiled`
     /// remembers) and pre-initialized with its mounts and AI models where it can be;
     /// `Ok(Err((name, why)))` when an AI model it needs is not installed (everything else
@@ -216,7 +206,7 @@ impl Deployer {
         // The grants of its pre-initialization: a store of its own (see `Grants`).
         let grants = self
             .launcher
-            .grants(KeyValue::in_memory(), &[], &Self::access(&spec))?;
+            .grants(KeyValue::in_memory(), &[], &spec.access())?;
         // A model that is a component of its own came from --models or the admin API, where
         // whoever may write chose it: never read through a link. (A model directory's
         // component is this installation's.)
@@ -244,9 +234,7 @@ impl Deployer {
     /// every answer as header `x-model-version`.
     pub fn load(&self, model: &Ready, name: &str, kv: KeyValue, version: &str) -> Result<Loaded> {
         let vars = [("model_version", version.to_owned())];
-        let grants = self
-            .launcher
-            .grants(kv, &vars, &Self::access(&model.spec))?;
+        let grants = self.launcher.grants(kv, &vars, &model.spec.access())?;
         let hooks = hooks::for_model(version, None);
         Ok(self.launcher.server_of(name, &model.code, grants, hooks))
     }

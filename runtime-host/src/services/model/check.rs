@@ -7,12 +7,11 @@
 //! before for directories a deploy then refused, one problem at a time: issue 57.)
 
 use crate::services::launch::Launcher;
-use crate::services::model::manifest::{check_model_dir, outbound_hosts, summary};
+use crate::services::model::manifest::{check_model_dir, summary};
 use crate::services::model::self_test::Tested;
 use crate::services::model::spec::model_spec;
 use crate::services::model::versions::version_blocking;
 use host_core::capabilities::keyvalue::KeyValue;
-use host_core::runtime::flags::Access;
 use std::path::Path;
 use std::time::Duration;
 
@@ -50,9 +49,7 @@ pub async fn check_dir(launcher: &Launcher, dir: &Path, deadline: Duration) -> V
         Err(e) => return loading(e),
     };
     let vars = [("model_version", version)];
-    let access = Access::own(format!("model {}", spec.name), spec.mounts, spec.ai_models)
-        .with_outbound(outbound_hosts(&spec.source));
-    let grants = match launcher.grants(KeyValue::in_memory(), &vars, &access) {
+    let grants = match launcher.grants(KeyValue::in_memory(), &vars, &spec.access()) {
         Ok(g) => g,
         Err(e) => return loading(e),
     };

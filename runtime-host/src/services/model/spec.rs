@@ -5,8 +5,9 @@
 
 use crate::services::installation;
 use crate::services::launch::default_component;
-use crate::services::model::manifest::{check_model_dir, listed};
+use crate::services::model::manifest::{check_model_dir, listed, outbound_hosts};
 use anyhow::{Context, Result, bail};
+use host_core::runtime::flags::Access;
 use std::path::{Path, PathBuf};
 
 /// One model: a component, the directories it mounts and the AI models it uses.
@@ -20,6 +21,15 @@ pub struct ModelSpec {
 }
 
 impl ModelSpec {
+    /// What the model is granted beside its store: its own mounts and AI models, beside the
+    /// command line's `--dir` mounts and `--ai-model`s, and the hosts its manifest lets it
+    /// reach; the same for every command that runs a model (`up`, `predict`, `model check`).
+    pub fn access(&self) -> Access {
+        let whom = format!("model {}", self.name);
+        Access::own(whom, self.mounts.clone(), self.ai_models.clone())
+            .with_outbound(outbound_hosts(&self.source))
+    }
+
     /// Checks an ONNX model directory's manifest and the files it names before anything is
     /// copied or compiled (see [`super::manifest`]); `Err` lists every problem, a line each.
     /// A component has nothing to check here.
