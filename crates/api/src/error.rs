@@ -23,6 +23,20 @@ pub enum ErrorCode {
     UnsupportedInputType,
     /// The input is longer than the model accepts.
     InputTooLong,
+    /// An image or a sound sent inline is not valid base64.
+    InvalidBase64,
+    /// An image or a sound in a format the model cannot decode (or not an image or sound).
+    UnsupportedMedia,
+    /// An image or a sound whose file ends before its data does.
+    TruncatedMedia,
+    /// An image or a sound larger than the model accepts (bytes, pixels or duration), refused
+    /// before it is decoded.
+    MediaTooLarge,
+    /// A URL input that could not be fetched (unreachable, an error status, too slow).
+    FetchFailed,
+    /// A URL input whose host the deployment may not reach (its allowed outbound hosts, or
+    /// an address on this machine or its private network).
+    UrlNotAllowed,
     /// The request body is larger than the configured cap.
     PayloadTooLarge,
     /// No such route or record.
@@ -69,12 +83,18 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, for documentation and tests.
-    pub const ALL: [ErrorCode; 25] = [
+    pub const ALL: [ErrorCode; 31] = [
         Self::InvalidJson,
         Self::MissingField,
         Self::InvalidField,
         Self::UnsupportedInputType,
         Self::InputTooLong,
+        Self::InvalidBase64,
+        Self::UnsupportedMedia,
+        Self::TruncatedMedia,
+        Self::MediaTooLarge,
+        Self::FetchFailed,
+        Self::UrlNotAllowed,
         Self::PayloadTooLarge,
         Self::NotFound,
         Self::MethodNotAllowed,
@@ -105,6 +125,12 @@ impl ErrorCode {
             Self::InvalidField => "invalid_field",
             Self::UnsupportedInputType => "unsupported_input_type",
             Self::InputTooLong => "input_too_long",
+            Self::InvalidBase64 => "invalid_base64",
+            Self::UnsupportedMedia => "unsupported_media",
+            Self::TruncatedMedia => "truncated_media",
+            Self::MediaTooLarge => "media_too_large",
+            Self::FetchFailed => "fetch_failed",
+            Self::UrlNotAllowed => "url_not_allowed",
             Self::PayloadTooLarge => "payload_too_large",
             Self::NotFound => "not_found",
             Self::MethodNotAllowed => "method_not_allowed",
@@ -135,7 +161,13 @@ impl ErrorCode {
             | Self::MissingField
             | Self::InvalidField
             | Self::UnsupportedInputType
-            | Self::InputTooLong => 400,
+            | Self::InputTooLong
+            | Self::InvalidBase64
+            | Self::UnsupportedMedia
+            | Self::TruncatedMedia
+            | Self::MediaTooLarge
+            | Self::FetchFailed
+            | Self::UrlNotAllowed => 400,
             Self::Unauthorized => 401,
             Self::Forbidden
             | Self::WriteApiDisabled

@@ -86,6 +86,12 @@ pub enum Input {
         #[serde(default)]
         categories: BTreeMap<String, Vec<String>>,
     },
+    /// `data.image` (base64) or `data.image_url`: a picture, made the graph's tensor as
+    /// `[input.image]` says.
+    Image { image: ImageSpec },
+    /// `data.audio` (base64) or `data.audio_url`: a sound, made the graph's tensor as
+    /// `[input.audio]` says.
+    Audio { audio: AudioSpec },
 }
 
 fn default_max_tokens() -> usize {
@@ -193,6 +199,13 @@ pub struct Domain {
     /// Training ranges of features (tabular input).
     #[serde(default)]
     pub feature_ranges: BTreeMap<String, Range>,
+    /// The training set's inputs as the graph took them (image and audio input):
+    /// little-endian `f32`, one row of the tensor's size per example, for the distance to the
+    /// nearest training example.
+    pub training_features: Option<String>,
+    /// Nearest training example farther than this (Euclidean, in the graph's input space):
+    /// outside the domain.
+    pub max_distance: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -214,7 +227,10 @@ pub struct ExamplesText {
     pub notes: Vec<String>,
 }
 
+mod media;
 mod parse;
+
+pub use media::{AudioFeatures, AudioSpec, Color, Fit, ImageSpec, Layout, LogMel};
 
 #[cfg(test)]
 mod tests;

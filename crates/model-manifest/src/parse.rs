@@ -163,6 +163,9 @@ impl Manifest {
         if let Some(f) = &self.applicability_domain.fingerprints {
             files.push(("applicability_domain.fingerprints", f));
         }
+        if let Some(f) = &self.applicability_domain.training_features {
+            files.push(("applicability_domain.training_features", f));
+        }
         if let Some(e) = &self.evidence {
             files.push(("evidence.test_set", &e.test_set));
         }
@@ -269,8 +272,63 @@ impl Manifest {
                     }
                 }
             }
+            Input::Image { image } => {
+                problems.extend(self.media_problems(image.problems(), "image"));
+            }
+            Input::Audio { audio } => {
+                problems.extend(self.media_problems(audio.problems(), "audio"));
+            }
+        }
+        if !matches!(self.input, Input::Image { .. } | Input::Audio { .. })
+            && (d.training_features.is_some() || d.max_distance.is_some())
+        {
+            problems.push(
+                "applicability_domain.training_features and max_distance are for image and \
+                 audio input"
+                    .into(),
+            );
         }
         problems.extend(self.range_keys_problems());
+        problems
+    }
+
+    /// `[input.image]` or `[input.audio]`, the domain and the examples of such a model.
+    fn media_problems(&self, spec: Vec<String>, field: &str) -> Vec<String> {
+        let mut problems = spec;
+        let d = &self.applicability_domain;
+        if d.training_features.is_some() != d.max_distance.is_some() {
+            problems.push(
+                "applicability_domain: give both training_features and max_distance, or \
+                 neither"
+                    .into(),
+            );
+        }
+        if let Some(m) = d.max_distance
+            && !(m.is_finite() && m >= 0.0)
+        {
+            problems.push("applicability_domain.max_distance must be a number >= 0".into());
+        }
+        if d.fingerprints.is_some()
+            || d.min_similarity.is_some()
+            || !d.descriptor_ranges.is_empty()
+            || !d.feature_ranges.is_empty()
+        {
+            problems.push(format!(
+                "applicability_domain: fingerprints, min_similarity, descriptor_ranges and \
+                 feature_ranges are for text and tabular input; an {field} model's domain is \
+                 training_features and max_distance"
+            ));
+        }
+        let url = format!("{field}_url");
+        for (i, e) in self.test_examples.examples.iter().enumerate() {
+            if !e.input.contains_key(field) && !e.input.contains_key(&url) {
+                problems.push(format!(
+                    "test_examples.examples[{i}] (`{}`) needs an {field} field (base64 of the \
+                     file) or {url}",
+                    e.name
+                ));
+            }
+        }
         problems
     }
 
@@ -286,6 +344,7 @@ impl Manifest {
         let inputs: Vec<&String> = match &self.input {
             Input::Text { featurizer, .. } => featurizer.descriptors.iter().collect(),
             Input::Tabular { features, .. } => features.iter().collect(),
+            Input::Image { .. } | Input::Audio { .. } => Vec::new(),
         };
         self.acceptable_ranges
             .property_ranges

@@ -1,0 +1,161 @@
+//! Decoding with symphonia: the declared length checked before any sample is decoded, the
+//! channels mixed down to mono as the packets come, and a file that ends before the length it
+//! declares reported as cut short.
+
+use crate::error::{MediaError, check_size};
+use symphonia::core::audio::SampleBuffer;
+use symphonia::core::codecs::{CODEC_TYPE_NULL, DecoderOptions};
+use symphonia::core::errors::Error;
+use symphonia::core::formats::FormatOptions;
+use symphonia::core::io::MediaSourceStream;
+use symphonia::core::meta::MetadataOptions;
+use symphonia::core::probe::Hint;
+
+/// The formats decoded, by name, for messages.
+pub const FORMATS: &str = "WAV (PCM 8 to 32-bit or float), FLAC or Ogg Vorbis";
+
+/// A decoded sound, mixed down to mono.
+pub struct Sound {
+    pub samples: Vec<f32>,
+    pub sample_rate: u32,
+    pub channels: usize,
+    /// The length the file holds (or declares, when decoding stopped early).
+    pub seconds: f64,
+    pub format: &'static str,
+}
+
+/// Decodes `bytes`; stops after `enough` seconds when given.
+pub fn decode(
+    bytes: Vec<u8>,
+    max_bytes: u64,
+    max_seconds: f64,
+    enough: Option<f64>,
+) -> Result<Sound, MediaError> {
+    check_size(&bytes, max_bytes, "audio")?;
+    let format = match bytes.get(..4) {
+        Some(b"RIFF") | Some(b"RIFX") => "wav",
+        Some(b"fLaC") => "flac",
+        Some(b"OggS") => "ogg",
+        _ => {
+            return Err(MediaError::Unsupported(format!(
+                "not a {FORMATS} file (its first bytes are no known audio signature)"
+            )));
+        }
+    };
+    let unreadable = |e: Error| match e {
+        Error::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            MediaError::Truncated(format!("the {format} file ends before its header does"))
+        }
+        e => MediaError::Unsupported(format!("cannot decode the {format} file: {e}")),
+    };
+    let source = MediaSourceStream::new(Box::new(std::io::Cursor::new(bytes)), Default::default());
+    let probed = symphonia::default::get_probe()
+        .format(
+            &Hint::new(),
+            source,
+            &FormatOptions::default(),
+            &MetadataOptions::default(),
+        )
+        .map_err(unreadable)?;
+    let mut reader = probed.format;
+    let track = reader
+        .tracks()
+        .iter()
+        .find(|t| t.codec_params.codec != CODEC_TYPE_NULL)
+        .ok_or_else(|| MediaError::Unsupported(format!("the {format} file holds no sound")))?;
+    let track_id = track.id;
+    let params = track.codec_params.clone();
+    let rate = params
+        .sample_rate
+        .filter(|r| (1..=768_000).contains(r))
+        .ok_or_else(|| {
+            MediaError::Unsupported(format!("the {format} file declares no usable sample rate"))
+        })?;
+    let declared = params.n_frames;
+    let limit = (max_seconds * f64::from(rate)).ceil() as u64;
+    if let Some(n) = declared
+        && n > limit
+    {
+        return Err(MediaError::TooLarge(format!(
+            "the {format} file declares {:.1} s of sound; this model takes at most {max_seconds} \
+             s (refused before decoding)",
+            n as f64 / f64::from(rate)
+        )));
+    }
+    let stop_at = enough.map(|s| (s * f64::from(rate)).ceil() as u64 + 1);
+    let mut decoder = symphonia::default::get_codecs()
+        .make(&params, &DecoderOptions::default())
+        .map_err(unreadable)?;
+    let mut samples: Vec<f32> = Vec::new();
+    let mut channels = params.channels.map_or(0, |c| c.count());
+    let mut buffer: Option<SampleBuffer<f32>> = None;
+    let mut stopped_early = false;
+    loop {
+        let packet = match reader.next_packet() {
+            Ok(p) => p,
+            Err(Error::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(Error::ResetRequired) => break,
+            Err(e) => return Err(unreadable(e)),
+        };
+        if packet.track_id() != track_id {
+            continue;
+        }
+        let decoded = match decoder.decode(&packet) {
+            Ok(d) => d,
+            // A damaged packet: skipped, as players do; a file of nothing else fails below.
+            Err(Error::DecodeError(_)) => continue,
+            Err(e) => return Err(unreadable(e)),
+        };
+        let spec = *decoded.spec();
+        channels = spec.channels.count();
+        let frames = decoded.capacity() as u64;
+        if buffer
+            .as_ref()
+            .is_none_or(|b| b.capacity() < decoded.capacity())
+        {
+            buffer = Some(SampleBuffer::new(frames, spec));
+        }
+        let buf = buffer.as_mut().expect("made above");
+        buf.copy_interleaved_ref(decoded);
+        for frame in buf.samples().chunks_exact(channels.max(1)) {
+            samples.push(frame.iter().sum::<f32>() / channels.max(1) as f32);
+        }
+        if samples.len() as u64 > limit {
+            return Err(MediaError::TooLarge(format!(
+                "the {format} file holds more than {max_seconds} s of sound, the most this \
+                 model takes"
+            )));
+        }
+        if stop_at.is_some_and(|n| samples.len() as u64 >= n) {
+            stopped_early = true;
+            break;
+        }
+    }
+    if samples.is_empty() {
+        return Err(MediaError::Unsupported(format!(
+            "the {format} file holds no sound that could be decoded"
+        )));
+    }
+    if !stopped_early
+        && let Some(n) = declared
+        && (samples.len() as u64) < n
+    {
+        return Err(MediaError::Truncated(format!(
+            "the {format} file declares {n} samples per channel but ends after {}: it was cut \
+             short",
+            samples.len()
+        )));
+    }
+    let held = if stopped_early {
+        declared.unwrap_or(samples.len() as u64)
+    } else {
+        samples.len() as u64
+    };
+    Ok(Sound {
+        samples,
+        sample_rate: rate,
+        channels,
+        seconds: held as f64 / f64::from(rate),
+        format,
+    })
+}

@@ -1,0 +1,262 @@
+//! A picture (PNG, JPEG, GIF, BMP or WebP) made into the graph's input: decoded, flattened
+//! onto the background, turned grey or kept in colour, fitted to the model's size, then
+//! scaled and normalized per channel, in the layout the graph takes.
+
+use crate::error::{MediaError, check_size};
+use image::imageops::{self, FilterType};
+use image::{DynamicImage, GrayImage, ImageDecoder, ImageFormat, ImageReader, RgbImage};
+use model_manifest::{Color, Fit, ImageSpec, Layout};
+use std::io::Cursor;
+
+/// A picture ready for the graph, and what it was.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    /// The tensor's values for this picture, in `spec.shape()`'s order.
+    pub values: Vec<f32>,
+    /// The file's format (`png`, `jpeg`, ...) and size as sent.
+    pub format: &'static str,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Prepared {
+    /// What a result echoes of its input (never the pixels).
+    pub fn facts(&self) -> serde_json::Value {
+        serde_json::json!({"format": self.format, "width": self.width, "height": self.height})
+    }
+}
+
+/// The formats decoded, by name, for messages.
+pub const FORMATS: &str = "PNG, JPEG, GIF, BMP or WebP";
+
+/// Decodes `bytes` and makes the tensor `spec` describes.
+pub fn prepare(bytes: &[u8], spec: &ImageSpec) -> Result<Prepared, MediaError> {
+    let (picture, format) = decode(bytes, spec)?;
+    let (width, height) = (picture.width(), picture.height());
+    let fitted = fit(flatten(&picture, spec), spec);
+    Ok(Prepared {
+        values: tensor(&fitted, spec),
+        format,
+        width,
+        height,
+    })
+}
+
+/// Reads the header, refuses what is too large, then decodes.
+fn decode(bytes: &[u8], spec: &ImageSpec) -> Result<(DynamicImage, &'static str), MediaError> {
+    check_size(bytes, spec.max_bytes, "image")?;
+    let reader = ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| MediaError::Unsupported(format!("cannot read the image: {e}")))?;
+    let format = match reader.format() {
+        Some(ImageFormat::Png) => "png",
+        Some(ImageFormat::Jpeg) => "jpeg",
+        Some(ImageFormat::Gif) => "gif",
+        Some(ImageFormat::Bmp) => "bmp",
+        Some(ImageFormat::WebP) => "webp",
+        Some(other) => {
+            return Err(MediaError::Unsupported(format!(
+                "a {other:?} image; this model takes {FORMATS}"
+            )));
+        }
+        None => {
+            return Err(MediaError::Unsupported(format!(
+                "not a {FORMATS} file (its first bytes are no known image signature)"
+            )));
+        }
+    };
+    if format == "jpeg" && !jpeg_is_complete(bytes) {
+        return Err(MediaError::Truncated(
+            "the JPEG file ends before its last scan does (no end-of-image marker): it was cut \
+             short"
+                .into(),
+        ));
+    }
+    let mut decoder = reader.into_decoder().map_err(|e| failed(format, e))?;
+    let (w, h) = decoder.dimensions();
+    let pixels = u64::from(w) * u64::from(h);
+    if pixels > spec.max_pixels {
+        return Err(MediaError::TooLarge(format!(
+            "the {format} declares {w} x {h} pixels ({pixels}); this model takes at most {} \
+             (refused before decoding)",
+            spec.max_pixels
+        )));
+    }
+    if pixels == 0 {
+        return Err(MediaError::Unsupported(format!(
+            "the {format} declares {w} x {h} pixels: nothing to see"
+        )));
+    }
+    // The decoder may allocate a few frames' worth (GIF, 16-bit channels): bounded too.
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(pixels.saturating_mul(16).max(1 << 20));
+    decoder.set_limits(limits).map_err(|e| failed(format, e))?;
+    let picture = DynamicImage::from_decoder(decoder).map_err(|e| failed(format, e))?;
+    Ok((picture, format))
+}
+
+/// A JPEG's last scan (the last start-of-scan marker, FF DA) is followed by its end-of-image
+/// marker (FF D9). Entropy-coded data never holds FF DA or FF D9 (an FF there is stuffed as
+/// FF 00), so a file cut anywhere in its last scan lacks the end marker. The JPEG decoder
+/// itself fills a cut-off scan with grey rather than failing.
+fn jpeg_is_complete(bytes: &[u8]) -> bool {
+    let last_scan = bytes
+        .windows(2)
+        .rposition(|w| w == [0xFF, 0xDA])
+        .unwrap_or(0);
+    bytes[last_scan..].windows(2).any(|w| w == [0xFF, 0xD9])
+}
+
+/// A decoder's error, as truncated or undecodable.
+fn failed(format: &str, e: image::ImageError) -> MediaError {
+    let said = e.to_string();
+    let lower = said.to_lowercase();
+    let cut_short = matches!(&e, image::ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof)
+        || [
+            "eof",
+            "end of file",
+            "truncat",
+            "unexpected end",
+            "not enough data",
+            "no more data",
+        ]
+        .iter()
+        .any(|w| lower.contains(w));
+    if cut_short {
+        MediaError::Truncated(format!(
+            "the {format} file ends before its data does: {said}"
+        ))
+    } else if let image::ImageError::Limits(_) = e {
+        MediaError::TooLarge(format!(
+            "the {format} needs more memory to decode than allowed: {said}"
+        ))
+    } else {
+        MediaError::Unsupported(format!("cannot decode the {format}: {said}"))
+    }
+}
+
+/// The picture as 8-bit grey or RGB, transparent pixels laid over the background.
+fn flatten(picture: &DynamicImage, spec: &ImageSpec) -> DynamicImage {
+    let bg = u32::from(spec.background);
+    let over = |c: u8, a: u8| {
+        ((u32::from(c) * u32::from(a) + bg * (255 - u32::from(a)) + 127) / 255) as u8
+    };
+    let grey_of = |r: u8, g: u8, b: u8| {
+        // ITU-R 601-2 luma, as Pillow's convert("L") computes it, so a training pipeline in
+        // Python and this one see the same grey.
+        ((u32::from(r) * 299 + u32::from(g) * 587 + u32::from(b) * 114 + 500) / 1000) as u8
+    };
+    let (w, h) = (picture.width(), picture.height());
+    let is_grey = !picture.color().has_color();
+    match (spec.color, is_grey) {
+        (Color::Grayscale, true) => {
+            let la = picture.to_luma_alpha8();
+            GrayImage::from_fn(w, h, |x, y| {
+                let p = la.get_pixel(x, y);
+                image::Luma([over(p[0], p[1])])
+            })
+            .into()
+        }
+        (Color::Grayscale, false) => {
+            let rgba = picture.to_rgba8();
+            GrayImage::from_fn(w, h, |x, y| {
+                let p = rgba.get_pixel(x, y);
+                image::Luma([over(grey_of(p[0], p[1], p[2]), p[3])])
+            })
+            .into()
+        }
+        (Color::Rgb, _) => {
+            let rgba = picture.to_rgba8();
+            RgbImage::from_fn(w, h, |x, y| {
+                let p = rgba.get_pixel(x, y);
+                image::Rgb([over(p[0], p[3]), over(p[1], p[3]), over(p[2], p[3])])
+            })
+            .into()
+        }
+    }
+}
+
+/// Brings the picture to the model's size as `spec.fit` says. A picture already of that
+/// size is left as it is (training images pass through unchanged).
+fn fit(picture: DynamicImage, spec: &ImageSpec) -> DynamicImage {
+    let (tw, th) = (spec.width, spec.height);
+    let (w, h) = (picture.width(), picture.height());
+    if (w, h) == (tw, th) {
+        return picture;
+    }
+    let scale_to = |s: f64| {
+        (
+            ((f64::from(w) * s).round() as u32).max(1),
+            ((f64::from(h) * s).round() as u32).max(1),
+        )
+    };
+    let (sx, sy) = (f64::from(tw) / f64::from(w), f64::from(th) / f64::from(h));
+    match spec.fit {
+        Fit::Stretch => picture.resize_exact(tw, th, FilterType::Triangle),
+        Fit::Pad => {
+            let (nw, nh) = scale_to(sx.min(sy));
+            let (nw, nh) = (nw.min(tw), nh.min(th));
+            let inner = picture.resize_exact(nw, nh, FilterType::Triangle);
+            let mut canvas = blank(&picture, tw, th, spec.background);
+            imageops::overlay(
+                &mut canvas,
+                &inner,
+                i64::from((tw - nw) / 2),
+                i64::from((th - nh) / 2),
+            );
+            canvas
+        }
+        Fit::Crop => {
+            let (nw, nh) = scale_to(sx.max(sy));
+            let (nw, nh) = (nw.max(tw), nh.max(th));
+            picture.resize_exact(nw, nh, FilterType::Triangle).crop_imm(
+                (nw - tw) / 2,
+                (nh - th) / 2,
+                tw,
+                th,
+            )
+        }
+    }
+}
+
+/// A picture of `like`'s kind, `w` x `h`, every channel at `level`.
+fn blank(like: &DynamicImage, w: u32, h: u32, level: u8) -> DynamicImage {
+    match like {
+        DynamicImage::ImageLuma8(_) => GrayImage::from_pixel(w, h, image::Luma([level])).into(),
+        _ => RgbImage::from_pixel(w, h, image::Rgb([level; 3])).into(),
+    }
+}
+
+/// The values the graph takes: per channel `((v or 255 - v) / 255 * scale - mean) / std`.
+fn tensor(picture: &DynamicImage, spec: &ImageSpec) -> Vec<f32> {
+    let channels = spec.color.channels();
+    let bytes: &[u8] = picture.as_bytes();
+    let per = |list: &[f32], c: usize, default: f32| match list.len() {
+        0 => default,
+        1 => list[0],
+        _ => list[c],
+    };
+    let rule: Vec<(f32, f32)> = (0..channels)
+        .map(|c| (per(&spec.mean, c, 0.0), per(&spec.std, c, 1.0)))
+        .collect();
+    let value = |v: u8, c: usize| {
+        let v = if spec.invert { 255 - v } else { v };
+        let (mean, std) = rule[c];
+        (f32::from(v) / 255.0 * spec.scale - mean) / std
+    };
+    let pixels = bytes.len() / channels;
+    let mut out = vec![0f32; bytes.len()];
+    for (i, px) in bytes.chunks_exact(channels).enumerate() {
+        for (c, &v) in px.iter().enumerate() {
+            let at = match spec.layout {
+                Layout::Nhwc => i * channels + c,
+                Layout::Nchw => c * pixels + i,
+            };
+            out[at] = value(v, c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
