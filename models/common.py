@@ -66,3 +66,39 @@ def stats(values):
 def write_manifest(path, manifest, header):
     text = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
     path.write_text(text + "\n" + tomli_w.dumps(manifest, multiline_strings=True))
+
+
+def media_features(input_table, paths):
+    """The graph's input rows for image or audio files, computed by the Rust `media-features`
+    CLI (crates/media) from the manifest's `[input]` table: the very code the ONNX model
+    component runs when serving, so a model never learns features serving would not compute.
+    Returns float32 rows, one per path in order; fails naming the first file it could not read.
+    """
+    import tempfile  # only the media models need it
+
+    subprocess.run(
+        ["cargo", "build", "--release", "-q", "-p", "media", "--bin", "media-features"],
+        cwd=REPO,
+        check=True,
+    )
+    paths = [str(p) for p in paths]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        (tmp / "input.toml").write_text(tomli_w.dumps({"input": input_table}))
+        (tmp / "files.txt").write_text("".join(p + "\n" for p in paths))
+        run = subprocess.run(
+            [str(REPO / "target" / "release" / "media-features"), "--input", str(tmp / "input.toml"),
+             "--out", str(tmp / "rows.f32"), "--list", str(tmp / "files.txt")],
+            capture_output=True,
+            text=True,
+        )
+        lines = run.stdout.splitlines()
+        for line in lines:
+            status, path, detail = (line.split("\t", 2) + ["", ""])[:3]
+            if status != "ok":
+                raise SystemExit(f"media-features could not read {path}: {detail}")
+        if run.returncode != 0 or len(lines) != len(paths):
+            raise SystemExit(f"media-features failed ({run.returncode}): {run.stderr.strip()}")
+        values = np.fromfile(tmp / "rows.f32", dtype="<f4")
+    assert values.size % len(paths) == 0, "media-features wrote a partial row"
+    return values.reshape(len(paths), -1)

@@ -192,7 +192,7 @@ impl ImageSpec {
                 p.push(format!("input.image.{name}: must be finite numbers"));
             }
         }
-        if self.std.iter().any(|s| *s == 0.0) {
+        if self.std.contains(&0.0) {
             p.push("input.image.std: must not be 0 (it divides)".into());
         }
         if !self.scale.is_finite() || self.scale == 0.0 {
