@@ -37,14 +37,19 @@ static ASSETS: &[Asset] = &[
     asset!("js/quality.js", JS),
     asset!("js/traffic.js", JS),
     asset!("js/tryit.js", JS),
+    asset!("js/media.js", JS),
     asset!("js/batch.js", JS),
     asset!("js/chats.js", JS),
 ];
 
 /// Scripts and styles from this origin only, requests to this origin only, and no framing:
 /// chat messages are shown as text, and this makes sure nothing in them could ever run.
+/// Pictures and sounds may also come from `data:` (a file read in the page) and from any
+/// http(s) URL, since the Try-it form shows the picture or sound at the URL a user typed
+/// beside the model's answer; neither can run anything.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
-     style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
+     style-src 'self'; img-src 'self' data: http: https:; \
+     media-src 'self' data: http: https:; connect-src 'self'; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'none'";
 
 pub fn find(name: &str) -> Option<&'static Asset> {

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
 mod lists;
+mod media;
 mod pages;
 use lists::{accessibility, chats, long_lists};
 use pages::{batch_page, models_pages, served_models, try_it};

@@ -96,7 +96,12 @@ export function renderPrediction(response, ranges, smiles) {
   } else {
     const r = response.results;
     if (r && typeof r === "object" && !Array.isArray(r)) {
-      if ("input" in r) parts.push(h("p", { class: "input" }, h("strong", {}, "Input: "), h("code", {}, value(r.input))));
+      // A SMILES as sent; a picture's or sound's facts (format, size, duration) by name.
+      if (r.input !== null && typeof r.input === "object" && !Array.isArray(r.input)) {
+        parts.push(h("div", { class: "input" }, h("strong", {}, "Input"), field(r.input)));
+      } else if ("input" in r) {
+        parts.push(h("p", { class: "input" }, h("strong", {}, "Input: "), h("code", {}, value(r.input))));
+      }
       parts.push(flags(r), warnings(r));
       if ("prediction" in r) parts.push(predictionTable(r, ranges));
       if (r.probabilities && typeof r.probabilities === "object") {

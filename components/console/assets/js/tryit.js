@@ -1,10 +1,12 @@
 // Trying a model: its test examples as buttons, a form built from the request format its
-// /test_examples describes, and the answer shown readably (results.js).
+// /test_examples describes (for an image or audio model: a file, dropped or picked, or a URL,
+// media.js), and the answer shown readably (results.js).
 
 import { call, callAll, consoleConfig, modelPath } from "./api.js";
 import { h, replace, errorBox } from "./dom.js";
 import { renderPrediction } from "./results.js";
 import { structure, smilesPreview } from "./structure.js";
+import { mediaKind, mediaForm, mediaRequest, mediaView, exampleInput, exampleThumbnail } from "./media.js";
 
 /** Example fields that describe the example rather than being model input. */
 const EXAMPLE_META = ["name", "description", "category", "expected", "expected_output"];
@@ -86,6 +88,33 @@ function fillForm(form, request) {
   }
 }
 
+/** The form of a text or tabular model: one field per key of the request format's `data`;
+ *  submitted, the request it stands for goes to `send`, or why it is not valid to `refuse`. */
+function requestForm(format, inputTypes, send, refuse) {
+  const form = h("form", { id: "predict-form", novalidate: true },
+    h("div", { class: "field" }, h("label", { for: "input_type" }, "input_type"),
+      h("select", { id: "input_type", name: "input_type" },
+        (inputTypes.length ? inputTypes : [format.input_type ?? "text"]).map((t) =>
+          h("option", { value: t, selected: t === format.input_type }, t)))),
+    // The input itself first, then the options (JSON objects carry no order of their own).
+    Object.entries(format.data ?? {})
+      .sort(([a], [b]) => Number(!INPUT_FIELDS.includes(a)) - Number(!INPUT_FIELDS.includes(b)))
+      .map(([k, v]) => field(k, v)),
+    h("button", { type: "submit" }, "Predict"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    let request;
+    try {
+      request = requestFromForm(form);
+    } catch (e) {
+      refuse(e);
+      return;
+    }
+    send(request);
+  });
+  return form;
+}
+
 function pickModel(served, current) {
   const select = h("select", { id: "model-select" },
     h("option", { value: "" }, "Choose a model"),
@@ -111,60 +140,52 @@ export async function tryPage(name) {
   const format = examples.value.usage_instructions.body_format ?? {};
   const result = h("div", { id: "result-area", "aria-live": "polite" });
   const smilesField = smilesSlot(format, examples.value.examples, inputTypes);
+  const kind = mediaKind(inputTypes, format);
 
-  async function send(request, label) {
-    replace(result, h("p", { class: "loading", role: "status" }, `Running ${label}…`));
+  /** Sends `request`; `media`, for an image or audio model, is what was sent, shown above
+   *  the answer (or the error) so the two can be compared. */
+  async function send(request, label, media) {
+    const sent = media ? mediaView(kind, media) : null;
+    replace(result, sent, h("p", { class: "loading", role: "status" }, `Running ${label}…`));
     try {
       const answer = await call(`${base}/predict`, { method: "POST", body: request });
-      replace(result, h("h2", {}, `Result: ${label}`),
+      replace(result, h("h2", {}, `Result: ${label}`), sent,
         renderPrediction(answer, ranges.ok ? ranges.value : null,
           smilesField ? request.data[smilesField] : undefined));
     } catch (e) {
-      replace(result, errorBox(e, `${label} failed`));
+      replace(result, h("h2", {}, `Result: ${label}`), sent, errorBox(e, `${label} failed`));
     }
     result.scrollIntoView({ block: "nearest" });
   }
 
-  const form = h("form", { id: "predict-form", novalidate: true },
-    h("div", { class: "field" }, h("label", { for: "input_type" }, "input_type"),
-      h("select", { id: "input_type", name: "input_type" },
-        (inputTypes.length ? inputTypes : [format.input_type ?? "text"]).map((t) =>
-          h("option", { value: t, selected: t === format.input_type }, t)))),
-    // The input itself first, then the options (JSON objects carry no order of their own).
-    Object.entries(format.data ?? {})
-      .sort(([a], [b]) => Number(!INPUT_FIELDS.includes(a)) - Number(!INPUT_FIELDS.includes(b)))
-      .map(([k, v]) => field(k, v)),
-    h("button", { type: "submit" }, "Predict"));
+  const form = kind ? mediaForm(kind, (input) => send(mediaRequest(kind, format, input), input.label, input))
+    : requestForm(format, inputTypes, (request) => send(request, "your request"),
+      (e) => replace(result, errorBox(e, "The request")));
   // A SMILES field draws what it holds as it is typed, or says where it stops parsing.
   const smilesInput = smilesField ? form.querySelector(`[name="${smilesField}"]`) : null;
   const preview = smilesInput ? smilesPreview(smilesInput) : null;
   if (preview) smilesInput.closest(".field").append(preview);
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    let request;
-    try {
-      request = requestFromForm(form);
-    } catch (e) {
-      replace(result, errorBox(e, "The request"));
-      return;
-    }
-    send(request, "your request");
-  });
 
   const buttons = examples.value.examples.map((ex, i) => {
-    const request = requestFor(format, ex, inputTypes);
+    const media = kind ? exampleInput(kind, ex) : null;
+    const request = media ? mediaRequest(kind, format, media) : requestFor(format, ex, inputTypes);
     return h("li", {}, h("button", {
       type: "button",
       class: "example",
       "aria-describedby": `example-${i}`,
       onclick: () => {
+        if (media) {
+          send(request, ex.name, media);
+          return;
+        }
         fillForm(form, request);
         if (preview) preview.update();
         send(request, ex.name);
       },
     }, ex.name), " ", h("span", { id: `example-${i}`, class: "muted" },
       `${ex.description}${ex.category ? ` (${ex.category})` : ""}`),
-    typeof ex.smiles === "string" && ex.smiles ? structure(ex.smiles, "small") : null);
+    typeof ex.smiles === "string" && ex.smiles ? structure(ex.smiles, "small") : null,
+    exampleThumbnail(kind, media));
   });
 
   // Wide screens: the inputs on the left, the answer beside them; narrow ones: one column.
