@@ -8,6 +8,7 @@
 //! Linking it also installs the components' allocator ([`small_blocks`]).
 
 pub mod config;
+pub mod fetch;
 pub mod http;
 pub mod kv;
 pub mod small_blocks;
