@@ -56,6 +56,14 @@ pub enum Payload {
     Text(String),
     /// A tabular input: named feature values.
     Features(Map<String, Value>),
+    /// A picture or sound file, read and sent as base64 when its batch goes; `bytes` is its
+    /// size when listed, for sizing batches.
+    File {
+        path: std::path::PathBuf,
+        bytes: u64,
+    },
+    /// A picture's or sound's `http(s)` URL, fetched by the model.
+    Url(String),
     /// The row could not become an input (a molfile that is not a structure, an empty cell):
     /// it is not sent, and this is its error.
     Unreadable(String),
@@ -69,12 +77,22 @@ pub struct Row {
 }
 
 impl Row {
-    /// The input as the output shows it (the SMILES; empty for features).
+    /// The input as the output shows it (the SMILES or the URL; empty for features).
     pub fn shown(&self) -> &str {
         match &self.payload {
-            Payload::Text(t) => t,
+            Payload::Text(t) | Payload::Url(t) => t,
             _ => "",
         }
+    }
+
+    /// About how many bytes the row adds to a request body: a file goes as base64 (4 bytes
+    /// for every 3), with the JSON around each item.
+    pub fn weight(&self) -> usize {
+        let body = match &self.payload {
+            Payload::File { bytes, .. } => (*bytes as usize).div_ceil(3) * 4,
+            _ => self.shown().len(),
+        };
+        body + 64
     }
 }
 
@@ -89,6 +107,9 @@ pub struct Choice {
     /// Read features (a tabular model) instead of text; the columns to take, or every column
     /// but the id when empty.
     pub features: Option<Vec<String>>,
+    /// `column` holds URLs of pictures or sounds (`--url-column`), not text; a row without an
+    /// id is named by its URL.
+    pub urls: bool,
 }
 
 /// The header of a delimited file, for choosing columns before reading.

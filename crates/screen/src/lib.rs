@@ -1,39 +1,51 @@
-//! Scoring a compound library through a model: `runtime-host predict`.
+//! Scoring a compound library, or a set of pictures or sounds, through a model:
+//! `runtime-host predict`.
 //!
-//! The rows of a file ([`input`]) go to a deployment ([`target`]) in batches, several
+//! The rows of a file ([`input`]), or picture and sound files ([`files`]), as [`plan`] chooses,
+//! go to a deployment ([`target`]) in batches, several
 //! requests at a time; the answers are written in input order ([`output`]) as they arrive,
 //! with progress on standard error ([`progress`]) and an account at the end ([`summary`]).
 //! The file is read as it is needed and at most `concurrency` batches are in flight, so memory
 //! does not grow with the library. A stop (Ctrl-C) lets the batches in flight finish and be
 //! written, so the output is valid and `--resume` continues it.
 
+mod batches;
 pub mod claim;
+pub mod files;
 pub mod input;
 pub mod output;
+pub mod plan;
 pub mod progress;
+pub mod sender;
 pub mod summary;
 pub mod target;
 
 use anyhow::{Context, Result, bail};
 use futures_util::StreamExt;
-use input::{Choice, Format, Row};
+use input::Row;
 use output::{Output, OutputFormat};
+use sender::{Fatal, Sender};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 pub use summary::Summary;
-use target::{Fatal, Sender, Target};
+use target::{Input, Target};
 
 /// Flags of `runtime-host predict` that do not concern where the model runs.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PredictArgs {
     /// The library: `.smi` (a SMILES and an optional name per line), `.csv`/`.tsv` (with a
-    /// SMILES column, or feature columns for a tabular model), `.sdf` or `.jsonl`.
-    pub input: PathBuf,
+    /// SMILES column, or feature columns for a tabular model), `.sdf` or `.jsonl`. For an
+    /// image or audio model: picture or sound files, folders (their png, jpg, jpeg, gif, bmp,
+    /// webp or wav, flac, ogg files) and globs (`'scans/*.png'`), or a table with
+    /// --url-column.
+    #[arg(required = true, num_args = 1.., value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
     /// Where to write the results (`.csv`, or `.jsonl` for JSON lines). Default: beside the
-    /// input, named `<input>.predictions.csv`.
+    /// input, named `<input>.predictions.csv` (a glob's: its folder's name); required for
+    /// several inputs.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
     /// Output format (default: from the output file's extension).
@@ -43,6 +55,10 @@ pub struct PredictArgs {
     /// `smiles` (or `canonical_smiles`, `text`).
     #[arg(long)]
     pub column: Option<String>,
+    /// The column (CSV/TSV) or field (JSON lines) holding URLs of pictures or sounds for an
+    /// image or audio model to fetch (allow their host with --allow-outbound).
+    #[arg(long, conflicts_with = "column", value_name = "COLUMN")]
+    pub url_column: Option<String>,
     /// The column, field or SD data item naming each row. Default: `id` or `name` (the SD
     /// record's title), else the row's number.
     #[arg(long)]
@@ -80,11 +96,26 @@ pub struct PredictArgs {
 const DEFAULT_BATCH: usize = 256;
 
 impl PredictArgs {
-    pub fn output_path(&self) -> PathBuf {
-        self.output.clone().unwrap_or_else(|| {
-            let mut name = self.input.file_name().unwrap_or_default().to_os_string();
-            name.push(".predictions.csv");
-            self.input.with_file_name(name)
+    pub fn output_path(&self) -> Result<PathBuf> {
+        if let Some(output) = &self.output {
+            return Ok(output.clone());
+        }
+        let [input] = self.inputs.as_slice() else {
+            bail!("several inputs: name the output file with -o");
+        };
+        // A glob's results are named after its folder, as the folder's own would be.
+        let named = if files::is_pattern(input) {
+            input.parent()
+        } else {
+            Some(input.as_path())
+        };
+        Ok(match named.and_then(|p| Some((p, p.file_name()?))) {
+            Some((path, name)) => {
+                let mut name = name.to_os_string();
+                name.push(".predictions.csv");
+                path.with_file_name(name)
+            }
+            None => PathBuf::from("predictions.csv"),
         })
     }
 
@@ -102,62 +133,39 @@ impl PredictArgs {
     }
 }
 
-/// Scores `args.input` through the deployment at `url` until done or `stop` resolves.
+/// Scores `args.inputs` through the deployment at `url` until done or `stop` resolves.
 pub async fn run(
     args: &PredictArgs,
     url: &str,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<Summary> {
     let started = Instant::now();
-    let format = Format::of(&args.input)?;
-    let out_path = args.output_path();
+    let out_path = args.output_path()?;
     let out_format = args.format.unwrap_or_else(|| OutputFormat::of(&out_path));
     let client = service_client::HttpClient::new(Duration::from_secs(args.request_timeout));
     let target = Target::discover(&client, url).await?;
-    let mut choice = Choice {
-        column: args.column.clone(),
-        id_column: args.id_column.clone(),
-        features: None,
-    };
-    let text = input::has_text_column(&args.input, format, &choice)? && target.takes_text;
-    if !text {
-        if !target.takes_tabular {
-            let columns = input::header(&args.input, format)?;
-            let listed = if columns.is_empty() {
-                String::new()
-            } else {
-                format!(" (its columns: {})", columns.join(", "))
-            };
-            bail!(
-                "{} takes text (SMILES), but {} has no SMILES column{listed}: name it with --column",
-                target.model,
-                args.input.display()
-            );
-        }
-        if matches!(format, Format::Smiles | Format::Sdf) {
-            bail!(
-                "{} takes tabular input (feature columns): give a CSV, TSV or JSON lines file",
-                target.model
-            );
-        }
-        choice.features = Some(target.features.clone());
-    }
-    let total = input::count(&args.input, format)?;
+    let plan = plan::plan(args, &target)?;
+    let total = plan.total;
     // Held until the run ends: a second run on this output is refused.
     let mut claimed = claim::claim(&out_path, args.resume, args.force)?;
     // A new output is put at its path with the first good answers (see `claim`).
     let mut pending = claimed.pending.take();
     let existing = if claimed.resuming {
-        Some(output::existing(&mut claimed.file, &out_path, out_format)?)
+        Some(output::existing(
+            &mut claimed.file,
+            &out_path,
+            out_format,
+            plan.keyed,
+        )?)
     } else {
         None
     };
-    let done_before = existing.as_ref().map_or(0, |e| e.rows);
-    let mut rows = input::rows(&args.input, format, &choice)?;
-    if let Some(existing) = &existing {
-        skip_written(&mut rows, existing)?;
-    }
-    let input_column = text.then(|| args.column.clone().unwrap_or_else(|| "smiles".to_owned()));
+    let done_before = existing.as_ref().map_or(0, |e| e.rows.min(total));
+    let mut rows = match &existing {
+        Some(existing) => batches::remaining(plan.rows, existing, plan.keyed)?,
+        None => plan.rows,
+    };
+    let input_column = plan.input_column;
     let mut known = target.output_fields.clone();
     known.push("warning".to_owned());
     let mut output = Output::open(
@@ -172,16 +180,21 @@ pub async fn run(
     let batch_size = args
         .batch_size
         .map_or(DEFAULT_BATCH, |n| n as usize)
-        .min(target.max_batch(text))
+        .min(target.max_batch(plan.input))
         .max(1);
     let concurrency = args
         .concurrency
         .map_or_else(default_concurrency, |n| n as usize);
+    let budget = Arc::new(AtomicUsize::new(match plan.input {
+        Input::Media { urls: false, .. } => batches::MAX_MEDIA_BATCH_BYTES,
+        _ => batches::MAX_BATCH_BYTES,
+    }));
     let sender = Arc::new(Sender {
         client,
         target: target.clone(),
         shared: args.shared_data()?,
-        text,
+        input: plan.input,
+        budget: budget.clone(),
     });
 
     let stopping = Arc::new(AtomicBool::new(false));
@@ -191,9 +204,11 @@ pub async fn run(
         flag.store(true, Ordering::SeqCst);
     });
     let mut read_error = None;
-    let batches = Batches {
+    let batches = batches::Batches {
         rows: &mut rows,
         size: batch_size,
+        budget: &budget,
+        held: None,
         stopping: &stopping,
         error: &mut read_error,
     };
@@ -308,67 +323,4 @@ fn default_concurrency() -> usize {
     std::thread::available_parallelism()
         .map_or(2, |n| n.get() + 1)
         .clamp(2, 16)
-}
-
-/// Skips the input rows an earlier run wrote, checking that the last of them is the same row.
-fn skip_written(
-    rows: &mut dyn Iterator<Item = Result<Row>>,
-    existing: &output::Existing,
-) -> Result<()> {
-    let mut last = None;
-    for n in 0..existing.rows {
-        last = Some(rows.next().with_context(|| {
-            format!(
-                "the output has {} rows but the input only {n}: not the output of this input",
-                existing.rows
-            )
-        })??);
-    }
-    if let (Some(row), Some(id)) = (last, &existing.last_id)
-        && &row.id != id
-    {
-        bail!(
-            "the output's row {} is `{id}` but the input's is `{}`: is it the output of another input? (use --force to start again)",
-            existing.rows,
-            row.id
-        );
-    }
-    Ok(())
-}
-
-/// The input in batches, until it ends, a read fails (kept in `error`) or a stop.
-struct Batches<'a> {
-    rows: &'a mut Box<dyn Iterator<Item = Result<Row>> + Send>,
-    size: usize,
-    stopping: &'a AtomicBool,
-    error: &'a mut Option<anyhow::Error>,
-}
-
-/// Bytes of input text per request at most, well inside the host's default 1 MiB body cap.
-const MAX_BATCH_BYTES: usize = 256 << 10;
-
-impl Iterator for Batches<'_> {
-    type Item = Vec<Row>;
-
-    fn next(&mut self) -> Option<Vec<Row>> {
-        if self.stopping.load(Ordering::SeqCst) || self.error.is_some() {
-            return None;
-        }
-        let mut batch = Vec::with_capacity(self.size);
-        let mut bytes = 0;
-        while batch.len() < self.size && bytes < MAX_BATCH_BYTES {
-            match self.rows.next() {
-                Some(Ok(row)) => {
-                    bytes += row.shown().len() + 64;
-                    batch.push(row);
-                }
-                Some(Err(e)) => {
-                    *self.error = Some(e);
-                    break;
-                }
-                None => break,
-            }
-        }
-        (!batch.is_empty()).then_some(batch)
-    }
 }

@@ -62,12 +62,20 @@ pub struct Existing {
     /// (each error, with how many rows have it) and rows outside the domain.
     pub errors: std::collections::HashMap<String, u64>,
     pub outside_domain: u64,
+    /// Every row's id, when asked for: a run of files resumes by them (see
+    /// [`crate::plan::Plan::keyed`]).
+    pub ids: std::collections::HashSet<String>,
+    keep_ids: bool,
 }
 
 impl Existing {
     /// Counts one row already written: its error (if any) and whether it was in the domain.
-    fn tally(&mut self, error: Option<&str>, in_domain: Option<bool>) {
+    fn tally(&mut self, id: Option<&str>, error: Option<&str>, in_domain: Option<bool>) {
         self.rows += 1;
+        self.last_id = id.map(str::to_owned);
+        if let (Some(id), true) = (id, self.keep_ids) {
+            self.ids.insert(id.to_owned());
+        }
         if let Some(e) = error.filter(|e| !e.is_empty()) {
             *self.errors.entry(e.to_owned()).or_default() += 1;
         }
@@ -78,8 +86,14 @@ impl Existing {
 }
 
 /// Reads what an earlier run wrote to `file` (the output at `path`), cutting a last line
-/// left incomplete by an interruption; the file is left positioned at its end.
-pub fn existing(file: &mut File, path: &Path, format: OutputFormat) -> Result<Existing> {
+/// left incomplete by an interruption; the file is left positioned at its end. `keep_ids`:
+/// every row's id is kept, not only the last.
+pub fn existing(
+    file: &mut File,
+    path: &Path,
+    format: OutputFormat,
+    keep_ids: bool,
+) -> Result<Existing> {
     // Keep whole lines only.
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(file, &mut bytes)
@@ -93,7 +107,10 @@ pub fn existing(file: &mut File, path: &Path, format: OutputFormat) -> Result<Ex
         std::str::from_utf8(&bytes[..complete]).context("the output file is not UTF-8 text")?;
     match format {
         OutputFormat::Jsonl => {
-            let mut found = Existing::default();
+            let mut found = Existing {
+                keep_ids,
+                ..Existing::default()
+            };
             for (n, line) in text.lines().enumerate() {
                 let value: Value = serde_json::from_str(line).with_context(|| {
                     format!(
@@ -103,8 +120,8 @@ pub fn existing(file: &mut File, path: &Path, format: OutputFormat) -> Result<Ex
                     )
                 })?;
                 let error = value.get(ERROR).and_then(Value::as_str);
-                found.tally(error, value.get(IN_DOMAIN).and_then(Value::as_bool));
-                found.last_id = value.get("id").and_then(Value::as_str).map(str::to_owned);
+                let id = value.get("id").and_then(Value::as_str);
+                found.tally(id, error, value.get(IN_DOMAIN).and_then(Value::as_bool));
             }
             Ok(found)
         }
@@ -126,14 +143,14 @@ pub fn existing(file: &mut File, path: &Path, format: OutputFormat) -> Result<Ex
             let (error_at, domain_at) = (at(ERROR), at(IN_DOMAIN));
             let mut found = Existing {
                 header: Some(header.clone()),
+                keep_ids,
                 ..Existing::default()
             };
             for record in reader.records() {
                 let record = record?;
                 let error = error_at.and_then(|i| record.get(i));
                 let in_domain = domain_at.and_then(|i| record.get(i)?.parse::<bool>().ok());
-                found.tally(error, in_domain);
-                found.last_id = record.get(0).map(str::to_owned);
+                found.tally(record.get(0), error, in_domain);
             }
             Ok(found)
         }

@@ -1,6 +1,7 @@
-//! `runtime-host predict`: a library through a model, from the command line. The work is
-//! the `screen` crate's; this command finds the model: a running deployment (`--url`), or a
-//! model run in this process (`--model`), served on a loopback port of its own.
+//! `runtime-host predict`: a library, or picture and sound files, through a model, from the
+//! command line. The work is the `screen` crate's; this command finds the model: a running
+//! deployment (`--url`), or a model run in this process (`--model`), served on a loopback
+//! port of its own.
 
 use crate::services::announce::print_attribution;
 use crate::services::launch::Launcher;
@@ -29,7 +30,7 @@ pub struct PredictCommand {
 
 pub async fn run(cmd: PredictCommand) -> Result<()> {
     // An output that cannot be written is said at once, before a model is loaded.
-    screen::claim::check(&cmd.args.output_path(), cmd.args.resume, cmd.args.force)?;
+    screen::claim::check(&cmd.args.output_path()?, cmd.args.resume, cmd.args.force)?;
     let (url, _served, _state) = match (&cmd.url, &cmd.model) {
         (Some(url), None) => (url.clone(), None, None),
         (None, Some(model)) => {
@@ -72,7 +73,9 @@ async fn serve_in_process(
         None
     };
     // A scoring job runs long enough for Cranelift's code to pay for itself.
-    let launcher = Launcher::new(&runtime)?.optimized_only();
+    let launcher = Launcher::new(&runtime)?
+        .optimized_only()
+        .with_body_of_at_least(spec.max_body());
     let kv = runtime.key_value().await?;
     let grants = launcher.grants(kv, &[], &spec.access())?;
     let loaded = match launcher.launch(&spec.component, grants, Vec::new()).await {

@@ -35,6 +35,8 @@ pub(super) fn find(
 /// Which cells of a delimited row become the input.
 pub(super) struct Take {
     text: Option<usize>,
+    /// The text column holds URLs.
+    urls: bool,
     features: Vec<(usize, String)>,
 }
 
@@ -49,6 +51,7 @@ impl Take {
             })?;
             return Ok(Self {
                 text: Some(text),
+                urls: choice.urls,
                 features: Vec::new(),
             });
         };
@@ -70,6 +73,7 @@ impl Take {
         };
         Ok(Self {
             text: None,
+            urls: false,
             features,
         })
     }
@@ -80,9 +84,11 @@ impl Take {
         id: Option<&str>,
         cell: impl Fn(usize) -> Option<Value>,
     ) -> Row {
-        let id = id
-            .filter(|s| !s.trim().is_empty())
-            .map_or_else(|| (i + 1).to_string(), str::to_owned);
+        let id = id.filter(|s| !s.trim().is_empty()).map(str::to_owned);
+        if let (Some(c), true) = (self.text, self.urls) {
+            return url_row(i, id, cell(c));
+        }
+        let id = id.unwrap_or_else(|| (i + 1).to_string());
         if let Some(c) = self.text {
             let payload = match cell(c) {
                 Some(Value::String(s)) if !s.trim().is_empty() => {
@@ -117,6 +123,31 @@ impl Take {
             payload: Payload::Features(features),
         }
     }
+}
+
+/// A row of a URL column: the URL, named by its id cell or else by the URL itself (so a
+/// resumed run knows it by its URL); anything but an `http(s)` URL fails alone.
+fn url_row(i: usize, id: Option<String>, cell: Option<Value>) -> Row {
+    let url = match cell {
+        Some(Value::String(s)) => s.trim().to_owned(),
+        _ => String::new(),
+    };
+    let name = id.unwrap_or_else(|| {
+        if url.is_empty() {
+            (i + 1).to_string()
+        } else {
+            url.clone()
+        }
+    });
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    let payload = if url.is_empty() {
+        Payload::Unreadable("the URL cell is empty".into())
+    } else if matches!(scheme.as_deref(), Some("http" | "https")) {
+        Payload::Url(url)
+    } else {
+        Payload::Unreadable(format!("`{url}` is not an http(s) URL"))
+    };
+    Row { id: name, payload }
 }
 
 /// Delimited cells are text: a cell that reads as a number is sent as one.
