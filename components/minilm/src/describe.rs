@@ -95,6 +95,7 @@ pub fn acceptable_ranges() -> AcceptableRanges {
             "embed the texts you compare with the same model and host".into(),
             "send related texts together in data.texts: one request is cheaper than many".into(),
         ],
+        input: None,
     }
 }
 

@@ -137,6 +137,7 @@ pub fn acceptable_ranges() -> AcceptableRanges {
             "use property all to get every value in one call".into(),
             "treat results outside the reliable range (in_reliable_range false) with care".into(),
         ],
+        input: None,
     }
 }
 

@@ -2,7 +2,7 @@
 //! (the input type, the output fields, the applicability-domain rule).
 
 use crate::OnnxModel;
-use model_manifest::{ClassValues, Output};
+use model_manifest::{ClassValues, Input, Output};
 use model_sdk::{
     AcceptableRanges, Capabilities, Capability, OutputType, TestExamples, UsageInstructions,
     input_type_name,
@@ -56,7 +56,21 @@ pub fn acceptable_ranges(m: &OnnxModel) -> AcceptableRanges {
         property_ranges: r.property_ranges.clone(),
         chemical_scope: r.chemical_scope.clone(),
         usage_recommendations: usage,
+        input: media_input(m),
     }
+}
+
+/// What a picture or sound model takes, and what it was trained on, from the manifest.
+fn media_input(m: &OnnxModel) -> Option<serde_json::Value> {
+    let (kind, mut taken, trained) = match &m.manifest.input {
+        Input::Image { image } => ("image", json!(image), &image.training_data),
+        Input::Audio { audio } => ("audio", json!(audio), &audio.training_data),
+        _ => return None,
+    };
+    if let Some(taken) = taken.as_object_mut() {
+        taken.remove("training_data");
+    }
+    Some(json!({"type": kind, "taken_as": taken, "training_data": trained}))
 }
 
 pub fn test_examples(m: &OnnxModel) -> TestExamples {
@@ -73,6 +87,13 @@ pub fn test_examples(m: &OnnxModel) -> TestExamples {
                 })
                 .collect();
             json!({ "features": features })
+        }
+        crate::inputs::Reader::Media(kind) => {
+            let field = kind.field();
+            json!({
+                field: format!("<the {field} file in base64>"),
+                format!("{field}_url"): format!("<or, instead, an http(s) URL of the {field} file>"),
+            })
         }
     };
     let expected = match &m.manifest.output {

@@ -1,8 +1,10 @@
 //! The applicability domain: whether a prediction comes from familiar ground. An input is
 //! inside when its nearest training molecule is similar enough (Tanimoto on the fingerprint)
-//! and every descriptor or feature lies within its training range; otherwise the result says
-//! `in_domain: false` and a `warning` names why.
+//! and every descriptor or feature lies within its training range; a picture or a sound when
+//! its nearest training example is close enough in the graph's input space. Otherwise the
+//! result says `in_domain: false` and a `warning` names why.
 
+use crate::inputs::Cell;
 use chem::fingerprint::Fingerprint;
 use model_manifest::Range;
 use serde_json::{Value, json};
@@ -12,6 +14,60 @@ pub struct Domain {
     pub neighbours: Option<(Vec<Fingerprint>, f64)>,
     /// Training range of each checked value, by name, in input order.
     pub ranges: Vec<(String, Range)>,
+    /// The training examples as the graph took them (pictures, sounds).
+    pub examples: Option<Examples>,
+}
+
+/// Training inputs, one row of `width` values each, and the farthest distance from the
+/// nearest of them that is still inside the domain.
+pub struct Examples {
+    rows: Vec<f32>,
+    width: usize,
+    max_distance: f64,
+}
+
+impl Examples {
+    /// Reads little-endian `f32` rows of `width` values.
+    pub fn read(bytes: &[u8], width: usize, max_distance: f64) -> Result<Self, String> {
+        let row = width * 4;
+        if row == 0 || bytes.is_empty() || !bytes.len().is_multiple_of(row) {
+            return Err(format!(
+                "{} bytes is not a whole number of rows of {width} little-endian f32 values \
+                 ({row} bytes each, as media-features writes them)",
+                bytes.len()
+            ));
+        }
+        let rows = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        Ok(Self {
+            rows,
+            width,
+            max_distance,
+        })
+    }
+
+    /// The Euclidean distance from `input` to its nearest training example.
+    fn nearest(&self, input: &[Cell]) -> f64 {
+        let x: Vec<f64> = input
+            .iter()
+            .map(|c| match c {
+                Cell::Number(v) => *v,
+                _ => f64::NAN,
+            })
+            .collect();
+        self.rows
+            .chunks_exact(self.width)
+            .map(|row| {
+                row.iter()
+                    .zip(&x)
+                    .map(|(r, v)| (f64::from(*r) - v).powi(2))
+                    .sum::<f64>()
+            })
+            .fold(f64::INFINITY, f64::min)
+            .sqrt()
+    }
 }
 
 /// Reads `bytes` as packed training fingerprints of `bits` bits each.
@@ -42,6 +98,14 @@ impl Domain {
         }
         if !self.ranges.is_empty() {
             parts.push(format!("every {what} lies within its training range"));
+        }
+        if let Some(e) = &self.examples {
+            parts.push(format!(
+                "its nearest training example (of {}) lies within Euclidean distance {} of it, \
+                 in the space of the values the graph takes",
+                e.rows.len() / e.width,
+                e.max_distance
+            ));
         }
         (!parts.is_empty()).then(|| {
             format!(
@@ -119,6 +183,32 @@ impl Domain {
             in_domain: reasons.is_empty(),
             warning: (!reasons.is_empty()).then(|| reasons.join("; ")),
             report: Value::Object(report),
+        }
+    }
+}
+
+impl Domain {
+    /// Judges a picture or a sound by its distance to the nearest training example.
+    pub fn assess_example(&self, input: &[Cell]) -> Assessment {
+        let Some(e) = &self.examples else {
+            return Assessment {
+                in_domain: true,
+                warning: None,
+                report: json!({}),
+            };
+        };
+        let nearest = e.nearest(input);
+        let inside = nearest <= e.max_distance;
+        Assessment {
+            in_domain: inside,
+            warning: (!inside).then(|| {
+                format!(
+                    "unlike the training examples: the nearest is at distance {nearest}, \
+                     beyond {}",
+                    e.max_distance
+                )
+            }),
+            report: json!({"nearest_training_distance": nearest, "max_distance": e.max_distance}),
         }
     }
 }

@@ -135,6 +135,7 @@ fn read_rows(text: &str, model: &OnnxModel, spec: &EvidenceSpec) -> Result<Vec<R
             .iter()
             .map(|f| Ok((f.clone(), column(f)?)))
             .collect::<Result<_, String>>()?,
+        Input::Image { .. } | Input::Audio { .. } => vec![("file".to_owned(), column("file")?)],
     };
     let mut rows = Vec::new();
     for (i, line) in lines.enumerate() {
@@ -167,6 +168,21 @@ fn read_rows(text: &str, model: &OnnxModel, spec: &EvidenceSpec) -> Result<Vec<R
                 }
                 let mut m = Map::new();
                 m.insert("features".into(), Value::Object(features));
+                m
+            }
+            // A file of the model directory, sent as a request would send it.
+            Input::Image { .. } | Input::Audio { .. } => {
+                use base64::Engine;
+                let file = model.dir.join(cell(inputs[0].1));
+                let bytes = std::fs::read(&file)
+                    .map_err(|e| format!("row {}: {}: {e}", i + 1, file.display()))?;
+                let field = match &model.manifest.input {
+                    Input::Image { .. } => "image",
+                    _ => "audio",
+                };
+                let mut m = Map::new();
+                let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+                m.insert(field.into(), json!(encoded));
                 m
             }
         };

@@ -134,7 +134,14 @@ impl OnnxModel {
                     featurizer: f,
                     max_tokens: *max_tokens,
                 };
-                (reader, Domain { neighbours, ranges })
+                (
+                    reader,
+                    Domain {
+                        neighbours,
+                        ranges,
+                        examples: None,
+                    },
+                )
             }
             Input::Tabular {
                 features,
@@ -148,9 +155,18 @@ impl OnnxModel {
                 let domain = Domain {
                     neighbours: None,
                     ranges,
+                    examples: None,
                 };
                 (reader, domain)
             }
+            Input::Image { image } => {
+                media_reader(dir, d, inputs::media::Kind::Image(image.clone()))?
+            }
+            Input::Audio { audio } => media_reader(
+                dir,
+                d,
+                inputs::media::Kind::Audio(media::audio::Featurizer::new(audio)),
+            )?,
         };
         Ok(Self {
             manifest,
@@ -183,6 +199,8 @@ impl OnnxModel {
                 Input::Tabular { features, .. } => {
                     format!("model.toml's input.features ({} names)", features.len())
                 }
+                Input::Image { .. } => "model.toml's [input.image]".to_owned(),
+                Input::Audio { .. } => "model.toml's [input.audio]".to_owned(),
             };
             let bytes = read(&self.dir, file)?;
             let path = self.dir.join(file);
@@ -209,6 +227,8 @@ impl OnnxModel {
         match self.manifest.input {
             Input::Text { .. } => InputType::Text,
             Input::Tabular { .. } => InputType::Tabular,
+            Input::Image { .. } => InputType::Image,
+            Input::Audio { .. } => InputType::Audio,
         }
     }
 
@@ -216,9 +236,34 @@ impl OnnxModel {
     fn checked(&self) -> &'static str {
         match self.manifest.input {
             Input::Text { .. } => "descriptor",
-            Input::Tabular { .. } => "feature",
+            Input::Tabular { .. } | Input::Image { .. } | Input::Audio { .. } => "feature",
         }
     }
+}
+
+/// The reader and domain of a picture or sound model: its training examples read when the
+/// manifest names them.
+fn media_reader(
+    dir: &Path,
+    d: &manifest::Domain,
+    kind: inputs::media::Kind,
+) -> Result<(Reader, Domain), String> {
+    let reader = Reader::Media(kind);
+    let examples = match (&d.training_features, d.max_distance) {
+        (Some(file), Some(max)) => {
+            let bytes = read(dir, file)?;
+            let examples = domain::Examples::read(&bytes, reader.width(), max)
+                .map_err(|e| format!("{}: {e}", dir.join(file).display()))?;
+            Some(examples)
+        }
+        _ => None,
+    };
+    let domain = Domain {
+        neighbours: None,
+        ranges: Vec::new(),
+        examples,
+    };
+    Ok((reader, domain))
 }
 
 /// A graph that cannot be loaded: the deployment is not ready (503, as its `/health` says).
@@ -262,6 +307,12 @@ impl Model for OnnxModel {
     fn data_schema(&self) -> Value {
         self.reader.schema()
     }
+    fn max_body(&self) -> usize {
+        match &self.reader {
+            Reader::Media(kind) => kind.max_body(),
+            _ => guest_kit::http::DEFAULT_MAX_BODY,
+        }
+    }
     fn evidence(&self) -> Option<Result<model_sdk::Evidence, String>> {
         let spec = self.manifest.evidence.as_ref()?;
         let computed = self.evidence.get_or_init(|| {
@@ -294,11 +345,20 @@ impl Model for OnnxModel {
             Err(e) => return items.iter().map(|_| Err(not_ready(e.clone()))).collect(),
         };
         let mut prepared = Vec::with_capacity(items.len());
-        for data in items {
-            if std::time::Instant::now() >= deadline {
-                break;
+        if let Reader::Media(kind) = &self.reader {
+            for read in kind.read_all(items, deadline) {
+                prepared.push(read.map(|p| {
+                    let assessment = self.domain.assess_example(&p.cells);
+                    (p, assessment)
+                }));
             }
-            prepared.push(self.prepare(graph, data));
+        } else {
+            for data in items {
+                if std::time::Instant::now() >= deadline {
+                    break;
+                }
+                prepared.push(self.prepare(graph, data));
+            }
         }
         let read: Vec<&inputs::Prepared> = prepared.iter().flatten().map(|(p, _)| p).collect();
         let rows: Vec<&[inputs::Cell]> = read.iter().map(|p| p.cells.as_slice()).collect();
@@ -358,6 +418,10 @@ impl OnnxModel {
         data: &Map<String, Value>,
     ) -> Result<(inputs::Prepared<'a>, domain::Assessment), PredictError> {
         let prepared = self.reader.read(data)?;
+        if let Reader::Media(_) = self.reader {
+            let assessment = self.domain.assess_example(&prepared.cells);
+            return Ok((prepared, assessment));
+        }
         if let Err((at, why)) = graph.check_row(&prepared.cells) {
             let field = match self.reader.names() {
                 Some(names) => format!("data.features.{}", names[at]),

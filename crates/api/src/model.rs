@@ -134,6 +134,10 @@ pub struct AcceptableRanges {
     pub property_ranges: BTreeMap<String, PropertyRange>,
     pub chemical_scope: ChemicalScope,
     pub usage_recommendations: Vec<String>,
+    /// Beyond the specification, for image and audio models: the input the model takes
+    /// (size, colour, sample rate, length, limits) and what it was trained on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

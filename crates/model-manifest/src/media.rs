@@ -153,7 +153,7 @@ fn default_max_pixels() -> u64 {
 }
 
 fn default_max_bytes() -> u64 {
-    20 * 1024 * 1024
+    10 * 1024 * 1024
 }
 
 fn default_max_seconds() -> f64 {

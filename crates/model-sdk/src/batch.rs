@@ -27,12 +27,14 @@ pub const TEXTS: (&str, &str) = ("texts", "text");
 /// The batch field of a tabular request, and the field each item becomes.
 pub const ROWS: (&str, &str) = ("rows", "features");
 
-/// The batch and single fields of `input_type`.
-pub fn fields(input_type: InputType) -> Option<(&'static str, &'static str)> {
+/// The batch fields of `input_type`, each with the single field its items become: a picture
+/// or sound model takes a list of files (`images`) or of URLs (`image_urls`).
+pub fn fields(input_type: InputType) -> &'static [(&'static str, &'static str)] {
     match input_type {
-        InputType::Text => Some(TEXTS),
-        InputType::Tabular => Some(ROWS),
-        InputType::Image | InputType::Audio => None,
+        InputType::Text => &[TEXTS],
+        InputType::Tabular => &[ROWS],
+        InputType::Image => &[("images", "image"), ("image_urls", "image_url")],
+        InputType::Audio => &[("audios", "audio"), ("audio_urls", "audio_url")],
     }
 }
 
@@ -43,15 +45,29 @@ pub fn split(
     data: &Map<String, Value>,
     max: usize,
 ) -> Result<Option<Vec<Map<String, Value>>>, ApiError> {
-    let Some((many, one)) = fields(input_type) else {
-        return Ok(None);
+    let pairs = fields(input_type);
+    let present: Vec<&(&str, &str)> = pairs
+        .iter()
+        .filter(|(many, _)| data.contains_key(*many))
+        .collect();
+    let (many, one) = match present[..] {
+        [] => return Ok(None),
+        [pair] => *pair,
+        _ => {
+            let names: Vec<String> = present.iter().map(|(m, _)| format!("data.{m}")).collect();
+            let message = format!("send one list per request, not {}", names.join(" and "));
+            return Err(ApiError::invalid(&names[1], message));
+        }
     };
-    let Some(list) = data.get(many) else {
-        return Ok(None);
-    };
+    let list = &data[many];
     let field = format!("data.{many}");
-    if data.contains_key(one) || (one == "text" && data.contains_key("smiles")) {
-        let message = format!("send data.{one} (one input) or data.{many} (a list), not both");
+    let singles: Vec<&str> = pairs.iter().map(|(_, one)| *one).collect();
+    if let Some(single) = singles
+        .iter()
+        .find(|o| data.contains_key(**o))
+        .or_else(|| (one == "text" && data.contains_key("smiles")).then_some(&"smiles"))
+    {
+        let message = format!("send data.{single} (one input) or data.{many} (a list), not both");
         return Err(ApiError::invalid(&field, message));
     }
     let items = list
@@ -106,8 +122,16 @@ pub fn results(items: Vec<Value>) -> (Value, usize) {
 /// The JSON Schema of a batch's `data` for a model whose single `data` is `single`: the list
 /// field (its items typed as the single field is, where the schema says so) beside the
 /// single request's other fields.
-pub fn data_schema(input_type: InputType, single: &Value, max: usize) -> Option<Value> {
-    let (many, one) = fields(input_type)?;
+pub fn data_schema(input_type: InputType, single: &Value, max: usize) -> Vec<Value> {
+    let pairs = fields(input_type);
+    pairs
+        .iter()
+        .map(|(many, one)| list_schema(pairs, many, one, single, max))
+        .collect()
+}
+
+/// The batch form of list `many`, whose items are as `one` would be.
+fn list_schema(pairs: &[(&str, &str)], many: &str, one: &str, single: &Value, max: usize) -> Value {
     // Any JSON value, as the server takes it: an item that is not a valid `one` (another
     // type, too long, unparsable) fails alone in `results.items`; the batch is still 200.
     let shape = single["properties"]
@@ -127,7 +151,7 @@ pub fn data_schema(input_type: InputType, single: &Value, max: usize) -> Option<
         .cloned()
         .unwrap_or_default()
         .into_iter()
-        .filter(|(k, _)| k != one && k != "smiles")
+        .filter(|(k, _)| k != "smiles" && !pairs.iter().any(|(_, o)| k == o))
         .map(|(k, schema)| {
             let shape = schema
                 .get("type")
@@ -148,15 +172,24 @@ pub fn data_schema(input_type: InputType, single: &Value, max: usize) -> Option<
     );
     // Other fields go to every item too, and an item refuses what its model does not know:
     // each item fails alone, so the batch form is open to them.
-    Some(json!({
+    // One input and a batch at once is refused whole (400), as are two lists.
+    let mut refused: Vec<Value> = pairs
+        .iter()
+        .flat_map(|(m, o)| [*o, *m])
+        .filter(|f| *f != many)
+        .map(|f| json!({"required": [f]}))
+        .collect();
+    if one == "text" {
+        refused.push(json!({"required": ["smiles"]}));
+    }
+    json!({
         "type": "object",
         "properties": properties,
         "required": [many],
-        // One input and a batch at once is refused whole (400).
-        "not": {"anyOf": [{"required": [one]}, {"required": ["smiles"]}]},
+        "not": {"anyOf": refused},
         "description": "A batch: every field beside the items goes to each item; a field or \
                         value the model refuses fails each item alone (the answer is still 200).",
-    }))
+    })
 }
 
 #[cfg(test)]

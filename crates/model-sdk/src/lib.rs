@@ -93,6 +93,13 @@ pub trait Model {
         true
     }
 
+    /// The largest request body the model reads, in bytes (at least 1 MiB, the default):
+    /// a model taking pictures or sounds in base64 needs more. The host's own cap must
+    /// allow it too (`runtime-host` reads it from the model's manifest).
+    fn max_body(&self) -> usize {
+        guest_kit::http::DEFAULT_MAX_BODY
+    }
+
     /// Most items one batch may hold (at most [`batch::MAX_ITEMS`]).
     fn max_batch(&self) -> usize {
         batch::MAX_ITEMS

@@ -10,7 +10,8 @@ use spin_sdk::http::IncomingRequest;
 /// Serves `model` for one request. Paths are matched below the route the host matched
 /// (Spin's `spin-path-info`), so a model works at `/` and under a prefix alike.
 pub async fn serve<M: Model>(model: &M, req: IncomingRequest) -> Response {
-    guest_kit::serve(req, DEFAULT_MAX_BODY, async |r| route(model, r)).await
+    let max_body = model.max_body().max(DEFAULT_MAX_BODY);
+    guest_kit::serve(req, max_body, async |r| route(model, r)).await
 }
 
 /// Serves a model that could not be loaded (a bad model directory, say): every endpoint of

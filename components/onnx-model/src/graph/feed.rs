@@ -13,6 +13,9 @@ pub enum Feed {
     Matrix { datum: DatumType, width: usize },
     /// One feature (by its index in the row) as a column.
     Column { feature: usize, datum: DatumType },
+    /// A picture's or a sound's values as one tensor `[rows, ...item]` (channels, height,
+    /// width; or mels, frames), of floats.
+    Tensor { datum: DatumType, item: Vec<usize> },
 }
 
 /// The input types a request's values can become.
@@ -60,6 +63,9 @@ pub fn bind(
             ))
         }
     };
+    if let Some(item) = reader.shape() {
+        return bind_tensor(&inputs, item, describe_width);
+    }
     match &inputs[..] {
         [] => Err("the graph has no inputs".into()),
         [(name, fact)] if reader.names().is_none_or(|n| n.len() != 1 || n[0] != *name) => {
@@ -142,6 +148,75 @@ pub fn bind(
     }
 }
 
+/// The one input of a graph taking a picture or a sound: a matrix of one row per input (a
+/// scikit-learn model on the flattened values), or a tensor of the item's shape (a network
+/// taking `[N, C, H, W]`; a `[N, 1, mels, frames]` graph takes a spectrogram too).
+fn bind_tensor(
+    inputs: &[(String, &InferenceFact)],
+    item: Vec<usize>,
+    describe_width: &str,
+) -> Result<Vec<Feed>, String> {
+    let [(name, fact)] = inputs else {
+        return Err(format!(
+            "the graph has {} inputs; a picture or a sound feeds exactly one",
+            inputs.len()
+        ));
+    };
+    let datum = match fact.datum_type.concretize() {
+        None | Some(DatumType::F32) => DatumType::F32,
+        Some(DatumType::F64) => DatumType::F64,
+        Some(other) => {
+            return Err(format!(
+                "the graph's input `{name}` is of type {other:?}; a picture or a sound is fed \
+                 as float or double"
+            ));
+        }
+    };
+    let dims: Vec<Option<usize>> = fact
+        .shape
+        .dims()
+        .map(|d| {
+            d.concretize()
+                .and_then(|d| d.as_i64())
+                .and_then(|d| usize::try_from(d).ok())
+        })
+        .collect();
+    let width: usize = item.iter().product();
+    let agrees = |want: &[usize]| {
+        dims.len() == want.len() + 1
+            && dims[1..]
+                .iter()
+                .zip(want)
+                .all(|(d, w)| d.is_none_or(|d| d == *w))
+    };
+    let mut with_one = vec![1];
+    with_one.extend(&item);
+    if dims.len() == 2 && dims[1].is_none_or(|w| w == width) {
+        Ok(vec![Feed::Matrix { datum, width }])
+    } else if agrees(&item) {
+        Ok(vec![Feed::Tensor { datum, item }])
+    } else if agrees(&with_one) {
+        Ok(vec![Feed::Tensor {
+            datum,
+            item: with_one,
+        }])
+    } else {
+        let theirs: Vec<String> = dims
+            .iter()
+            .map(|d| d.map_or("?".into(), |d| d.to_string()))
+            .collect();
+        Err(format!(
+            "the graph's input `{name}` is [{}], but {describe_width} gives [N, {}] (or \
+             [N, {width}] flat)",
+            theirs.join(", "),
+            item.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+}
+
 /// `model` with its inputs fixed to `rows` rows of the feeds' types and widths.
 pub fn with_rows(
     mut model: InferenceModel,
@@ -149,14 +224,14 @@ pub fn with_rows(
     rows: TDim,
 ) -> TractResult<InferenceModel> {
     for (i, f) in feeds.iter().enumerate() {
-        let (dt, width) = match f {
-            Feed::Matrix { datum, width } => (*datum, *width),
-            Feed::Column { datum, .. } => (*datum, 1),
+        let (dt, item) = match f {
+            Feed::Matrix { datum, width } => (*datum, vec![*width]),
+            Feed::Column { datum, .. } => (*datum, vec![1]),
+            Feed::Tensor { datum, item } => (*datum, item.clone()),
         };
-        model = model.with_input_fact(
-            i,
-            InferenceFact::dt_shape(dt, [rows.clone(), width.to_dim()]),
-        )?;
+        let mut shape = vec![rows.clone()];
+        shape.extend(item.iter().map(|d| d.to_dim()));
+        model = model.with_input_fact(i, InferenceFact::dt_shape(dt, shape))?;
     }
     Ok(model)
 }
@@ -179,6 +254,7 @@ impl Feed {
         let (datum, features) = match self {
             Feed::Matrix { datum, width } => (*datum, 0..*width),
             Feed::Column { feature, datum } => (*datum, *feature..*feature + 1),
+            Feed::Tensor { .. } => return Ok(()),
         };
         if !matches!(datum, DatumType::I64 | DatumType::I32) {
             return Ok(());
@@ -207,14 +283,20 @@ impl Feed {
 
     /// The tensor of this input for `rows`.
     pub fn tensor(&self, rows: &[&[Cell]]) -> Result<Tensor, String> {
-        let (datum, width, cells): (DatumType, usize, Vec<&Cell>) = match self {
-            Feed::Matrix { datum, width } => {
-                (*datum, *width, rows.iter().flat_map(|r| r.iter()).collect())
-            }
+        let (datum, item, cells): (DatumType, &[usize], Vec<&Cell>) = match self {
+            Feed::Matrix { datum, width } => (
+                *datum,
+                std::slice::from_ref(width),
+                rows.iter().flat_map(|r| r.iter()).collect(),
+            ),
             Feed::Column { feature, datum } => {
-                (*datum, 1, rows.iter().map(|r| &r[*feature]).collect())
+                (*datum, &[1], rows.iter().map(|r| &r[*feature]).collect())
+            }
+            Feed::Tensor { datum, item } => {
+                (*datum, item, rows.iter().flat_map(|r| r.iter()).collect())
             }
         };
+        let width: usize = item.iter().product();
         if cells.len() != rows.len() * width {
             return Err(format!(
                 "{} values for {} rows of {width}",
@@ -222,7 +304,8 @@ impl Feed {
                 rows.len()
             ));
         }
-        let shape = [rows.len(), width];
+        let mut shape = vec![rows.len()];
+        shape.extend(item);
         let number = |c: &Cell| match c {
             Cell::Number(x) => Ok(*x),
             Cell::Missing => Ok(f64::NAN),
@@ -263,7 +346,7 @@ impl Feed {
                         other => Err(format!("{other:?} where the graph takes text")),
                     })
                     .collect::<Result<_, _>>()?;
-                tract_ndarray::Array2::from_shape_vec(shape, v)
+                tract_ndarray::Array2::from_shape_vec([rows.len(), width], v)
                     .map(Tensor::from)
                     .map_err(|e| TractError::msg(e.to_string()))
             }

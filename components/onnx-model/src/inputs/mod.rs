@@ -1,8 +1,9 @@
-//! A request's `data` turned into the graph's input row: a SMILES featurized by `chem`, or
-//! named tabular features put in the manifest's order ([`tabular`]). Malformed data is a 400
-//! naming the field; a SMILES that is not a molecule is a failed prediction (200,
-//! `success: false`).
+//! A request's `data` turned into the graph's input row: a SMILES featurized by `chem`,
+//! named tabular features put in the manifest's order ([`tabular`]), or a picture or sound
+//! made into the graph's tensor ([`media`]). Malformed data is a 400 naming the field; a
+//! SMILES that is not a molecule is a failed prediction (200, `success: false`).
 
+pub mod media;
 mod tabular;
 
 use chem::features::Featurizer;
@@ -22,6 +23,8 @@ pub enum Reader {
         /// The text features and the values seen in training (see `model_manifest::Input`).
         categories: BTreeMap<String, Vec<String>>,
     },
+    /// A picture or a sound, one value of its tensor per cell.
+    Media(media::Kind),
 }
 
 /// One value of an input row, as the graph is fed it.
@@ -60,6 +63,16 @@ impl Reader {
         match self {
             Reader::Text { featurizer, .. } => featurizer.len(),
             Reader::Tabular { names, .. } => names.len(),
+            Reader::Media(kind) => kind.shape().iter().product(),
+        }
+    }
+
+    /// The shape of one input's tensor, for a graph taking more than a row of numbers (an
+    /// image's channels, height and width); `None` for a row.
+    pub fn shape(&self) -> Option<Vec<usize>> {
+        match self {
+            Reader::Media(kind) => Some(kind.shape()),
+            _ => None,
         }
     }
 
@@ -67,7 +80,7 @@ impl Reader {
     /// a featurized SMILES: its graph takes one matrix).
     pub fn names(&self) -> Option<&[String]> {
         match self {
-            Reader::Text { .. } => None,
+            Reader::Text { .. } | Reader::Media(_) => None,
             Reader::Tabular { names, .. } => Some(names),
         }
     }
@@ -82,6 +95,7 @@ impl Reader {
         match self {
             Reader::Text { max_tokens, .. } => input::smiles_data_schema(*max_tokens, Map::new()),
             Reader::Tabular { names, categories } => tabular::schema(names, categories),
+            Reader::Media(kind) => kind.schema(),
         }
     }
 
@@ -129,6 +143,7 @@ impl Reader {
                 let cells = tabular::read(names, categories, data.get("features"))?;
                 Ok(tabular::prepared(names, categories, cells))
             }
+            Reader::Media(kind) => kind.read(data),
         }
     }
 }

@@ -234,9 +234,10 @@ impl Deployer {
     /// every answer as header `x-model-version`.
     pub fn load(&self, model: &Ready, name: &str, kv: KeyValue, version: &str) -> Result<Loaded> {
         let vars = [("model_version", version.to_owned())];
-        let grants = self.launcher.grants(kv, &vars, &model.spec.access())?;
+        let launcher = self.launcher.with_body_of_at_least(model.spec.max_body());
+        let grants = launcher.grants(kv, &vars, &model.spec.access())?;
         let hooks = hooks::for_model(version, None);
-        Ok(self.launcher.server_of(name, &model.code, grants, hooks))
+        Ok(launcher.server_of(name, &model.code, grants, hooks))
     }
 
     /// Starts deployment `name` of `model` by the v1.2 lifecycle until `stop`; the task and

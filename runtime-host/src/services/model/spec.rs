@@ -30,6 +30,21 @@ impl ModelSpec {
             .with_outbound(outbound_hosts(&self.source))
     }
 
+    /// The largest request body the model reads: a picture or sound model's file in base64
+    /// and room for the JSON (`[input.image] max_bytes`), so the host's cap does not refuse
+    /// what the component takes; 0 (the launcher's own cap) for any other model.
+    pub fn max_body(&self) -> usize {
+        if !self.source.join("model.toml").is_file() {
+            return 0;
+        }
+        let max_bytes = match check_model_dir(&self.source).map(|m| m.input) {
+            Ok(model_manifest::Input::Image { image }) => image.max_bytes,
+            Ok(model_manifest::Input::Audio { audio }) => audio.max_bytes,
+            _ => return 0,
+        };
+        (max_bytes as usize).div_ceil(3) * 4 + 64 * 1024
+    }
+
     /// Checks an ONNX model directory's manifest and the files it names before anything is
     /// copied or compiled (see [`super::manifest`]); `Err` lists every problem, a line each.
     /// A component has nothing to check here.

@@ -53,6 +53,7 @@ impl Model for Echo {
                 limitations: vec![],
             },
             usage_recommendations: vec![],
+            input: None,
         }
     }
     fn citation(&self) -> Citation {
