@@ -6,6 +6,8 @@
 //! the testbed's `/fetch`, on a real host; the addresses it calls are real servers that count
 //! what reaches them.
 
+mod fetch;
+
 use e2e_tests::{Client, HostBuilder, component, temp_dir};
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};

@@ -16,6 +16,7 @@
 //! | `POST /kv/contend?key=K` | updates K while changing it behind its own back, so every compare-and-swap loses; K ends as the number of attempts |
 //! | `GET /var?name=N`        | reads an application variable                     |
 //! | `GET /fetch?url=U[&follow=1]` | makes an outgoing HTTP request (wasi-http) and relays it; with `follow`, follows one redirect itself |
+//! | `GET /get?url=U[&url=U2…]&max=B&ms=D` | fetches each U with `guest_kit::fetch` (all at once), at most B bytes, within D ms |
 //! | `GET /instance`          | how many requests this instance has served, this one included |
 //! | `GET /fail`              | answers 500 without trapping                      |
 //! | `GET /grow?mib=N`        | keeps N MiB allocated in this instance (a global) and answers |
@@ -64,6 +65,59 @@ async fn fetch(url: &str) -> Result<Response, ApiError> {
         .map_err(|e| ApiError::internal(format!("outgoing request failed: {e}")))
 }
 
+/// `/get`: what `guest_kit::fetch` made of each URL. One URL answers as that fetch did
+/// (200 with what came, or its error as the 400 a model gives); several answer 200 with a
+/// list of `{"fetched"}` or `{"error", "error_code"}`.
+fn fetched(req: &ApiRequest) -> Result<Response, ApiError> {
+    let urls: Vec<String> = form_urlencoded::parse(req.query.as_bytes())
+        .filter(|(k, _)| k == "url")
+        .map(|(_, v)| v.into_owned())
+        .collect();
+    if urls.is_empty() {
+        return Err(ApiError::new(
+            guest_kit::ErrorCode::MissingField,
+            "query parameter `url` is required",
+        ));
+    }
+    let number = |name: &str, default: u64| {
+        req.query_param(name)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(default)
+    };
+    let (max, ms) = (number("max", 1 << 20), number("ms", 5000));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    let started = std::time::Instant::now();
+    let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let mut results = guest_kit::fetch::get_all(&refs, max, deadline);
+    let took_ms = started.elapsed().as_millis() as u64;
+    let describe = |f: &guest_kit::fetch::Fetched| {
+        json!({
+            "length": f.bytes.len(),
+            "content_type": f.content_type,
+            "url": f.url,
+            "text": String::from_utf8_lossy(&f.bytes[..f.bytes.len().min(64)]),
+            "took_ms": took_ms,
+        })
+    };
+    if results.len() == 1 {
+        return match results.remove(0) {
+            Ok(f) => Ok(http::json(200, &describe(&f))),
+            Err(e) => Err(ApiError::new(e.code(), e.message())),
+        };
+    }
+    let each: Vec<Value> = results
+        .iter()
+        .map(|r| match r {
+            Ok(f) => json!({"fetched": describe(f)}),
+            Err(e) => json!({"error": e.message(), "error_code": e.code().as_str()}),
+        })
+        .collect();
+    Ok(http::json(
+        200,
+        &json!({"results": each, "took_ms": took_ms}),
+    ))
+}
+
 fn llm_error(e: spin_sdk::llm::Error) -> Value {
     use spin_sdk::llm::Error;
     match e {
@@ -93,6 +147,7 @@ async fn route(req: ApiRequest) -> Result<Response, ApiError> {
                 &json!({"status": *resp.status(), "body": body}),
             ))
         }
+        "/get" => fetched(&req),
         "/ok" => Ok(http::json(200, &json!({"ok": true}))),
         "/instance" => Ok(http::json(
             200,
