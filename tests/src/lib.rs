@@ -25,6 +25,7 @@ pub mod prometheus;
 pub mod raw;
 pub mod redis;
 pub mod registrations;
+pub mod served;
 pub mod spin;
 pub mod stack;
 

@@ -26,6 +26,7 @@ mod host_limits;
 mod host_services;
 mod hot_deploy;
 mod installation;
+mod media_models;
 mod metrics;
 mod model_lifecycle;
 mod model_openapi;
