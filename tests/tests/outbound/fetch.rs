@@ -315,3 +315,62 @@ async fn several_urls_are_awaited_together_and_fail_alone() {
     );
     assert_eq!(files.hits("/slow"), 3);
 }
+
+/// The same fetches under the real Spin, given the same `allowed_outbound_hosts`: the file
+/// comes, a redirect chain is followed, a hop to a host not allowed is refused, and a
+/// silent server is given up at the deadline, as under runtime-host.
+#[tokio::test(flavor = "multi_thread")]
+async fn spin_fetches_follows_refuses_and_gives_up_alike() {
+    let Some(spin) = e2e_tests::spin::spin_or_skip("guest_kit::fetch under Spin") else {
+        return;
+    };
+    let other = Files::start(None).await;
+    let files = Files::start(Some(other.url("/file"))).await;
+    let work = temp_dir();
+    let manifest = work.path().join("spin.toml");
+    let source = e2e_tests::component("testbed").display().to_string();
+    std::fs::write(
+        &manifest,
+        format!(
+            "spin_manifest_version = 2\n\n[application]\nname = \"fetch\"\nversion = \"1.0.0\"\n\n\
+             [[trigger.http]]\nroute = \"/...\"\ncomponent = \"testbed\"\n\n\
+             [component.testbed]\nsource = {}\nkey_value_stores = [\"default\"]\n\
+             allowed_outbound_hosts = [{:?}]\n",
+            serde_json::to_string(&source).unwrap(),
+            files.url(""),
+        ),
+    )
+    .unwrap();
+    let app = e2e_tests::spin::SpinApp::up_manifest(&spin, &manifest, "unused", "/ok");
+    let via = |url: &str, ms: u64| {
+        format!(
+            "{}/get?url={}&max=100000&ms={ms}",
+            app.base_url(),
+            form_encode(url)
+        )
+    };
+    let c = Client::new();
+    let r = c.get(&via(&files.url("/file"), 5000)).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.value()["length"], 3000);
+    let r = c.get(&via(&files.url("/hop/2"), 5000)).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.value()["url"], files.url("/hop/0"));
+    let body = c
+        .get(&via(&files.url("/away"), 5000))
+        .await
+        .assert_error(400, "url_not_allowed");
+    assert!(
+        body.error.contains(&format!("127.0.0.1:{}", other.port)),
+        "{}",
+        body.error
+    );
+    let started = Instant::now();
+    let body = c
+        .get(&via(&files.url("/silent"), 1500))
+        .await
+        .assert_error(400, "fetch_failed");
+    assert!(body.error.contains("gave up fetching"), "{}", body.error);
+    assert!(started.elapsed() < Duration::from_millis(4500));
+    assert_eq!(other.hits("/file"), 0);
+}
