@@ -10,7 +10,12 @@ use hyper::Method;
 use serde_json::{Map, Value, json};
 
 /// The batch field and the single field it stands for, by input type.
-const FORMS: [(&str, &str, &str); 2] = [("text", "texts", "text"), ("tabular", "rows", "features")];
+const FORMS: [(&str, &str, &str); 4] = [
+    ("text", "texts", "text"),
+    ("tabular", "rows", "features"),
+    ("image", "images", "image"),
+    ("audio", "audios", "audio"),
+];
 
 pub async fn check(probe: &Probe<'_>, report: &mut Report, caps: &Value, examples: &Value) {
     let documents_batches = match probe.call(Method::GET, "/openapi.json", None).await {

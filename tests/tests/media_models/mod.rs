@@ -6,6 +6,7 @@
 
 mod digits;
 mod refusals;
+mod spin;
 mod spoken;
 mod urls;
 
