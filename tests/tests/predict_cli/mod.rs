@@ -1,10 +1,14 @@
 //! `runtime-host predict`: libraries through real models, in process and against a running
 //! deployment, with bad rows, every input format, the limits, Ctrl-C and --resume
-//! (`resume`), hostile input (`hostile`) and the usual slips (`mistakes`).
+//! (`resume`), hostile input (`hostile`) and the usual slips (`mistakes`); picture files
+//! (`media`) and a column of their URLs (`urls`, from a server in `served`).
 
 mod hostile;
+mod media;
 mod mistakes;
 mod resume;
+mod served;
+mod urls;
 
 use e2e_tests::host::HostBuilder;
 use e2e_tests::{component, host_binary, model_dir, temp_dir, workspace_root};

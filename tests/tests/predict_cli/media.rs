@@ -1,0 +1,226 @@
+//! Picture files through the digits model: a folder (its pictures in name order, a file
+//! that is not a picture and a truncated one failing alone), a glob expanded by the command
+//! itself, several files, and `--resume` after new files arrive, keyed by path.
+
+use super::{csv_rows, header, jsonl, predict, s, stderr};
+use base64::Engine;
+use e2e_tests::{model_dir, temp_dir};
+use std::path::{Path, PathBuf};
+
+/// The digits model's test examples as files: (true digit, file bytes, extension).
+pub fn digit_pictures() -> Vec<(String, Vec<u8>, &'static str)> {
+    let text = std::fs::read_to_string(model_dir("digits").join("model.toml")).unwrap();
+    let manifest: toml::Table = toml::from_str(&text).unwrap();
+    let examples = manifest["test_examples"]["examples"].as_array().unwrap();
+    let pictures: Vec<_> = examples
+        .iter()
+        .map(|e| {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(e["image"].as_str().unwrap())
+                .unwrap();
+            let ext = if bytes.starts_with(b"\x89PNG") {
+                "png"
+            } else {
+                "jpg"
+            };
+            (e["category"].as_str().unwrap().to_owned(), bytes, ext)
+        })
+        .collect();
+    assert!(pictures.len() >= 3, "the digits model has examples");
+    pictures
+}
+
+/// Writes `n` pictures into `dir` named `{i:02}-{digit}.{ext}` (the examples in turn);
+/// returns each file's path and true digit, in name order.
+pub fn write_pictures(dir: &Path, n: usize, first: usize) -> Vec<(PathBuf, String)> {
+    std::fs::create_dir_all(dir).unwrap();
+    let pictures = digit_pictures();
+    (first..first + n)
+        .map(|i| {
+            let (digit, bytes, ext) = &pictures[i % pictures.len()];
+            let path = dir.join(format!("{i:02}-{digit}.{ext}"));
+            std::fs::write(&path, bytes).unwrap();
+            (path, digit.clone())
+        })
+        .collect()
+}
+
+/// The digits model run in process over `inputs`, then `extra`.
+fn digits(inputs: &[&Path], data_dir: &Path, extra: &[&str]) -> std::process::Output {
+    let model = model_dir("digits");
+    let mut args: Vec<&str> = inputs.iter().map(|p| s(p)).collect();
+    args.extend(["--model", s(&model), "--data-dir", s(data_dir)]);
+    args.extend_from_slice(extra);
+    predict(&args)
+}
+
+#[test]
+fn a_folder_is_scored_in_name_order_and_bad_files_fail_alone() {
+    let dir = temp_dir();
+    let scans = dir.path().join("scans");
+    let mut expected: Vec<(PathBuf, Option<String>)> = write_pictures(&scans, 12, 0)
+        .into_iter()
+        .map(|(p, d)| (p, Some(d)))
+        .collect();
+    // Named like pictures, but not one, and one cut in half: each its row's error.
+    let not_picture = scans.join("05b-notes.png");
+    std::fs::write(&not_picture, "a shopping list, not a picture\n").unwrap();
+    let png = &digit_pictures()[0].1;
+    let truncated = scans.join("07b-cut.png");
+    std::fs::write(&truncated, &png[..png.len() / 2]).unwrap();
+    expected.push((not_picture, None));
+    expected.push((truncated, None));
+    expected.sort();
+    // Not taken: another kind of file, a hidden file and a subfolder's pictures.
+    std::fs::write(scans.join("README.txt"), "scanned on Monday").unwrap();
+    std::fs::write(scans.join(".hidden.png"), png).unwrap();
+    write_pictures(&scans.join("more"), 2, 0);
+
+    let out = digits(&[&scans], dir.path(), &["--batch-size", "5"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("done: 14 rows through digits"), "{err}");
+    assert!(err.contains("failed:   2"), "{err}");
+    // Named after the folder, beside it.
+    let output = dir.path().join("scans.predictions.csv");
+    let head = header(&output);
+    assert_eq!(&head[..2], ["id", "prediction"], "{head:?}");
+    assert_eq!(&head[head.len() - 2..], ["in_domain", "error"]);
+    let col = |name: &str| {
+        head.iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no {name} in {head:?}"))
+    };
+    let rows = csv_rows(&output);
+    assert_eq!(rows.len(), expected.len());
+    for (row, (path, digit)) in rows.iter().zip(&expected) {
+        assert_eq!(&row[0], s(path));
+        match digit {
+            Some(digit) => {
+                assert_eq!(&row[col("prediction")], digit, "{row:?}");
+                assert_eq!(&row[col("error")], "", "{row:?}");
+                assert!(matches!(&row[col("in_domain")], "true" | "false"));
+                // Every label's probability, the predicted one the largest.
+                let p = |label: usize| -> f64 {
+                    row[col(&format!("probabilities.{label}"))].parse().unwrap()
+                };
+                let best = (0..10).max_by(|&a, &b| p(a).total_cmp(&p(b))).unwrap();
+                assert_eq!(best.to_string(), *digit, "{row:?}");
+            }
+            None => {
+                assert_eq!(&row[col("prediction")], "", "{row:?}");
+                assert!(!row[col("error")].is_empty(), "{row:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_glob_and_several_files() {
+    let dir = temp_dir();
+    let scans = dir.path().join("scans");
+    let written = write_pictures(&scans, 8, 0);
+    let sevens: Vec<&PathBuf> = written
+        .iter()
+        .filter(|(_, d)| d == "7")
+        .map(|(p, _)| p)
+        .collect();
+    assert!(sevens.len() >= 2);
+    // Quoted: no shell expands it, the command does.
+    let glob = scans.join("*-7.png");
+    let output = dir.path().join("sevens.jsonl");
+    let out = digits(&[&glob], dir.path(), &["-o", s(&output)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = jsonl(&output);
+    let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let want: Vec<&str> = sevens.iter().map(|p| s(p)).collect();
+    assert_eq!(ids, want);
+    for row in &rows {
+        assert_eq!(row["success"], true, "{row}");
+        assert_eq!(row["results"]["prediction"], "7", "{row}");
+    }
+    // Without -o, a glob's output is named after its folder, beside it.
+    let out = digits(&[&scans.join("0?-3.png")], dir.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = csv_rows(&dir.path().join("scans.predictions.csv"));
+    assert_eq!(rows.len(), written.iter().filter(|(_, d)| d == "3").count());
+    // A glob matching nothing is an error, not an empty output.
+    let none = scans.join("*.webp");
+    let out = digits(&[&none], dir.path(), &["-o", s(&dir.path().join("x.csv"))]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("no file matches"), "{}", stderr(&out));
+
+    // Several files (as a shell's expansion gives them): the output must be named.
+    let (a, b) = (written[0].0.as_path(), written[2].0.as_path());
+    let out = digits(&[a, b], dir.path(), &[]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("-o"), "{}", stderr(&out));
+    let output = dir.path().join("two.csv");
+    let out = digits(&[a, b], dir.path(), &["-o", s(&output)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = csv_rows(&output);
+    assert_eq!((&rows[0][0], &rows[1][0]), (s(a), s(b)));
+    assert_eq!(&rows[1][1], written[2].1.as_str());
+}
+
+#[test]
+fn resume_scores_only_the_files_the_output_lacks() {
+    let dir = temp_dir();
+    let scans = dir.path().join("scans");
+    write_pictures(&scans, 8, 0);
+    let output = dir.path().join("out.csv");
+    let out = digits(&[&scans], dir.path(), &["-o", s(&output)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // What an interruption leaves: the header, the first three rows, half a line.
+    let text = std::fs::read_to_string(&output).unwrap();
+    let kept: Vec<&str> = text.lines().take(4).collect();
+    std::fs::write(&output, format!("{}\n{}", kept.join("\n"), "/half/a/ro")).unwrap();
+    // Meanwhile new files arrived, one sorting among the scored ones and one after them.
+    let (_, picture, _) = &digit_pictures()[1];
+    let early = scans.join("00a-new.png");
+    std::fs::write(&early, picture).unwrap();
+    let late = write_pictures(&scans, 1, 8);
+
+    let out = digits(&[&scans], dir.path(), &["-o", s(&output), "--resume"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("7 rows through digits"), "{err}");
+    assert!(err.contains("after 3 rows of an earlier run"), "{err}");
+    assert!(err.contains("written:  10 of 10 rows"), "{err}");
+    let after = std::fs::read_to_string(&output).unwrap();
+    assert!(after.starts_with(&format!("{}\n", kept.join("\n"))));
+    let rows = csv_rows(&output);
+    let mut ids: Vec<&str> = rows.iter().map(|r| &r[0]).collect();
+    assert_eq!(rows.len(), 10, "{ids:?}");
+    assert!(ids.contains(&s(&early)) && ids.contains(&s(&late[0].0)));
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 10, "each file once");
+    assert!(rows.iter().all(|r| r[r.len() - 1].is_empty()), "{rows:?}");
+
+    // Nothing left: a resume scores nothing and keeps the file.
+    let out = digits(&[&scans], dir.path(), &["-o", s(&output), "--resume"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("done: 0 rows"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), after);
+}
+
+#[test]
+fn files_for_a_model_that_takes_none_and_a_table_for_one_that_takes_files() {
+    let dir = temp_dir();
+    let scans = dir.path().join("scans");
+    write_pictures(&scans, 2, 0);
+    let iris = model_dir("iris");
+    let out = predict(&[s(&scans), "--model", s(&iris), "--data-dir", s(dir.path())]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("not files of pictures or sounds"),
+        "{}",
+        stderr(&out)
+    );
+    let table = dir.path().join("urls.csv");
+    std::fs::write(&table, "image_url\nhttp://127.0.0.1:9/a.png\n").unwrap();
+    let out = digits(&[&table], dir.path(), &[]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--url-column"), "{}", stderr(&out));
+}
