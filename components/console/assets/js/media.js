@@ -97,8 +97,8 @@ export function exampleThumbnail(kind, input) {
 function sized(img, shown) {
   img.addEventListener("load", () => {
     const side = Math.max(img.naturalWidth, img.naturalHeight);
-    if (side === 0 || side > TINY) return;
-    const factor = Math.max(1, Math.floor(shown / side));
+    const factor = side ? Math.floor(shown / side) : 0;
+    if (side > TINY || factor < 2) return;
     img.classList.add("pixelated");
     img.style.width = `${img.naturalWidth * factor}px`;
   });

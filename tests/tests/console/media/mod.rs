@@ -1,0 +1,203 @@
+//! The Try-it form of an image model (models/digits) and an audio model
+//! (models/spoken-digits) in headless Chromium against a real `up` (issue 58 §4): an example
+//! run from its button, a file through the file input, a file dropped on the drop zone, a
+//! file the model cannot read, a URL the model may fetch and one it may not; each answer (or
+//! error) compared with what the model says to the same request sent directly, and what was
+//! sent shown beside it (the picture, or a player for the sound).
+
+use super::*;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+mod pictures;
+mod sounds;
+use pictures::pictures;
+use sounds::sounds;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_try_it_form_takes_pictures_and_sounds_in_a_real_browser() {
+    let Some(browser) = Browser::start("the_try_it_form_takes_media", 1280, 1000).await else {
+        return;
+    };
+    let server = FileServer::start("image/png").await;
+    let models = e2e_tests::temp_dir();
+    for name in ["digits", "spoken-digits"] {
+        e2e_tests::copy_model(&e2e_tests::model_dir(name), &models.path().join(name));
+    }
+    // The digits model may fetch from the picture server, named exactly (it is on loopback).
+    let manifest = models.path().join("digits/model.toml");
+    let mut text = std::fs::read_to_string(&manifest).unwrap();
+    text.push_str(&format!(
+        "\n[network]\nallowed_outbound_hosts = [\"{}\"]\n",
+        server.origin
+    ));
+    std::fs::write(&manifest, text).unwrap();
+    let stack = Stack::up(&["--models", models.path().to_str().unwrap()], 4);
+    let c = Client::new();
+    let files = e2e_tests::temp_dir();
+    pictures(&browser, &stack, &c, files.path(), Some(&server)).await;
+    sounds(&browser, &stack, &c, files.path()).await;
+    browser.close().await;
+}
+
+/// A web server on loopback answering every request with the file it holds now, as the
+/// server of a URL a user types would.
+struct FileServer {
+    origin: String,
+    file: Arc<Mutex<Vec<u8>>>,
+}
+
+impl FileServer {
+    async fn start(content_type: &'static str) -> Self {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .unwrap();
+        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let file = Arc::new(Mutex::new(Vec::new()));
+        let served = file.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let body = served.lock().unwrap().clone();
+                tokio::spawn(async move {
+                    // The request's head, up to its blank line; the answer is the same for all.
+                    let (mut head, mut buf) = (Vec::new(), [0u8; 1024]);
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match stream.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\n\
+                         content-length: {}\r\nconnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = stream.write_all(reply.as_bytes()).await;
+                    let _ = stream.write_all(&body).await;
+                    let _ = stream.shutdown().await;
+                });
+            }
+        });
+        Self { origin, file }
+    }
+}
+
+/// What the model answers to `data` sent directly, as the form would send it.
+async fn direct(c: &Client, stack: &impl App, model: &str, kind: &str, data: Value) -> Value {
+    let request = json!({"input_type": kind, "data": data});
+    c.post_json(
+        &stack.app(&format!("/models/{model}/predict")),
+        &request,
+        None,
+    )
+    .await
+    .value()
+}
+
+/// The model's test examples holding a base64 file of `kind` (`image` or `audio`).
+async fn examples(c: &Client, stack: &impl App, model: &str, kind: &str) -> Vec<Value> {
+    let all = c
+        .get(&stack.app(&format!("/models/{model}/test_examples")))
+        .await
+        .value();
+    let with_file: Vec<Value> = all["examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e[kind].is_string())
+        .cloned()
+        .collect();
+    assert!(
+        with_file.len() >= 3,
+        "{model}: three examples or more: {all}"
+    );
+    with_file
+}
+
+/// `base64` decoded by the browser's own `atob`.
+async fn decode(browser: &Browser, base64: &str) -> Vec<u8> {
+    let bytes = browser
+        .eval(&format!(
+            "return Array.from(atob({base64:?}), (ch) => ch.charCodeAt(0));"
+        ))
+        .await;
+    serde_json::from_value(bytes).unwrap()
+}
+
+/// `base64` decoded and written to `dir/name`; returns the path.
+async fn write_file(browser: &Browser, base64: &str, dir: &std::path::Path, name: &str) -> String {
+    let bytes = decode(browser, base64).await;
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Waits for the answer to the input `label` (a result or an error) and returns its text.
+async fn answer_to(browser: &Browser, label: &str) -> String {
+    let heading = format!("Result: {label}");
+    browser
+        .wait_text("#result-area", |t| {
+            t.contains(&heading) && !t.contains("Running")
+        })
+        .await
+}
+
+/// The page shows the model's answer `expected`: its prediction, one probability per label,
+/// and the applicability-domain flag.
+async fn assert_shows(browser: &Browser, shown: &str, expected: &Value) {
+    assert_eq!(expected["success"], true, "{expected}");
+    let r = &expected["results"];
+    let prediction = r["prediction"].as_str().unwrap();
+    let table = browser.text("#result-area table.prediction").await;
+    assert!(
+        table.contains(prediction),
+        "{prediction} in {table}: {shown}"
+    );
+    let rows = browser
+        .eval(
+            "return [...document.querySelectorAll('#result-area table')] \
+             .filter((t) => t.caption && t.caption.textContent === 'Probabilities') \
+             .map((t) => t.tBodies[0].rows.length);",
+        )
+        .await;
+    let labels = r["probabilities"].as_object().unwrap().len();
+    assert_eq!(rows, json!([labels]), "one row per label: {shown}");
+    let flag = if r["in_domain"] == true {
+        "in applicability domain"
+    } else {
+        "outside applicability domain"
+    };
+    assert!(shown.contains(flag), "{flag}: {shown}");
+}
+
+/// The `src` of what was sent, as shown beside the answer (`img` or `audio`).
+async fn shown_source(browser: &Browser, element: &str) -> String {
+    let src = browser
+        .eval(&format!(
+            "const e = document.querySelector('#media-shown {element}.media-sent'); \
+             return e ? e.getAttribute('src') : null;"
+        ))
+        .await;
+    src.as_str()
+        .unwrap_or_else(|| panic!("no {element} beside the answer"))
+        .to_owned()
+}
+
+/// Drops a file of `base64` named `name` on the drop zone, as a user's drag would: a
+/// synthetic dragenter (the zone lights up) and drop, carrying a DataTransfer built here.
+async fn drop_file(browser: &Browser, base64: &str, name: &str, mime: &str) -> Value {
+    browser
+        .eval(&format!(
+            "const bytes = Uint8Array.from(atob({base64:?}), (ch) => ch.charCodeAt(0)); \
+             const data = new DataTransfer(); \
+             data.items.add(new File([bytes], {name:?}, {{ type: {mime:?} }})); \
+             const zone = document.getElementById('media-drop'); \
+             const event = (type) => new DragEvent(type, \
+               {{ dataTransfer: data, bubbles: true, cancelable: true }}); \
+             zone.dispatchEvent(event('dragenter')); \
+             const lit = zone.classList.contains('over'); \
+             const taken = !zone.dispatchEvent(event('drop')); \
+             return {{ lit, taken, after: zone.classList.contains('over') }};"
+        ))
+        .await
+}
