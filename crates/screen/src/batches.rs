@@ -100,3 +100,49 @@ impl Iterator for Batches<'_> {
         (!batch.is_empty()).then_some(batch)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::Payload;
+
+    fn file(id: &str, bytes: u64) -> Result<Row> {
+        Ok(Row {
+            id: id.to_owned(),
+            payload: Payload::File {
+                path: id.into(),
+                bytes,
+            },
+        })
+    }
+
+    #[test]
+    fn files_are_grouped_by_their_base64_size_and_a_large_one_goes_alone() {
+        // 3 KiB of file is 4 KiB of base64 (and 64 bytes of JSON around it).
+        let k = 3 << 10;
+        let mut rows: Box<dyn Iterator<Item = Result<Row>> + Send> = Box::new(
+            [
+                file("a", k),
+                file("b", k),
+                file("c", k),
+                file("huge", 10 * k),
+                file("d", k),
+            ]
+            .into_iter(),
+        );
+        let budget = AtomicUsize::new(9 << 10);
+        let (stopping, mut error) = (AtomicBool::new(false), None);
+        let batches = Batches {
+            rows: &mut rows,
+            size: 10,
+            budget: &budget,
+            held: None,
+            stopping: &stopping,
+            error: &mut error,
+        };
+        let ids: Vec<Vec<String>> = batches
+            .map(|b| b.into_iter().map(|r| r.id).collect())
+            .collect();
+        assert_eq!(ids, [vec!["a", "b"], vec!["c"], vec!["huge"], vec!["d"]]);
+    }
+}

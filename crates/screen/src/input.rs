@@ -350,4 +350,31 @@ mod tests {
         assert_eq!(rows[1].payload, Payload::Text("CCN".into()));
         assert_eq!(count(&path, Format::Csv).unwrap(), 2);
     }
+
+    #[test]
+    fn a_url_column_names_rows_by_their_urls_and_refuses_other_schemes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("scans.csv");
+        let text = "image_url,note\nhttps://x.org/a.png,ok\n,empty\nftp://x.org/b.png,\n";
+        std::fs::write(&path, text).unwrap();
+        let choice = Choice {
+            column: Some("image_url".into()),
+            urls: true,
+            ..Choice::default()
+        };
+        let rows: Vec<Row> = rows(&path, Format::Csv, &choice)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(rows[0].id, "https://x.org/a.png");
+        assert_eq!(rows[0].payload, Payload::Url("https://x.org/a.png".into()));
+        assert_eq!(rows[1].id, "2");
+        assert_eq!(
+            rows[1].payload,
+            Payload::Unreadable("the URL cell is empty".into())
+        );
+        assert!(
+            matches!(&rows[2].payload, Payload::Unreadable(why) if why.contains("not an http(s) URL"))
+        );
+    }
 }
