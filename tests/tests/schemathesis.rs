@@ -2,8 +2,8 @@
 //! (issue 45): schemathesis (pinned in tests/python/requirements.txt, installed by
 //! `cargo xtask test` into target/test-python) runs every check it has (`--checks all`:
 //! valid requests accepted, invalid ones refused, answers as documented) against the
-//! registry's, chat's and the model interface's documents and molprop's own
-//! `/openapi.json`, each against the real service in the real host. Seeded, so every run
+//! registry's, chat's and the model interface's documents and molprop's and the digits
+//! picture model's own `/openapi.json`, each against the real service in the real host. Seeded, so every run
 //! sends the same requests. The few allowances (tests/schemathesis/*.toml) are the rules the
 //! documents state in prose.
 
@@ -106,4 +106,14 @@ fn the_four_documents_and_their_servers_agree() {
     fuzz(&st, &doc("model"), &molprop.base_url(), "model.toml", &[]);
     let own = molprop.url("/openapi.json");
     fuzz(&st, &own, &molprop.base_url(), "common.toml", &[]);
+
+    // A picture model's own document: `image` in base64 or `image_url`, batches of either.
+    let digits = HostBuilder::new(component("onnx-model"), model_dir.path())
+        .shared_compile_cache()
+        .mount(&e2e_tests::model_dir("digits"), "/model")
+        .arg("--deadline")
+        .arg(deadline())
+        .start();
+    let own = digits.url("/openapi.json");
+    fuzz(&st, &own, &digits.base_url(), "media.toml", &[]);
 }
