@@ -123,7 +123,14 @@ async fn the_app_port_routes_every_service_as_spin_toml_does() {
         .collect();
     assert_eq!(
         models,
-        BTreeSet::from(["iris", "minilm", "molprop", "solubility"])
+        BTreeSet::from([
+            "digits",
+            "iris",
+            "minilm",
+            "molprop",
+            "solubility",
+            "spoken-digits"
+        ])
     );
 
     // A reload costs a 304; HEAD has no body; bad paths and methods get the JSON error.

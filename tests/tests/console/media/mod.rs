@@ -40,6 +40,24 @@ async fn the_try_it_form_takes_pictures_and_sounds_in_a_real_browser() {
     browser.close().await;
 }
 
+/// The same form under Spin (the project's `spin.toml`, whose console lists both models): the
+/// same answers and errors as the models give directly there; `spin.toml` lets them fetch
+/// from no host, so only the refused URL is tried.
+#[tokio::test(flavor = "multi_thread")]
+async fn under_spin_the_try_it_form_takes_pictures_and_sounds_in_a_real_browser() {
+    let Some(app) = SpinApp::up("the media Try-it form under Spin", "t0ken") else {
+        return;
+    };
+    let Some(browser) = Browser::start("the_try_it_form_under_spin", 1280, 1000).await else {
+        return;
+    };
+    let c = Client::new();
+    let files = e2e_tests::temp_dir();
+    pictures(&browser, &app, &c, files.path(), None).await;
+    sounds(&browser, &app, &c, files.path()).await;
+    browser.close().await;
+}
+
 /// A web server on loopback answering every request with the file it holds now, as the
 /// server of a URL a user types would.
 struct FileServer {

@@ -53,6 +53,16 @@ pub(super) async fn pictures(
     assert_eq!((width / natural).fract(), 0.0, "a whole factor: {look}");
     assert_eq!(look[2], "pixelated", "{look}");
     browser.screenshot("try-digits").await;
+    // Readable and labelled as the other pages: every text at WCAG AA contrast, every control
+    // (file picker, URL) with its label.
+    assert_eq!(browser.low_contrast_texts().await, json!([]));
+    let unlabelled = browser
+        .eval(
+            "return [...document.querySelectorAll('input, select, textarea')] \
+             .filter((e) => !e.labels || e.labels.length === 0).map((e) => e.id)",
+        )
+        .await;
+    assert_eq!(unlabelled, json!([]), "controls without a label");
 
     // A file through the file input: read as base64 by the page, the same answer.
     let upload = examples[1]["image"].as_str().unwrap();
