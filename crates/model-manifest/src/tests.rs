@@ -74,3 +74,59 @@ fn unknown_sections_and_checks_beyond_types_are_all_listed() {
     let all = Manifest::parse(&one_label).unwrap_err();
     assert!(all.contains("at least two classes"), "{all}");
 }
+
+const DIGITS: &str = include_str!("../../../models/digits/model.toml");
+
+#[test]
+fn the_picture_models_manifest_parses() {
+    let m = Manifest::parse(DIGITS).unwrap();
+    let Input::Image { image } = &m.input else {
+        panic!("digits takes pictures");
+    };
+    assert_eq!(image.shape(), [1, 8, 8]);
+    assert!(m.files().contains(&(
+        "applicability_domain.training_features",
+        "training_features.f32"
+    )));
+}
+
+/// Every mistake of `[input.image]`, `[input.audio]` and their domain, in one answer.
+#[test]
+fn every_problem_of_a_picture_or_sound_section_comes_at_once() {
+    let broken = DIGITS
+        .replacen("width = 8\n", "width = 0\n", 1)
+        .replacen("scale = 16.0\n", "scale = 16.0\nstd = [1.0, 0.0]\n", 1)
+        .replacen(
+            "\n[applicability_domain]\n",
+            "\n[applicability_domain]\nmin_similarity = 0.5\n",
+            1,
+        );
+    let all = Manifest::parse(&broken).unwrap_err();
+    for says in [
+        "input.image: width and height",
+        "input.image.std: give one value, or one per channel (1), not 2",
+        "input.image.std: must not be 0",
+        "applicability_domain: fingerprints, min_similarity",
+    ] {
+        assert!(all.contains(says), "{says}: {all}");
+    }
+    // The digits manifest with its [input] tables swapped for a broken sound section.
+    let (head, rest) = DIGITS.split_once("[input]\n").unwrap();
+    let tail = &rest[rest.find("\n[output]").unwrap()..];
+    let audio = format!(
+        "{head}[input]\ntype = \"audio\"\n\n[input.audio]\nsample_rate = 500\nseconds = 0.01\n\
+         features = \"log_mel\"\ntraining_data = {{}}\n\n[input.audio.log_mel]\nmels = 0\n\
+         window = 400\nhop = 800\nfmax = 9000.0\n{tail}"
+    );
+    let all = Manifest::parse_all(&audio).unwrap_err().join("\n");
+    for says in [
+        "input.audio.sample_rate",
+        "input.audio.log_mel.mels",
+        "input.audio.log_mel.hop",
+        "input.audio.log_mel.window",
+        "fmax",
+        "test_examples.examples[0]",
+    ] {
+        assert!(all.contains(says), "{says}: {all}");
+    }
+}

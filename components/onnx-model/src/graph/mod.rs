@@ -13,6 +13,8 @@ mod feed;
 
 #[cfg(test)]
 mod corpus_dev;
+#[cfg(test)]
+mod tensor_tests;
 
 use crate::inputs::{Cell, Reader};
 use crate::zipmap;
