@@ -33,7 +33,7 @@ pub const FORMATS: &str = "PNG, JPEG, GIF, BMP or WebP";
 pub fn prepare(bytes: &[u8], spec: &ImageSpec) -> Result<Prepared, MediaError> {
     let (picture, format) = decode(bytes, spec)?;
     let (width, height) = (picture.width(), picture.height());
-    let fitted = fit(flatten(&picture, spec), spec);
+    let fitted = fit(flatten(picture, spec), spec);
     Ok(Prepared {
         values: tensor(&fitted, spec),
         format,
@@ -135,8 +135,10 @@ fn failed(format: &str, e: image::ImageError) -> MediaError {
     }
 }
 
-/// The picture as 8-bit grey or RGB, transparent pixels laid over the background.
-fn flatten(picture: &DynamicImage, spec: &ImageSpec) -> DynamicImage {
+/// The picture as 8-bit grey or RGB, transparent pixels laid over the background. Taken by
+/// value, so a picture already in the wanted form is not copied (16 megapixels of RGBA are
+/// 64 MB; an instance has 256 MiB).
+fn flatten(picture: DynamicImage, spec: &ImageSpec) -> DynamicImage {
     let bg = u32::from(spec.background);
     let over = |c: u8, a: u8| {
         ((u32::from(c) * u32::from(a) + bg * (255 - u32::from(a)) + 127) / 255) as u8
@@ -147,26 +149,36 @@ fn flatten(picture: &DynamicImage, spec: &ImageSpec) -> DynamicImage {
         ((u32::from(r) * 299 + u32::from(g) * 587 + u32::from(b) * 114 + 500) / 1000) as u8
     };
     let (w, h) = (picture.width(), picture.height());
-    let is_grey = !picture.color().has_color();
-    match (spec.color, is_grey) {
-        (Color::Grayscale, true) => {
-            let la = picture.to_luma_alpha8();
+    let kind = picture.color();
+    match (spec.color, kind.has_color(), kind.has_alpha()) {
+        (Color::Grayscale, false, false) => picture.into_luma8().into(),
+        (Color::Grayscale, false, true) => {
+            let la = picture.into_luma_alpha8();
             GrayImage::from_fn(w, h, |x, y| {
                 let p = la.get_pixel(x, y);
                 image::Luma([over(p[0], p[1])])
             })
             .into()
         }
-        (Color::Grayscale, false) => {
-            let rgba = picture.to_rgba8();
+        (Color::Grayscale, true, false) => {
+            let rgb = picture.into_rgb8();
+            GrayImage::from_fn(w, h, |x, y| {
+                let p = rgb.get_pixel(x, y);
+                image::Luma([grey_of(p[0], p[1], p[2])])
+            })
+            .into()
+        }
+        (Color::Grayscale, true, true) => {
+            let rgba = picture.into_rgba8();
             GrayImage::from_fn(w, h, |x, y| {
                 let p = rgba.get_pixel(x, y);
                 image::Luma([over(grey_of(p[0], p[1], p[2]), p[3])])
             })
             .into()
         }
-        (Color::Rgb, _) => {
-            let rgba = picture.to_rgba8();
+        (Color::Rgb, _, false) => picture.into_rgb8().into(),
+        (Color::Rgb, _, true) => {
+            let rgba = picture.into_rgba8();
             RgbImage::from_fn(w, h, |x, y| {
                 let p = rgba.get_pixel(x, y);
                 image::Rgb([over(p[0], p[3]), over(p[1], p[3]), over(p[2], p[3])])

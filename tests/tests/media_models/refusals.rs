@@ -124,3 +124,37 @@ async fn bad_pictures_are_refused_each_with_its_own_code() {
     let health = c.get(&host.url("/health")).await;
     assert_eq!(health.status, 200);
 }
+
+/// The largest picture the limits allow (16 megapixels, in colour: 48 MB decoded) is
+/// answered within the instance's memory, and the instance serves on; one more row of
+/// pixels is refused from the header.
+#[tokio::test]
+async fn the_largest_picture_allowed_is_answered_and_a_larger_one_refused() {
+    let dir = temp_dir();
+    let host = HostBuilder::new(component("onnx-model"), dir.path())
+        .shared_compile_cache()
+        .mount(&model_dir("digits"), "/model")
+        .arg("--max-body")
+        .arg("16000000")
+        .start();
+    let c = Client::new();
+    let encode = |w: u32, h: u32| {
+        let picture = image::RgbImage::from_fn(w, h, |x, y| {
+            image::Rgb([(x % 251) as u8, (y % 241) as u8, ((x ^ y) % 239) as u8])
+        });
+        let mut out = Cursor::new(Vec::new());
+        picture.write_to(&mut out, ImageFormat::Jpeg).unwrap();
+        out.into_inner()
+    };
+    let largest = encode(4000, 4000);
+    let r = predict(&c, &host, "image", json!({"image": b64(&largest)})).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.value()["results"]["input"]["width"], 4000);
+    let larger = encode(4000, 4001);
+    predict(&c, &host, "image", json!({"image": b64(&larger)}))
+        .await
+        .assert_error(400, "media_too_large");
+    let (_, digit, png) = &examples("digits", "image")[0];
+    let r = predict(&c, &host, "image", json!({"image": b64(png)})).await;
+    assert_eq!(prediction(&r), *digit);
+}
