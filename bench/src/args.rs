@@ -49,7 +49,8 @@ pub struct BenchArgs {
     /// under `spin up` on its SQLite and Redis stores beside the host), open-loop (`/predict`
     /// at 25, 50 and 75 % of native's capacity, latency from when each request was due),
     /// fleet (chat writes and predictions through HAProxy with 1-3 hosts on one Redis, and a
-    /// host killed under load; needs root). Default: all.
+    /// host killed under load; needs root), media (pictures and sounds: digits and
+    /// spoken-digits beside a Python peer, and the media crate's steps natively). Default: all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// The `runtime-host` binary to measure (default: the one beside this program).

@@ -14,7 +14,8 @@
 //! 9. The chat list with 10,000 chats, whole and paged. 10. A file of 100,000 SMILES through
 //!    `runtime-host predict` against `up` vs `molprop-native --file` and Python scripts.
 //! 11. `/predict` and `/health` while the Prometheus metrics are scraped, and not. 12. Spin.
-//! 13. `/predict` at a fixed rate (open loop), host beside native.
+//! 13. `/predict` at a fixed rate (open loop), host beside native. 14. Pictures and sounds
+//!     (digits and spoken-digits) beside a Python peer (FastAPI, Pillow, scipy).
 
 mod args;
 mod chats;
@@ -24,6 +25,7 @@ mod fleet;
 mod instructions;
 mod library;
 mod load;
+mod media;
 mod memory;
 mod onnx;
 mod open_loop;
@@ -101,6 +103,9 @@ async fn run(args: BenchArgs) -> Result<()> {
     }
     if wanted("embeddings") {
         embeddings::embeddings(&paths, &args, duration, rounds, &mut report).await?;
+    }
+    if wanted("media") {
+        media::media(&paths, &args, duration, rounds, &mut report).await?;
     }
     if wanted("startup") {
         startup::startup(&paths, &mut report).await?;

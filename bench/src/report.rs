@@ -40,6 +40,10 @@ pub struct Report {
     /// Section `fleet`: 1, 2 and 3 hosts behind HAProxy, and a host killed under load.
     pub fleet: Vec<super::fleet::FleetRow>,
     pub fleet_failover: Option<super::fleet::Failover>,
+    /// Section `media`: digits and spoken-digits `/predict` by load (`property` names it).
+    pub media: Vec<PredictRow>,
+    /// Section `media`: steps timed without the load generator.
+    pub media_steps: Vec<super::media::StepRow>,
     pub targets: Vec<Target>,
     pub notes: Vec<String>,
 }
@@ -242,6 +246,7 @@ impl Report {
         self.print_spin_stores();
         super::fleet::print(&self.fleet, &self.fleet_failover);
         super::open_loop::print(&self.open_loop);
+        super::media::print(&self.media, &self.media_steps);
         if !self.embeddings.is_empty() {
             println!("\nembeddings (sentences/s, request p50 / p99 ms): minilm");
             println!(
