@@ -224,3 +224,61 @@ fn files_for_a_model_that_takes_none_and_a_table_for_one_that_takes_files() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("--url-column"), "{}", stderr(&out));
 }
+
+/// A picture of grey noise, `side` pixels square, as a PNG (noise does not compress: the
+/// file is about `side * side` bytes).
+fn noise_png(side: u32, seed: u32) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    let picture = image::GrayImage::from_fn(side, side, |_, _| {
+        state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        image::Luma([(state >> 24) as u8])
+    });
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    picture
+        .write_to(&mut bytes, image::ImageFormat::Png)
+        .unwrap();
+    bytes.into_inner()
+}
+
+#[test]
+fn batches_of_files_over_the_body_cap_are_halved_and_every_file_answered() {
+    let dir = temp_dir();
+    // The digits model taking files of up to 200 kB: its body cap stays the host's 1 MiB.
+    let model = dir.path().join("digits");
+    e2e_tests::copy_model(&model_dir("digits"), &model);
+    let manifest = std::fs::read_to_string(model.join("model.toml")).unwrap();
+    let manifest = manifest.replace("[input.image]\n", "[input.image]\nmax_bytes = 200000\n");
+    std::fs::write(model.join("model.toml"), manifest).unwrap();
+    let scans = dir.path().join("scans");
+    std::fs::create_dir(&scans).unwrap();
+    // 24 files of about 160 kB: the first batches (4 MiB of base64) are four times the cap.
+    let files: Vec<PathBuf> = (0..24)
+        .map(|i| {
+            let path = scans.join(format!("noise-{i:02}.png"));
+            std::fs::write(&path, noise_png(400, i)).unwrap();
+            path
+        })
+        .collect();
+    assert!(std::fs::metadata(&files[0]).unwrap().len() > 150_000);
+    let output = dir.path().join("noise.jsonl");
+    let out = predict(&[
+        s(&scans),
+        "--model",
+        s(&model),
+        "--data-dir",
+        s(dir.path()),
+        "-o",
+        s(&output),
+        "--batch-size",
+        "24",
+        "--concurrency",
+        "1",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = jsonl(&output);
+    assert_eq!(rows.len(), files.len());
+    for (row, file) in rows.iter().zip(&files) {
+        assert_eq!(row["id"], s(file));
+        assert_eq!(row["success"], true, "{row}");
+    }
+}
