@@ -7,27 +7,38 @@ use base64::Engine;
 use e2e_tests::{model_dir, temp_dir};
 use std::path::{Path, PathBuf};
 
-/// The digits model's test examples as files: (true digit, file bytes, extension).
-pub fn digit_pictures() -> Vec<(String, Vec<u8>, &'static str)> {
-    let text = std::fs::read_to_string(model_dir("digits").join("model.toml")).unwrap();
+/// A model's test examples as files: (true category, the file's bytes), from the base64 in
+/// `field` of each of its manifest's examples.
+fn example_files(model: &str, field: &str) -> Vec<(String, Vec<u8>)> {
+    let text = std::fs::read_to_string(model_dir(model).join("model.toml")).unwrap();
     let manifest: toml::Table = toml::from_str(&text).unwrap();
     let examples = manifest["test_examples"]["examples"].as_array().unwrap();
-    let pictures: Vec<_> = examples
+    let files: Vec<_> = examples
         .iter()
-        .map(|e| {
+        .filter_map(|e| {
             let bytes = base64::engine::general_purpose::STANDARD
-                .decode(e["image"].as_str().unwrap())
+                .decode(e.get(field)?.as_str()?)
                 .unwrap();
+            Some((e["category"].as_str().unwrap().to_owned(), bytes))
+        })
+        .collect();
+    assert!(files.len() >= 3, "{model} has examples");
+    files
+}
+
+/// The digits model's test examples as files: (true digit, file bytes, extension).
+pub fn digit_pictures() -> Vec<(String, Vec<u8>, &'static str)> {
+    example_files("digits", "image")
+        .into_iter()
+        .map(|(digit, bytes)| {
             let ext = if bytes.starts_with(b"\x89PNG") {
                 "png"
             } else {
                 "jpg"
             };
-            (e["category"].as_str().unwrap().to_owned(), bytes, ext)
+            (digit, bytes, ext)
         })
-        .collect();
-    assert!(pictures.len() >= 3, "the digits model has examples");
-    pictures
+        .collect()
 }
 
 /// Writes `n` pictures into `dir` named `{i:02}-{digit}.{ext}` (the examples in turn);
@@ -280,5 +291,50 @@ fn batches_of_files_over_the_body_cap_are_halved_and_every_file_answered() {
     for (row, file) in rows.iter().zip(&files) {
         assert_eq!(row["id"], s(file));
         assert_eq!(row["success"], true, "{row}");
+    }
+}
+
+#[test]
+fn a_folder_of_sounds_through_the_spoken_digits_model() {
+    let dir = temp_dir();
+    let recordings = dir.path().join("recordings");
+    std::fs::create_dir(&recordings).unwrap();
+    let mut expected = Vec::new();
+    for (i, (word, bytes)) in example_files("spoken-digits", "audio").iter().enumerate() {
+        assert!(bytes.starts_with(b"RIFF"), "the examples are WAV files");
+        let path = recordings.join(format!("{i:02}-{word}.wav"));
+        std::fs::write(&path, bytes).unwrap();
+        expected.push((path, Some(word.clone())));
+    }
+    // A WAV cut after its header fails alone; a picture is no sound and is not listed.
+    let cut = recordings.join("99-cut.wav");
+    std::fs::write(&cut, &example_files("spoken-digits", "audio")[0].1[..44]).unwrap();
+    expected.push((cut, None));
+    std::fs::write(recordings.join("cover.png"), &digit_pictures()[0].1).unwrap();
+    let output = dir.path().join("words.csv");
+    let model = model_dir("spoken-digits");
+    let out = predict(&[
+        s(&recordings),
+        "--model",
+        s(&model),
+        "--data-dir",
+        s(dir.path()),
+        "-o",
+        s(&output),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let head = header(&output);
+    let error = head.len() - 1;
+    let rows = csv_rows(&output);
+    assert_eq!(rows.len(), expected.len());
+    for (row, (path, word)) in rows.iter().zip(&expected) {
+        assert_eq!(&row[0], s(path));
+        match word {
+            Some(word) => {
+                assert_eq!(&row[1], word, "{row:?}");
+                assert_eq!(&row[error], "", "{row:?}");
+            }
+            None => assert!(!row[error].is_empty(), "{row:?}"),
+        }
     }
 }
