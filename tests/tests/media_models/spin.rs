@@ -10,8 +10,9 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::time::Duration;
 
-/// A spin.toml serving `models` (name, directory) under /models/<name>/ from the ONNX
-/// model component, each allowed to reach `allowed`.
+/// A spin.toml serving `models` under /models/<name>/ from the ONNX model component, each
+/// directory (which Spin wants within the app's own, so copied beside the manifest) mounted
+/// at /model, each allowed to reach `allowed`.
 fn manifest(models: &[&str], allowed: &str) -> String {
     let mut text = "spin_manifest_version = 2\n\n[application]\nname = \"media\"\n\
                     version = \"1.0.0\"\n"
@@ -20,10 +21,9 @@ fn manifest(models: &[&str], allowed: &str) -> String {
     for name in models {
         text.push_str(&format!(
             "\n[[trigger.http]]\nroute = \"/models/{name}/...\"\ncomponent = \"{name}\"\n\n\
-             [component.{name}]\nsource = {}\nfiles = [{{ source = {}, destination = \"/model\" }}]\n\
+             [component.{name}]\nsource = {}\nfiles = [{{ source = \"{name}\", destination = \"/model\" }}]\n\
              key_value_stores = [\"default\"]\nallowed_outbound_hosts = [\"{allowed}\"]\n",
             quoted(&component("onnx-model")),
-            quoted(&model_dir(name)),
         ));
     }
     text
@@ -49,6 +49,9 @@ async fn picture_and_sound_models_answer_under_spin_as_under_runtime_host() {
     let work = temp_dir();
     let spin_toml = work.path().join("spin.toml");
     let models = ["digits", "spoken-digits"];
+    for name in models {
+        e2e_tests::copy_model(&model_dir(name), &work.path().join(name));
+    }
     std::fs::write(&spin_toml, manifest(&models, &served.origin())).unwrap();
     let app = SpinApp::up_manifest(&spin, &spin_toml, "unused", "/models/digits/health");
     let c = Client::new();

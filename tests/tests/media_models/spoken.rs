@@ -1,4 +1,4 @@
-//! models/spoken-digits from base64: its examples (one a training file, at distance 0), the
+//! models/spoken-digits from base64: its examples (one a training file, at distance ~0), the
 //! same word as another kind of WAV (stereo, 44.1 kHz, float), bad sounds refused each with
 //! its own code, and a batch whose bad item fails alone.
 
@@ -79,11 +79,12 @@ async fn spoken_digits_answer_from_any_wav_and_bad_sounds_are_refused() {
         let distance = results["applicability_domain"]["nearest_training_distance"]
             .as_f64()
             .unwrap();
+        // A training file is the row the model was trained on, to float rounding: the same
+        // code computed both, natively for train.py (its FFTs on AVX, glibc's logarithm) and
+        // as WebAssembly here (scalar FFTs, Rust's libm): 2.9e-5 over 500 values, measured,
+        // where the domain's threshold is about 70.
         if name.starts_with("training") {
-            assert_eq!(
-                distance, 0.0,
-                "{name}: the featurizer of train.py is the component's"
-            );
+            assert!(distance < 1e-3, "{name}: {distance}");
             at_zero += 1;
         }
     }
