@@ -37,6 +37,7 @@ async fn the_try_it_form_takes_pictures_and_sounds_in_a_real_browser() {
     let files = e2e_tests::temp_dir();
     pictures(&browser, &stack, &c, files.path(), Some(&server)).await;
     sounds(&browser, &stack, &c, files.path()).await;
+    phone(&browser, &stack).await;
     browser.close().await;
 }
 
@@ -55,7 +56,33 @@ async fn under_spin_the_try_it_form_takes_pictures_and_sounds_in_a_real_browser(
     let files = e2e_tests::temp_dir();
     pictures(&browser, &app, &c, files.path(), None).await;
     sounds(&browser, &app, &c, files.path()).await;
+    phone(&browser, &app).await;
     browser.close().await;
+}
+
+/// At phone width the form and an answer beside its picture fit the screen: nothing scrolls
+/// sideways but the tables' own boxes.
+async fn phone(browser: &Browser, stack: &impl App) {
+    browser
+        .client
+        .set_window_size(390, 844)
+        .await
+        .expect("resizing");
+    browser.goto(&stack.app("/#/try/digits")).await;
+    browser.wait_text("ul.examples", |t| !t.is_empty()).await;
+    browser.click("button.example").await;
+    browser
+        .wait_text("#result-area", |t| t.contains("Probabilities"))
+        .await;
+    let overflow = browser
+        .eval("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        .await;
+    assert_eq!(
+        overflow,
+        json!(0),
+        "the page scrolls sideways at phone width"
+    );
+    browser.screenshot("try-digits-phone").await;
 }
 
 /// A web server on loopback answering every request with the file it holds now, as the
