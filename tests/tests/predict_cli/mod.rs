@@ -1,13 +1,12 @@
 //! `runtime-host predict`: libraries through real models, in process and against a running
 //! deployment, with bad rows, every input format, the limits, Ctrl-C and --resume
 //! (`resume`), hostile input (`hostile`) and the usual slips (`mistakes`); picture files
-//! (`media`) and a column of their URLs (`urls`, from a server in `served`).
+//! (`media`) and a column of their URLs (`urls`, from a server of `e2e_tests::served`).
 
 mod hostile;
 mod media;
 mod mistakes;
 mod resume;
-mod served;
 mod urls;
 
 use e2e_tests::host::HostBuilder;

@@ -3,7 +3,7 @@
 //! by URL without fetching any picture twice.
 
 use super::media::digit_pictures;
-use super::served::Served;
+use e2e_tests::served::Served;
 use super::{csv_rows, header, predict, s, spawn_predict, stderr, wait_for_lines};
 use e2e_tests::{model_dir, temp_dir};
 use std::collections::HashMap;
