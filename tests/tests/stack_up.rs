@@ -1,6 +1,7 @@
-//! `runtime-host up`: registry, chat and 36 model deployments in one process (nine each of
-//! molprop, the embedding model minilm, and the repository's two ONNX models, solubility and
-//! iris); Ctrl-C leaves the registry empty and exits 0.
+//! `runtime-host up`: registry, chat and 36 model deployments in one process (six each of
+//! molprop, the embedding model minilm, and the repository's four ONNX models: solubility,
+//! iris, the picture model digits and the sound model spoken-digits); Ctrl-C leaves the
+//! registry empty and exits 0.
 
 use e2e_tests::{Client, HostBuilder, Stack};
 use edge_api::registry::RegistryListing;
@@ -8,8 +9,8 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]
-async fn up_runs_36_models_of_four_kinds_on_distinct_ports_and_stops_cleanly() {
-    let mut stack = Stack::up(&["--copies", "9"], 45);
+async fn up_runs_36_models_of_six_kinds_on_distinct_ports_and_stops_cleanly() {
+    let mut stack = Stack::up(&["--copies", "6"], 45);
     let c = Client::new();
     let list: RegistryListing = c.get(&stack.registry("/registry")).await.json();
     // Models register as runtime-host/<name>; a port some other process happens to hold would
@@ -25,7 +26,14 @@ async fn up_runs_36_models_of_four_kinds_on_distinct_ports_and_stops_cleanly() {
     let kinds: HashSet<&str> = models.iter().map(|r| r.model_name.as_str()).collect();
     assert_eq!(
         kinds,
-        HashSet::from(["molprop", "minilm", "solubility", "iris"])
+        HashSet::from([
+            "molprop",
+            "minilm",
+            "solubility",
+            "iris",
+            "digits",
+            "spoken-digits"
+        ])
     );
     assert!(models.iter().all(|r| r.process_id == stack.pid()));
     for port in &distinct {
