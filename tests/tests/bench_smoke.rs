@@ -188,6 +188,42 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
         }
         assert!(stdout.contains("instructions per request"), "{stdout}");
     }
+    // Pictures and sounds (issue 58): every load answered by the host without an error, the
+    // media crate's steps timed natively, and each example model's memory.
+    let media: Vec<(&str, u64)> = r["media"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            assert_eq!(side_names(&row["sides"]), ["host"], "{row}");
+            let f = &row["sides"][0][1];
+            assert!(f["rps"].as_f64().unwrap() > 0.0, "{row}");
+            assert_eq!(f["errors"], 0, "{row}");
+            (
+                row["property"].as_str().unwrap(),
+                row["connections"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let (png, jpeg, wav) = (
+        "digits, 1 KB PNG",
+        "digits, 1 MP JPEG",
+        "spoken-digits, 1 s WAV",
+    );
+    assert_eq!(media, [(png, 1), (png, 16), (jpeg, 1), (wav, 1), (wav, 16)]);
+    let steps: Vec<&str> = r["media_steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["what"].as_str().unwrap())
+        .collect();
+    for step in ["1 MP JPEG: media::image::prepare", "1 s of 16 kHz WAV"] {
+        assert!(steps.iter().any(|s| s.starts_with(step)), "{steps:?}");
+    }
+    for model in ["digits", "spoken-digits"] {
+        let after = format!("runtime-host model ({model}), after the loads");
+        assert!(memory.contains(&after.as_str()), "{memory:?}");
+    }
     assert!(r["targets"].as_array().unwrap().len() >= 5);
     assert!(stdout.contains("targets"), "the table is printed");
 }
