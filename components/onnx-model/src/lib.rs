@@ -21,6 +21,7 @@ mod domain;
 mod evidence;
 mod graph;
 mod inputs;
+mod load;
 mod ml;
 mod result;
 mod tree_ensemble;
@@ -29,10 +30,12 @@ mod zipmap;
 use domain::Domain;
 use graph::{Graph, Reading};
 use inputs::Reader;
+use load::read;
 use model_manifest as manifest;
 use model_manifest::{Input, Manifest, Output};
 use model_sdk::{InputType, Model, PredictError};
 use serde_json::{Map, Value};
+#[cfg(target_arch = "wasm32")]
 use std::path::Path;
 
 /// Where the model directory is mounted.
@@ -94,91 +97,7 @@ async fn handle(req: spin_sdk::http::IncomingRequest, out: model_sdk::ResponseOu
     model_sdk::respond(out, resp);
 }
 
-fn read(dir: &Path, file: &str) -> Result<Vec<u8>, String> {
-    let path = dir.join(file);
-    std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
 impl OnnxModel {
-    /// Loads a model directory; errors start with the file at fault.
-    pub fn load(dir: &Path) -> Result<Self, String> {
-        let toml_path = dir.join("model.toml");
-        let text = String::from_utf8(read(dir, "model.toml")?)
-            .map_err(|_| format!("{}: not UTF-8 text", toml_path.display()))?;
-        let manifest =
-            Manifest::parse(&text).map_err(|e| format!("{}: {e}", toml_path.display()))?;
-        let in_toml = |e: String| format!("{}: {e}", toml_path.display());
-        let d = &manifest.applicability_domain;
-        let (reader, domain) = match &manifest.input {
-            Input::Text {
-                featurizer,
-                max_tokens,
-            } => {
-                let morgan = (featurizer.morgan_bits > 0).then_some(chem::fingerprint::Morgan {
-                    radius: featurizer.morgan_radius,
-                    bits: featurizer.morgan_bits,
-                });
-                let f = chem::features::Featurizer::new(morgan, &featurizer.descriptors)
-                    .map_err(|e| in_toml(format!("input.featurizer.descriptors: {e}")))?;
-                let neighbours = match (&d.fingerprints, d.min_similarity) {
-                    (Some(file), Some(min)) => {
-                        let bytes = read(dir, file)?;
-                        let fps = domain::read_fingerprints(featurizer.morgan_bits, &bytes)
-                            .map_err(|e| format!("{}: {e}", dir.join(file).display()))?;
-                        Some((fps, min))
-                    }
-                    _ => None,
-                };
-                let ranges = ordered_ranges(&featurizer.descriptors, &d.descriptor_ranges);
-                let reader = Reader::Text {
-                    featurizer: f,
-                    max_tokens: *max_tokens,
-                };
-                (
-                    reader,
-                    Domain {
-                        neighbours,
-                        ranges,
-                        examples: None,
-                    },
-                )
-            }
-            Input::Tabular {
-                features,
-                categories,
-            } => {
-                let ranges = ordered_ranges(features, &d.feature_ranges);
-                let reader = Reader::Tabular {
-                    names: features.clone(),
-                    categories: categories.clone(),
-                };
-                let domain = Domain {
-                    neighbours: None,
-                    ranges,
-                    examples: None,
-                };
-                (reader, domain)
-            }
-            Input::Image { image } => {
-                media_reader(dir, d, inputs::media::Kind::Image(image.clone()))?
-            }
-            Input::Audio { audio } => media_reader(
-                dir,
-                d,
-                inputs::media::Kind::Audio(media::audio::Featurizer::new(audio)),
-            )?,
-        };
-        Ok(Self {
-            manifest,
-            reader,
-            graph: std::sync::OnceLock::new(),
-            domain,
-            dir: dir.to_owned(),
-            test_set: std::sync::OnceLock::new(),
-            evidence: std::sync::OnceLock::new(),
-        })
-    }
-
     /// The graph, loaded on first use; errors start with the file at fault.
     fn graph(&self) -> Result<&Graph, String> {
         let loaded = self.graph.get_or_init(|| {
@@ -241,48 +160,12 @@ impl OnnxModel {
     }
 }
 
-/// The reader and domain of a picture or sound model: its training examples read when the
-/// manifest names them.
-fn media_reader(
-    dir: &Path,
-    d: &manifest::Domain,
-    kind: inputs::media::Kind,
-) -> Result<(Reader, Domain), String> {
-    let reader = Reader::Media(kind);
-    let examples = match (&d.training_features, d.max_distance) {
-        (Some(file), Some(max)) => {
-            let bytes = read(dir, file)?;
-            let examples = domain::Examples::read(&bytes, reader.width(), max)
-                .map_err(|e| format!("{}: {e}", dir.join(file).display()))?;
-            Some(examples)
-        }
-        _ => None,
-    };
-    let domain = Domain {
-        neighbours: None,
-        ranges: Vec::new(),
-        examples,
-    };
-    Ok((reader, domain))
-}
-
 /// A graph that cannot be loaded: the deployment is not ready (503, as its `/health` says).
 fn not_ready(reason: String) -> PredictError {
     PredictError::Invalid(model_sdk::ApiError::new(
         model_sdk::ErrorCode::NotReady,
         reason,
     ))
-}
-
-/// The ranges named in `order`, in that order.
-fn ordered_ranges(
-    order: &[String],
-    ranges: &std::collections::BTreeMap<String, manifest::Range>,
-) -> Vec<(String, manifest::Range)> {
-    order
-        .iter()
-        .filter_map(|n| ranges.get(n).map(|r| (n.clone(), *r)))
-        .collect()
 }
 
 impl Model for OnnxModel {
