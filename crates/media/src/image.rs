@@ -20,6 +20,12 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// The tensor's values and the facts, apart.
+    pub fn into_parts(self) -> (Vec<f32>, serde_json::Value) {
+        let facts = self.facts();
+        (self.values, facts)
+    }
+
     /// What a result echoes of its input (never the pixels).
     pub fn facts(&self) -> serde_json::Value {
         serde_json::json!({"format": self.format, "width": self.width, "height": self.height})

@@ -129,10 +129,8 @@ impl Kind {
     pub fn prepare(&self, bytes: Vec<u8>, source: Value) -> Result<Prepared<'static>, ApiError> {
         let at = format!("data.{}", self.field());
         let (values, mut facts) = match self {
-            Kind::Image(spec) => {
-                media::image::prepare(&bytes, spec).map(|p| (p.values.clone(), p.facts()))
-            }
-            Kind::Audio(f) => f.prepare(bytes).map(|p| (p.values.clone(), p.facts())),
+            Kind::Image(spec) => media::image::prepare(&bytes, spec).map(|p| p.into_parts()),
+            Kind::Audio(f) => f.prepare(bytes).map(|p| p.into_parts()),
         }
         .map_err(|e| media_error(&at, e))?;
         if let (Value::Object(facts), Value::Object(from)) = (&mut facts, source) {

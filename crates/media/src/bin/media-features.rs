@@ -69,11 +69,11 @@ fn run() -> Result<bool, String> {
                 .map_err(|e| e.to_string())
                 .and_then(|bytes| match &reader {
                     Reader::Image(spec) => image::prepare(&bytes, spec)
-                        .map(|p| (p.values.clone(), p.facts()))
+                        .map(|p| p.into_parts())
                         .map_err(|e| e.to_string()),
                     Reader::Audio(f) => f
                         .prepare(bytes)
-                        .map(|p| (p.values.clone(), p.facts()))
+                        .map(|p| p.into_parts())
                         .map_err(|e| e.to_string()),
                 });
         let line = match outcome {
