@@ -35,8 +35,9 @@ def require_espeak():
     if shutil.which("espeak-ng") is None:
         sys.exit("espeak-ng is not installed: on Debian or Ubuntu, `apt-get install -y "
                  "espeak-ng` (as root), then run this script again")
-    return subprocess.run(["espeak-ng", "--version"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    version = subprocess.run(["espeak-ng", "--version"], capture_output=True, text=True,
+                             check=True).stdout
+    return version.split("Data at:")[0].strip()  # without this machine's data path
 
 
 def speak(voice, speed, pitch, word, scratch):
