@@ -87,8 +87,9 @@ def media_features(input_table, paths):
         (tmp / "input.toml").write_text(tomli_w.dumps({"input": input_table}))
         (tmp / "files.txt").write_text("".join(p + "\n" for p in paths))
         run = subprocess.run(
-            [str(REPO / "target" / "release" / "media-features"), "--input", str(tmp / "input.toml"),
-             "--out", str(tmp / "rows.f32"), "--list", str(tmp / "files.txt")],
+            [str(REPO / "target" / "release" / "media-features"),
+             "--input", str(tmp / "input.toml"), "--out", str(tmp / "rows.f32"),
+             "--list", str(tmp / "files.txt")],
             capture_output=True,
             text=True,
         )

@@ -150,7 +150,8 @@ def main():
     max_distance = round(float(np.percentile(held_out, DOMAIN_PERCENTILE)), 3)
 
     examples = test_examples(paths, train_idx, test_idx, y, X_train, max_distance, session, table)
-    facts = {"accuracy": accuracy, "accuracy_large": accuracy_large, "n_train": len(train_idx), "n_test": len(test_idx),
+    facts = {"accuracy": accuracy, "accuracy_large": accuracy_large,
+             "n_train": len(train_idx), "n_test": len(test_idx),
              "max_distance": max_distance, "held_out_distance": held_out,
              "held_out_large_distance": held_out_large, "rows": len(X_train),
              "onnx_bytes": (HERE / "model.onnx").stat().st_size, "model": model}
@@ -242,7 +243,8 @@ def write_report(f, confusion, examples):
         f"**{f['accuracy']:.4f}** ({round(f['accuracy'] * f['n_test'])} of {f['n_test']} "
         "images of 8x8, as the data set has them).", "",
         f"The same held-out digits enlarged (bilinear) to 64x64 and saved as JPEG (quality 90), "
-        f"which serving shrinks back: **{f['accuracy_large']:.4f}**.", "", header, "|" + "---|" * 11, *rows, "",
+        f"which serving shrinks back: **{f['accuracy_large']:.4f}**.", "",
+        header, "|" + "---|" * 11, *rows, "",
         "## Applicability domain", "",
         "Each answer carries the Euclidean distance (in the graph's 64 input values, ink 0..16) "
         "from the image to its nearest training image. `max_distance` "
