@@ -161,6 +161,26 @@ fn default_max_seconds() -> f64 {
 }
 
 impl ImageSpec {
+    /// `color` at `width` x `height` with every other field as a manifest that leaves it out
+    /// gets it (for code that builds one: tests, tools).
+    pub fn new(color: Color, width: u32, height: u32) -> Self {
+        Self {
+            color,
+            width,
+            height,
+            fit: Fit::default(),
+            background: 0,
+            layout: Layout::default(),
+            invert: false,
+            scale: one(),
+            mean: Vec::new(),
+            std: Vec::new(),
+            max_pixels: default_max_pixels(),
+            max_bytes: default_max_bytes(),
+            training_data: toml::Table::new(),
+        }
+    }
+
     /// The tensor's shape for one image, in `layout`'s order.
     pub fn shape(&self) -> [usize; 3] {
         let (c, h, w) = (
@@ -206,6 +226,22 @@ impl ImageSpec {
 }
 
 impl AudioSpec {
+    /// The waveform of `seconds` at `sample_rate`, every other field as a manifest that
+    /// leaves it out gets it (for code that builds one: tests, tools).
+    pub fn new(sample_rate: u32, seconds: f64) -> Self {
+        Self {
+            sample_rate,
+            seconds,
+            trim_silence_db: None,
+            normalize: false,
+            features: AudioFeatures::Waveform,
+            log_mel: None,
+            max_seconds: default_max_seconds(),
+            max_bytes: default_max_bytes(),
+            training_data: toml::Table::new(),
+        }
+    }
+
     /// Samples after resampling, padding and cutting.
     pub fn samples(&self) -> usize {
         (self.seconds * f64::from(self.sample_rate)).round() as usize

@@ -4,7 +4,7 @@
 use super::{Graph, Reading};
 use crate::inputs::media::Kind;
 use crate::inputs::{Cell, Reader};
-use model_manifest::{Color, Fit, ImageSpec, Layout};
+use model_manifest::{Color, ImageSpec};
 use prost::Message;
 use tract_onnx::pb::tensor_shape_proto::{Dimension, dimension};
 use tract_onnx::pb::type_proto::{Tensor as TensorType, Value as TypeValue};
@@ -73,21 +73,9 @@ fn mean_graph(input: &[Option<i64>]) -> Vec<u8> {
 }
 
 fn reader(color: Color) -> Reader {
-    Reader::Media(Kind::Image(ImageSpec {
-        color,
-        width: 4,
-        height: 2,
-        fit: Fit::Stretch,
-        background: 0,
-        layout: Layout::Nchw,
-        invert: false,
-        scale: 1.0,
-        mean: Vec::new(),
-        std: Vec::new(),
-        max_pixels: 1000,
-        max_bytes: 1000,
-        training_data: Default::default(),
-    }))
+    let mut spec = ImageSpec::new(color, 4, 2);
+    (spec.max_pixels, spec.max_bytes) = (1000, 1000);
+    Reader::Media(Kind::Image(spec))
 }
 
 #[test]

@@ -41,17 +41,7 @@ fn sine(rate: u32, hz: f64, seconds: f64, amplitude: f64) -> Vec<f64> {
 }
 
 fn spec(rate: u32, seconds: f64) -> AudioSpec {
-    AudioSpec {
-        sample_rate: rate,
-        seconds,
-        trim_silence_db: None,
-        normalize: false,
-        features: AudioFeatures::Waveform,
-        log_mel: None,
-        max_seconds: 600.0,
-        max_bytes: 20 << 20,
-        training_data: Default::default(),
-    }
+    AudioSpec::new(rate, seconds)
 }
 
 #[test]

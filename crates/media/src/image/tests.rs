@@ -4,21 +4,7 @@ use super::*;
 use image::{GrayAlphaImage, RgbaImage};
 
 fn spec(color: Color, width: u32, height: u32) -> ImageSpec {
-    ImageSpec {
-        color,
-        width,
-        height,
-        fit: Fit::Stretch,
-        background: 0,
-        layout: Layout::Nchw,
-        invert: false,
-        scale: 1.0,
-        mean: Vec::new(),
-        std: Vec::new(),
-        max_pixels: 16_000_000,
-        max_bytes: 20 << 20,
-        training_data: Default::default(),
-    }
+    ImageSpec::new(color, width, height)
 }
 
 fn encode(picture: impl Into<DynamicImage>, format: ImageFormat) -> Vec<u8> {
