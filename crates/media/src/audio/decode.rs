@@ -1,7 +1,9 @@
 //! Decoding with symphonia: the declared length checked before any sample is decoded, the
-//! channels mixed down to mono as the packets come, and a file that ends before the length it
-//! declares reported as cut short.
+//! channels mixed down to mono and resampled to the model's rate as the packets come (so the
+//! source's rate is never held whole), and a file that ends before the length it declares
+//! reported as cut short.
 
+use super::resample::Stream;
 use crate::error::{MediaError, check_size};
 use symphonia::core::audio::SampleBuffer;
 use symphonia::core::codecs::{CODEC_TYPE_NULL, DecoderOptions};
@@ -14,9 +16,10 @@ use symphonia::core::probe::Hint;
 /// The formats decoded, by name, for messages.
 pub const FORMATS: &str = "WAV (PCM 8 to 32-bit or float), FLAC or Ogg Vorbis";
 
-/// A decoded sound, mixed down to mono.
+/// A decoded sound, mixed down to mono, at the model's rate.
 pub struct Sound {
     pub samples: Vec<f32>,
+    /// The file's own rate.
     pub sample_rate: u32,
     pub channels: usize,
     /// The length the file holds (or declares, when decoding stopped early).
@@ -24,12 +27,13 @@ pub struct Sound {
     pub format: &'static str,
 }
 
-/// Decodes `bytes`; stops after `enough` seconds when given.
+/// Decodes `bytes` into samples at `to_rate` Hz; stops after `enough` seconds when given.
 pub fn decode(
     bytes: Vec<u8>,
     max_bytes: u64,
     max_seconds: f64,
     enough: Option<f64>,
+    to_rate: u32,
 ) -> Result<Sound, MediaError> {
     check_size(&bytes, max_bytes, "audio")?;
     let format = match bytes.get(..4) {
@@ -86,7 +90,9 @@ pub fn decode(
     let mut decoder = symphonia::default::get_codecs()
         .make(&params, &DecoderOptions::default())
         .map_err(unreadable)?;
-    let mut samples: Vec<f32> = Vec::new();
+    let mut resampled = Stream::new(rate, to_rate)?;
+    let mut mono: Vec<f32> = Vec::new();
+    let mut frames: u64 = 0;
     let mut channels = params.channels.map_or(0, |c| c.count());
     let mut buffer: Option<SampleBuffer<f32>> = None;
     let mut stopped_early = false;
@@ -108,51 +114,54 @@ pub fn decode(
         };
         let spec = *decoded.spec();
         channels = spec.channels.count();
-        let frames = decoded.capacity() as u64;
+        let capacity = decoded.capacity() as u64;
         if buffer
             .as_ref()
             .is_none_or(|b| b.capacity() < decoded.capacity())
         {
-            buffer = Some(SampleBuffer::new(frames, spec));
+            buffer = Some(SampleBuffer::new(capacity, spec));
         }
         let buf = buffer.as_mut().expect("made above");
         buf.copy_interleaved_ref(decoded);
+        mono.clear();
         for frame in buf.samples().chunks_exact(channels.max(1)) {
-            samples.push(frame.iter().sum::<f32>() / channels.max(1) as f32);
+            mono.push(frame.iter().sum::<f32>() / channels.max(1) as f32);
         }
-        if samples.len() as u64 > limit {
+        frames += mono.len() as u64;
+        resampled.push(&mono)?;
+        if frames > limit {
             return Err(MediaError::TooLarge(format!(
                 "the {format} file holds more than {max_seconds} s of sound, the most this \
                  model takes"
             )));
         }
-        if stop_at.is_some_and(|n| samples.len() as u64 >= n) {
+        if stop_at.is_some_and(|n| frames >= n) {
             stopped_early = true;
             break;
         }
     }
-    if samples.is_empty() {
+    if frames == 0 {
         return Err(MediaError::Unsupported(format!(
             "the {format} file holds no sound that could be decoded"
         )));
     }
     if !stopped_early
         && let Some(n) = declared
-        && (samples.len() as u64) < n
+        && frames < n
     {
         return Err(MediaError::Truncated(format!(
             "the {format} file declares {n} samples per channel but ends after {}: it was cut \
              short",
-            samples.len()
+            frames
         )));
     }
     let held = if stopped_early {
-        declared.unwrap_or(samples.len() as u64)
+        declared.unwrap_or(frames)
     } else {
-        samples.len() as u64
+        frames
     };
     Ok(Sound {
-        samples,
+        samples: resampled.finish()?,
         sample_rate: rate,
         channels,
         seconds: held as f64 / f64::from(rate),

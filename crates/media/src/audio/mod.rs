@@ -72,8 +72,14 @@ impl Featurizer {
         // Without trimming, only the model's length is needed: decoding stops there (a long
         // recording's remainder is never decoded). The declared length is still checked.
         let enough = spec.trim_silence_db.is_none().then_some(spec.seconds);
-        let sound = decode::decode(bytes, spec.max_bytes, spec.max_seconds, enough)?;
-        let mut samples = resample::to_rate(&sound.samples, sound.sample_rate, spec.sample_rate)?;
+        let sound = decode::decode(
+            bytes,
+            spec.max_bytes,
+            spec.max_seconds,
+            enough,
+            spec.sample_rate,
+        )?;
+        let mut samples = sound.samples;
         if let Some(db) = spec.trim_silence_db {
             trim_silence(&mut samples, db);
         }
