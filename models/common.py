@@ -103,3 +103,77 @@ def media_features(input_table, paths):
         values = np.fromfile(tmp / "rows.f32", dtype="<f4")
     assert values.size % len(paths) == 0, "media-features wrote a partial row"
     return values.reshape(len(paths), -1)
+
+
+def digit_classifier_manifest(about, table, f, examples):
+    """The manifest of a classifier that answers one of the digits 0-9 from a picture or a
+    sound (the digits and spoken-digits example models). Both models' manifests share their
+    sections, numbers and most of their wording; only the prose in `about` differs, so each
+    model's *_manifest.py states what is its own and this builds the rest once.
+
+    `about` holds: name, description, citation, bibtex, capability (its table), training (the
+    training set's description), property_name, error_on (what the misclassification rate was
+    measured on), test_set (the validation metrics' entries that name the test set), thing
+    (what a training row came from, singular), space (the distance's units),
+    supported_features, limitations, usage and notes (lists). `f` holds accuracy, n_train,
+    n_test and max_distance; each example carries the input under the table's type.
+    """
+    accuracy = round(f["accuracy"], 4)
+    thing = about["thing"]
+    return {
+        "info": {
+            "name": about["name"],
+            "description": about["description"],
+            "license": "MIT",
+            "citation": about["citation"],
+            "maintainer": "edge model runtime team",
+        },
+        "citation": {"paper_citation": about["citation"], "software_bibtex": about["bibtex"]},
+        "capability": about["capability"],
+        "input": table,
+        "output": {"kind": "classification", "property": "digit", "unit": "",
+                   "labels": [str(d) for d in range(10)]},
+        "acceptable_ranges": {
+            "version": "1.0.0",
+            "description": about["training"],
+            "property_ranges": {
+                "digit": {
+                    "property_name": about["property_name"],
+                    "unit": "",
+                    "training_range": {"min": 0.0, "max": 9.0, "mean": 4.5},
+                    "reliable_range": {"min": 0.0, "max": 9.0,
+                                       "note": "the ten classes; every answer is one of them"},
+                    "training_samples": f["n_train"],
+                    "validation_metrics": {
+                        "R2": "not applicable (classifier)",
+                        "typical_error": f"{1 - accuracy:.3f} misclassification rate on "
+                                         + about["error_on"],
+                        "accuracy": accuracy,
+                        "test_samples": f["n_test"],
+                        **about["test_set"],
+                        "max_distance": f["max_distance"],
+                        "domain_rule": f"outside the domain when the nearest training {thing} "
+                                       f"is farther than {f['max_distance']} (Euclidean, "
+                                       f"{about['space']}): the 99th percentile of the "
+                                       f"held-out {thing}s' nearest distance",
+                    },
+                },
+            },
+            "chemical_scope": {
+                "supported_features": about["supported_features"],
+                "limitations": about["limitations"],
+            },
+            "usage_recommendations": about["usage"],
+        },
+        "applicability_domain": {
+            "training_features": "training_features.f32",
+            "max_distance": f["max_distance"],
+        },
+        "test_examples": {
+            "notes": about["notes"],
+            "examples": [
+                {k: e[k] for k in ("name", "description", "category", table["type"])}
+                for e in examples
+            ],
+        },
+    }
