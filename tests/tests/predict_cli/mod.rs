@@ -44,6 +44,26 @@ pub fn header(path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Checks the CSV at `output` row by row against `expected`, in order: each row's id (its
+/// first column), then for `Some(prediction)` that prediction in column `prediction` and an
+/// empty error, for `None` an error. The error is the last column, wherever the model's
+/// fields put the prediction.
+pub fn assert_predictions(output: &Path, prediction: usize, expected: &[(String, Option<String>)]) {
+    let error = header(output).len() - 1;
+    let rows = csv_rows(output);
+    assert_eq!(rows.len(), expected.len());
+    for (row, (id, want)) in rows.iter().zip(expected) {
+        assert_eq!(&row[0], id);
+        match want {
+            Some(want) => {
+                assert_eq!(&row[prediction], want, "{row:?}");
+                assert_eq!(&row[error], "", "{row:?}");
+            }
+            None => assert!(!row[error].is_empty(), "{row:?}"),
+        }
+    }
+}
+
 fn jsonl(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap()
