@@ -194,24 +194,13 @@ pub(crate) async fn accessibility(browser: &Browser, stack: &Stack) {
     browser.screenshot("models-in-use").await;
 
     // A phone-width screen: nothing wider than the screen but the tables' own scroll boxes.
-    browser
-        .client
-        .set_window_size(390, 844)
-        .await
-        .expect("resizing");
+    phone_width(browser).await;
     browser.goto(&stack.app("/#/models")).await;
     browser
         .wait_text("#registrations table", |t| {
             t.contains("runtime-host/molprop")
         })
         .await;
-    let overflow = browser
-        .eval("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
-        .await;
-    assert_eq!(
-        overflow,
-        json!(0),
-        "the page scrolls sideways at phone width"
-    );
+    assert_no_sideways_scroll(browser).await;
     browser.screenshot("models-phone").await;
 }

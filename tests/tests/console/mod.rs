@@ -15,6 +15,29 @@ mod pages;
 use lists::{accessibility, chats, long_lists};
 use pages::{batch_page, models_pages, served_models, try_it};
 
+/// Narrows the window to a phone's screen, 390 x 844 CSS pixels (a common handset), for the
+/// pages' checks at phone width.
+async fn phone_width(browser: &Browser) {
+    browser
+        .client
+        .set_window_size(390, 844)
+        .await
+        .expect("resizing");
+}
+
+/// Asserts the page is no wider than the window: at phone width only the tables' own boxes
+/// may scroll sideways, never the whole page.
+async fn assert_no_sideways_scroll(browser: &Browser) {
+    let overflow = browser
+        .eval("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        .await;
+    assert_eq!(
+        overflow,
+        json!(0),
+        "the page scrolls sideways at phone width"
+    );
+}
+
 /// The scripts and style sheets the page loads, found by following `assets/...` references
 /// in the page and `./x.js` imports in the modules.
 async fn assets_of_the_page(c: &Client, stack: &Stack) -> BTreeSet<String> {

@@ -34,9 +34,8 @@ async fn the_try_it_form_takes_pictures_and_sounds_in_a_real_browser() {
     std::fs::write(&manifest, text).unwrap();
     let stack = Stack::up(&["--models", models.path().to_str().unwrap()], 4);
     let c = Client::new();
-    let files = e2e_tests::temp_dir();
-    pictures(&browser, &stack, &c, files.path(), Some(&server)).await;
-    sounds(&browser, &stack, &c, files.path()).await;
+    pictures(&browser, &stack, &c, Some(&server)).await;
+    sounds(&browser, &stack, &c).await;
     phone(&browser, &stack).await;
     browser.close().await;
 }
@@ -53,9 +52,8 @@ async fn under_spin_the_try_it_form_takes_pictures_and_sounds_in_a_real_browser(
         return;
     };
     let c = Client::new();
-    let files = e2e_tests::temp_dir();
-    pictures(&browser, &app, &c, files.path(), None).await;
-    sounds(&browser, &app, &c, files.path()).await;
+    pictures(&browser, &app, &c, None).await;
+    sounds(&browser, &app, &c).await;
     phone(&browser, &app).await;
     browser.close().await;
 }
@@ -63,25 +61,14 @@ async fn under_spin_the_try_it_form_takes_pictures_and_sounds_in_a_real_browser(
 /// At phone width the form and an answer beside its picture fit the screen: nothing scrolls
 /// sideways but the tables' own boxes.
 async fn phone(browser: &Browser, stack: &impl App) {
-    browser
-        .client
-        .set_window_size(390, 844)
-        .await
-        .expect("resizing");
+    phone_width(browser).await;
     browser.goto(&stack.app("/#/try/digits")).await;
     browser.wait_text("ul.examples", |t| !t.is_empty()).await;
     browser.click("button.example").await;
     browser
         .wait_text("#result-area", |t| t.contains("Probabilities"))
         .await;
-    let overflow = browser
-        .eval("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
-        .await;
-    assert_eq!(
-        overflow,
-        json!(0),
-        "the page scrolls sideways at phone width"
-    );
+    assert_no_sideways_scroll(browser).await;
     browser.screenshot("try-digits-phone").await;
 }
 
@@ -175,6 +162,40 @@ async fn write_file(browser: &Browser, base64: &str, dir: &std::path::Path, name
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     path.to_str().unwrap().to_owned()
+}
+
+/// Picks the file of `base64` named `name` through the form's file input, as a user would:
+/// the page reads it as base64 and shows the model's own answer to that file sent directly,
+/// and beside it the very file as a `data:` URL of the type the browser gives the name's
+/// extension (a picture for a PNG, a player for a WAV).
+async fn pick_file(
+    browser: &Browser,
+    stack: &impl App,
+    c: &Client,
+    model: &str,
+    base64: &str,
+    name: &str,
+) {
+    let (kind, mime, element) = match name.rsplit_once('.') {
+        Some((_, "png")) => ("image", "image/png", "img"),
+        Some((_, "wav")) => ("audio", "audio/wav", "audio"),
+        _ => panic!("no media type for {name}"),
+    };
+    let dir = e2e_tests::temp_dir();
+    let path = write_file(browser, base64, dir.path(), name).await;
+    let picker = browser
+        .client
+        .find(fantoccini::Locator::Css("#media-file"))
+        .await
+        .unwrap();
+    picker.send_keys(&path).await.unwrap();
+    let shown = answer_to(browser, name).await;
+    let expected = direct(c, stack, model, kind, json!({ kind: base64 })).await;
+    assert_shows(browser, &shown, &expected).await;
+    assert_eq!(
+        shown_source(browser, element).await,
+        format!("data:{mime};base64,{base64}")
+    );
 }
 
 /// Waits for the answer to the input `label` (a result or an error) and returns its text.

@@ -10,7 +10,6 @@ pub(super) async fn pictures(
     browser: &Browser,
     stack: &impl App,
     c: &Client,
-    dir: &std::path::Path,
     server: Option<&FileServer>,
 ) {
     let examples = examples(c, stack, "digits", "image").await;
@@ -66,20 +65,7 @@ pub(super) async fn pictures(
 
     // A file through the file input: read as base64 by the page, the same answer.
     let upload = examples[1]["image"].as_str().unwrap();
-    let path = write_file(browser, upload, dir, "my-digit.png").await;
-    let picker = browser
-        .client
-        .find(fantoccini::Locator::Css("#media-file"))
-        .await
-        .unwrap();
-    picker.send_keys(&path).await.unwrap();
-    let shown = answer_to(browser, "my-digit.png").await;
-    let expected = direct(c, stack, "digits", "image", json!({"image": upload})).await;
-    assert_shows(browser, &shown, &expected).await;
-    assert_eq!(
-        shown_source(browser, "img").await,
-        format!("data:image/png;base64,{upload}")
-    );
+    pick_file(browser, stack, c, "digits", upload, "my-digit.png").await;
     let status = browser.text("#media-status").await;
     assert!(status.contains("Sent my-digit.png"), "{status}");
 
