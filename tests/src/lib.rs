@@ -117,6 +117,29 @@ pub fn model_dir(name: &str) -> PathBuf {
     must_exist(workspace_root().join("models").join(name))
 }
 
+/// A model's test examples that carry a file, as files: (name, category, the file's bytes)
+/// from the base64 in `field` (`image` or `audio`) of each example in its model.toml, in
+/// order. The picture and sound tests feed the model the files its own manifest vouches for.
+pub fn example_files(model: &str, field: &str) -> Vec<(String, String, Vec<u8>)> {
+    use base64::Engine;
+    let text = std::fs::read_to_string(model_dir(model).join("model.toml")).unwrap();
+    let manifest: toml::Table = toml::from_str(&text).unwrap();
+    let files: Vec<_> = manifest["test_examples"]["examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(e.get(field)?.as_str()?)
+                .unwrap();
+            let s = |k: &str| e[k].as_str().unwrap().to_owned();
+            Some((s("name"), s("category"), bytes))
+        })
+        .collect();
+    assert!(files.len() >= 3, "{model} has examples with a {field} file");
+    files
+}
+
 /// Where the AI models' files are: `.data/ai-models` of the workspace, where `cargo xtask
 /// test` installs all-MiniLM-L6-v2 (`cargo xtask install-models`).
 pub fn ai_models_dir() -> PathBuf {

@@ -1,7 +1,7 @@
 //! models/digits from base64: its examples, the same digit in every format, size and colour
 //! the component decodes, and batches.
 
-use super::{b64, examples, predict, prediction, serve};
+use super::{assert_takes, b64, examples, predict, prediction, serve};
 use e2e_tests::{Client, temp_dir};
 use image::{DynamicImage, ImageFormat, Rgba, RgbaImage};
 use serde_json::json;
@@ -18,10 +18,7 @@ async fn examples_answer_their_digit_and_a_training_image_lies_at_distance_zero(
     let dir = temp_dir();
     let host = serve("digits", dir.path(), &[]);
     let c = Client::new();
-    let caps = c.get(&host.url("/capabilities")).await.value();
-    assert_eq!(caps["capabilities"][0]["input_types"], json!(["image"]));
-    let ranges = c.get(&host.url("/acceptable_ranges")).await.value();
-    assert_eq!(ranges["input"]["type"], "image", "{ranges}");
+    let ranges = assert_takes(&c, &host, "image").await;
     assert_eq!(ranges["input"]["taken_as"]["width"], 8);
     assert_eq!(ranges["input"]["training_data"]["count"], 1437);
     let mut at_zero = 0;

@@ -38,25 +38,20 @@ pub async fn predict(c: &Client, host: &Host, input_type: &str, data: Value) -> 
 }
 
 /// A model's test examples: (name, category, the file's bytes), from its model.toml.
-pub fn examples(model: &str, field: &str) -> Vec<(String, String, Vec<u8>)> {
-    let text = std::fs::read_to_string(model_dir(model).join("model.toml")).unwrap();
-    let manifest: toml::Table = toml::from_str(&text).unwrap();
-    manifest["test_examples"]["examples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(e[field].as_str().unwrap())
-                .unwrap();
-            let s = |k: &str| e[k].as_str().unwrap().to_owned();
-            (s("name"), s("category"), bytes)
-        })
-        .collect()
-}
+pub use e2e_tests::example_files as examples;
 
 pub fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Asserts the model at `host` says it takes `kind` (`image` or `audio`), on /capabilities
+/// and on /acceptable_ranges; returns the latter, whose `input` says how a file is taken.
+pub async fn assert_takes(c: &Client, host: &Host, kind: &str) -> Value {
+    let caps = c.get(&host.url("/capabilities")).await.value();
+    assert_eq!(caps["capabilities"][0]["input_types"], json!([kind]));
+    let ranges = c.get(&host.url("/acceptable_ranges")).await.value();
+    assert_eq!(ranges["input"]["type"], kind, "{ranges}");
+    ranges
 }
 
 /// The prediction of a successful answer.

@@ -2,7 +2,7 @@
 //! same word as another kind of WAV (stereo, 44.1 kHz, float), bad sounds refused each with
 //! its own code, and a batch whose bad item fails alone.
 
-use super::{b64, examples, predict, prediction, serve};
+use super::{assert_takes, b64, examples, predict, prediction, serve};
 use e2e_tests::{Client, temp_dir};
 use serde_json::json;
 
@@ -64,10 +64,7 @@ async fn spoken_digits_answer_from_any_wav_and_bad_sounds_are_refused() {
     let dir = temp_dir();
     let host = serve("spoken-digits", dir.path(), &[]);
     let c = Client::new();
-    let caps = c.get(&host.url("/capabilities")).await.value();
-    assert_eq!(caps["capabilities"][0]["input_types"], json!(["audio"]));
-    let ranges = c.get(&host.url("/acceptable_ranges")).await.value();
-    assert_eq!(ranges["input"]["type"], "audio");
+    let ranges = assert_takes(&c, &host, "audio").await;
     assert_eq!(ranges["input"]["taken_as"]["sample_rate"], 16000);
     let examples = examples("spoken-digits", "audio");
     let mut at_zero = 0;

@@ -3,34 +3,14 @@
 //! itself, several files, and `--resume` after new files arrive, keyed by path.
 
 use super::{assert_predictions, csv_rows, header, jsonl, predict, s, stderr};
-use base64::Engine;
-use e2e_tests::{model_dir, temp_dir};
+use e2e_tests::{example_files, model_dir, temp_dir};
 use std::path::{Path, PathBuf};
-
-/// A model's test examples as files: (true category, the file's bytes), from the base64 in
-/// `field` of each of its manifest's examples.
-fn example_files(model: &str, field: &str) -> Vec<(String, Vec<u8>)> {
-    let text = std::fs::read_to_string(model_dir(model).join("model.toml")).unwrap();
-    let manifest: toml::Table = toml::from_str(&text).unwrap();
-    let examples = manifest["test_examples"]["examples"].as_array().unwrap();
-    let files: Vec<_> = examples
-        .iter()
-        .filter_map(|e| {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(e.get(field)?.as_str()?)
-                .unwrap();
-            Some((e["category"].as_str().unwrap().to_owned(), bytes))
-        })
-        .collect();
-    assert!(files.len() >= 3, "{model} has examples");
-    files
-}
 
 /// The digits model's test examples as files: (true digit, file bytes, extension).
 pub fn digit_pictures() -> Vec<(String, Vec<u8>, &'static str)> {
     example_files("digits", "image")
         .into_iter()
-        .map(|(digit, bytes)| {
+        .map(|(_, digit, bytes)| {
             let ext = if bytes.starts_with(b"\x89PNG") {
                 "png"
             } else {
@@ -297,7 +277,7 @@ fn a_folder_of_sounds_through_the_spoken_digits_model() {
     let recordings = dir.path().join("recordings");
     std::fs::create_dir(&recordings).unwrap();
     let mut expected = Vec::new();
-    for (i, (word, bytes)) in example_files("spoken-digits", "audio").iter().enumerate() {
+    for (i, (_, word, bytes)) in example_files("spoken-digits", "audio").iter().enumerate() {
         assert!(bytes.starts_with(b"RIFF"), "the examples are WAV files");
         let path = recordings.join(format!("{i:02}-{word}.wav"));
         std::fs::write(&path, bytes).unwrap();
@@ -305,7 +285,7 @@ fn a_folder_of_sounds_through_the_spoken_digits_model() {
     }
     // A WAV cut after its header fails alone; a picture is no sound and is not listed.
     let cut = recordings.join("99-cut.wav");
-    std::fs::write(&cut, &example_files("spoken-digits", "audio")[0].1[..44]).unwrap();
+    std::fs::write(&cut, &example_files("spoken-digits", "audio")[0].2[..44]).unwrap();
     expected.push((s(&cut).to_owned(), None));
     std::fs::write(recordings.join("cover.png"), &digit_pictures()[0].1).unwrap();
     let output = dir.path().join("words.csv");

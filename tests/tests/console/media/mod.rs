@@ -6,6 +6,7 @@
 //! sent shown beside it (the picture, or a player for the sound).
 
 use super::*;
+use e2e_tests::Reply;
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -114,8 +115,14 @@ impl FileServer {
     }
 }
 
-/// What the model answers to `data` sent directly, as the form would send it.
-async fn direct(c: &Client, stack: &impl App, model: &str, kind: &str, data: Value) -> Value {
+/// The model's reply to `data` sent directly, as the form would send it.
+async fn send_directly(
+    c: &Client,
+    stack: &impl App,
+    model: &str,
+    kind: &str,
+    data: Value,
+) -> Reply {
     let request = json!({"input_type": kind, "data": data});
     c.post_json(
         &stack.app(&format!("/models/{model}/predict")),
@@ -123,7 +130,11 @@ async fn direct(c: &Client, stack: &impl App, model: &str, kind: &str, data: Val
         None,
     )
     .await
-    .value()
+}
+
+/// What the model answers to `data` sent directly, as the form would send it.
+async fn direct(c: &Client, stack: &impl App, model: &str, kind: &str, data: Value) -> Value {
+    send_directly(c, stack, model, kind, data).await.value()
 }
 
 /// The model's test examples holding a base64 file of `kind` (`image` or `audio`).

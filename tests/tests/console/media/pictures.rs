@@ -82,12 +82,7 @@ pub(super) async fn pictures(
     // line instead of a broken picture.
     let text = "bm90IGEgcGljdHVyZQ=="; // "not a picture"
     drop_file(browser, text, "notes.txt", "text/plain").await;
-    let refused = c
-        .post_json(
-            &stack.app("/models/digits/predict"),
-            &json!({"input_type": "image", "data": {"image": text}}),
-            None,
-        )
+    let refused = send_directly(c, stack, "digits", "image", json!({"image": text}))
         .await
         .assert_error(400, "unsupported_media");
     let shown = answer_to(browser, "notes.txt").await;
@@ -107,12 +102,7 @@ pub(super) async fn pictures(
     let url = stack.app("/assets/favicon.svg");
     browser.type_into("#media-url", &url).await;
     browser.click("#media-url-form button[type=submit]").await;
-    let refused = c
-        .post_json(
-            &stack.app("/models/digits/predict"),
-            &json!({"input_type": "image", "data": {"image_url": url}}),
-            None,
-        )
+    let refused = send_directly(c, stack, "digits", "image", json!({"image_url": url}))
         .await
         .assert_error(400, "url_not_allowed");
     let shown = answer_to(browser, &url).await;
