@@ -5,6 +5,7 @@
 //! result says `in_domain: false` and a `warning` names why.
 
 use crate::inputs::Cell;
+use crate::nearest::Nearest;
 use chem::fingerprint::Fingerprint;
 use model_manifest::Range;
 use serde_json::{Value, json};
@@ -21,8 +22,7 @@ pub struct Domain {
 /// Training inputs, one row of `width` values each, and the farthest distance from the
 /// nearest of them that is still inside the domain.
 pub struct Examples {
-    rows: Vec<f32>,
-    width: usize,
+    nearest: Nearest,
     max_distance: f64,
 }
 
@@ -42,8 +42,7 @@ impl Examples {
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
         Ok(Self {
-            rows,
-            width,
+            nearest: Nearest::new(rows, width),
             max_distance,
         })
     }
@@ -57,16 +56,7 @@ impl Examples {
                 _ => f64::NAN,
             })
             .collect();
-        self.rows
-            .chunks_exact(self.width)
-            .map(|row| {
-                row.iter()
-                    .zip(&x)
-                    .map(|(r, v)| (f64::from(*r) - v).powi(2))
-                    .sum::<f64>()
-            })
-            .fold(f64::INFINITY, f64::min)
-            .sqrt()
+        self.nearest.distance(&x)
     }
 }
 
@@ -103,7 +93,7 @@ impl Domain {
             parts.push(format!(
                 "its nearest training example (of {}) lies within Euclidean distance {} of it, \
                  in the space of the values the graph takes",
-                e.rows.len() / e.width,
+                e.nearest.len(),
                 e.max_distance
             ));
         }

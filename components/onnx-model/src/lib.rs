@@ -23,6 +23,7 @@ mod graph;
 mod inputs;
 mod load;
 mod ml;
+mod nearest;
 mod result;
 mod tree_ensemble;
 mod zipmap;
