@@ -17,7 +17,7 @@ use pages::{batch_page, models_pages, served_models, try_it};
 
 /// Narrows the window to a phone's screen, 390 x 844 CSS pixels (a common handset), for the
 /// pages' checks at phone width.
-async fn phone_width(browser: &Browser) {
+pub(crate) async fn phone_width(browser: &Browser) {
     browser
         .client
         .set_window_size(390, 844)

@@ -27,15 +27,8 @@ pub fn serve(model: &str, data: &Path, allowed: &[String]) -> Host {
     b.start()
 }
 
-/// `POST /predict` of `data` as `input_type`.
-pub async fn predict(c: &Client, host: &Host, input_type: &str, data: Value) -> Reply {
-    c.post_json(
-        &host.url("/predict"),
-        &json!({"input_type": input_type, "data": data}),
-        None,
-    )
-    .await
-}
+/// `POST /predict` of `data` as `input_type`: the same component as the tabular models'.
+pub use crate::onnx_models::predict;
 
 /// A model's test examples: (name, category, the file's bytes), from its model.toml.
 pub use e2e_tests::example_files as examples;
