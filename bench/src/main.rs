@@ -153,6 +153,8 @@ async fn run(args: BenchArgs) -> Result<()> {
     targets::judge(&mut report);
 
     report.print();
+    // Printed by its section, which itself fills the report (so the report cannot call it).
+    media::print(&report.media, &report.media_steps);
     if let Some(file) = &args.json {
         std::fs::write(file, serde_json::to_string_pretty(&report)?)
             .with_context(|| format!("writing {}", file.display()))?;

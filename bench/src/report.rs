@@ -43,7 +43,7 @@ pub struct Report {
     /// Section `media`: digits and spoken-digits `/predict` by load (`property` names it).
     pub media: Vec<PredictRow>,
     /// Section `media`: steps timed without the load generator.
-    pub media_steps: Vec<super::media::StepRow>,
+    pub media_steps: Vec<StepRow>,
     pub targets: Vec<Target>,
     pub notes: Vec<String>,
 }
@@ -246,7 +246,6 @@ impl Report {
         self.print_spin_stores();
         super::fleet::print(&self.fleet, &self.fleet_failover);
         super::open_loop::print(&self.open_loop);
-        super::media::print(&self.media, &self.media_steps);
         if !self.embeddings.is_empty() {
             println!("\nembeddings (sentences/s, request p50 / p99 ms): minilm");
             println!(
@@ -382,4 +381,14 @@ pub fn machine() -> String {
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     format!("machine: {cores} cores, {cpu}")
+}
+
+/// One measured step: its median and spread over `runs` runs, in milliseconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRow {
+    pub what: String,
+    pub runs: usize,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub min_ms: f64,
 }

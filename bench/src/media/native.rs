@@ -4,25 +4,15 @@
 //! so the figures are the code's, not the machine's other load.
 
 use super::inputs::Inputs;
+use crate::report::StepRow;
 use anyhow::{Context, Result};
 use image::imageops::FilterType;
 use model_manifest::{AudioSpec, ImageSpec, Input};
-use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
 
-/// One measured step: its median and spread over `runs` runs, in milliseconds.
-#[derive(Debug, Clone, Serialize)]
-pub struct NativeRow {
-    pub what: String,
-    pub runs: usize,
-    pub p50_ms: f64,
-    pub p90_ms: f64,
-    pub min_ms: f64,
-}
-
 /// Runs `step` `runs` times (after two unmeasured runs) and keeps its timing.
-fn time(what: &str, runs: usize, mut step: impl FnMut() -> Result<()>) -> Result<NativeRow> {
+fn time(what: &str, runs: usize, mut step: impl FnMut() -> Result<()>) -> Result<StepRow> {
     for _ in 0..2 {
         step()?;
     }
@@ -34,7 +24,7 @@ fn time(what: &str, runs: usize, mut step: impl FnMut() -> Result<()>) -> Result
         .collect::<Result<_>>()?;
     ms.sort_by(f64::total_cmp);
     let at = |q: f64| ms[((ms.len() - 1) as f64 * q).round() as usize];
-    Ok(NativeRow {
+    Ok(StepRow {
         what: what.into(),
         runs,
         p50_ms: at(0.5),
@@ -71,7 +61,7 @@ pub fn audio_spec(dir: &Path) -> Result<AudioSpec> {
 }
 
 /// The picture steps, on models/digits' `[input.image]`.
-pub fn pictures(inputs: &Inputs, spec: &ImageSpec, quick: bool) -> Result<Vec<NativeRow>> {
+pub fn pictures(inputs: &Inputs, spec: &ImageSpec, quick: bool) -> Result<Vec<StepRow>> {
     let runs = if quick { 5 } else { 50 };
     let prepare = |bytes: &[u8]| {
         let bytes = bytes.to_vec();
@@ -110,7 +100,7 @@ pub fn pictures(inputs: &Inputs, spec: &ImageSpec, quick: bool) -> Result<Vec<Na
 }
 
 /// The sound step, on models/spoken-digits' `[input.audio]`: 1 s of 16 kHz to log-mel.
-pub fn sounds(inputs: &Inputs, spec: &AudioSpec, quick: bool) -> Result<Vec<NativeRow>> {
+pub fn sounds(inputs: &Inputs, spec: &AudioSpec, quick: bool) -> Result<Vec<StepRow>> {
     let runs = if quick { 20 } else { 500 };
     let featurizer = ::media::audio::Featurizer::new(spec);
     // The featurizer's own set-up (window, filters, FFT plan) is made once per model.
