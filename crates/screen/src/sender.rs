@@ -135,6 +135,22 @@ impl Sender {
                 "the row is too large for the deployment (HTTP 413: {why})"
             ))]);
         }
+        if answer.0 == 500 {
+            // A fault in the deployment (a row that ran it out of memory or time): in halves
+            // down to that row, which fails alone, so one hostile file cannot stop the run
+            // (nor a resumed run, which would send the same batch again).
+            if which.len() > 1 {
+                let (a, b) = which.split_at(which.len() / 2);
+                let mut first = Box::pin(self.send_batch(inputs, a)).await?;
+                first.extend(Box::pin(self.send_batch(inputs, b)).await?);
+                return Ok(first);
+            }
+            let why = answer.1.get("error").and_then(Value::as_str).unwrap_or("");
+            let code = answer.1.get("error_code").and_then(Value::as_str).unwrap_or("");
+            return Ok(vec![Outcome::failed(format!(
+                "the deployment failed on this row (HTTP 500 {code}: {why})"
+            ))]);
+        }
         let items = answer.1["results"]["items"].as_array();
         match items {
             Some(items) if answer.0 == 200 && items.len() == which.len() => {
