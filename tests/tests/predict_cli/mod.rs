@@ -1,8 +1,10 @@
 //! `runtime-host predict`: libraries through real models, in process and against a running
 //! deployment, with bad rows, every input format, the limits, Ctrl-C and --resume
 //! (`resume`), hostile input (`hostile`) and the usual slips (`mistakes`); picture files
-//! (`media`) and a column of their URLs (`urls`, from a server of `e2e_tests::served`).
+//! (`media`) and a column of their URLs (`urls`, from a server of `e2e_tests::served`); a
+//! deployment failing (HTTP 500) on one file (`faults`).
 
+mod faults;
 mod hostile;
 mod media;
 mod mistakes;
