@@ -32,6 +32,15 @@ impl Prepared {
     }
 }
 
+/// Room for what a decoder allocates beside the picture (palettes, rows, metadata).
+const HEADER_ALLOC: u64 = 4 << 20;
+
+/// How much larger than the model's size a picture may be before the filter resizes it: a
+/// larger one is first shrunk by area averaging (`image`'s thumbnail: integer arithmetic into
+/// the smaller picture only). The triangle filter's intermediate holds the input's full width
+/// in floats (16 bytes a pixel): a 16,000,000 x 1 picture took 2 GB.
+const FILTER_SPAN: u32 = 4;
+
 /// The formats decoded, by name, for messages.
 pub const FORMATS: &str = "PNG, JPEG, GIF, BMP or WebP";
 
@@ -51,9 +60,18 @@ pub fn prepare(bytes: &[u8], spec: &ImageSpec) -> Result<Prepared, MediaError> {
 /// Reads the header, refuses what is too large, then decodes.
 fn decode(bytes: &[u8], spec: &ImageSpec) -> Result<(DynamicImage, &'static str), MediaError> {
     check_size(bytes, spec.max_bytes, "image")?;
-    let reader = ImageReader::new(Cursor::new(bytes))
+    // A PNG's colour profile is inflated as its header is read (a 400 kB chunk grew to 800 MB
+    // under the decoder's default limit), and no model reads it: it is left out.
+    let stripped = png_without_profile(bytes);
+    let bytes = stripped.as_deref().unwrap_or(bytes);
+    let mut reader = ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| MediaError::Unsupported(format!("cannot read the image: {e}")))?;
+    // Some decoders fix their budget as they read the header (the PNG one does): the largest
+    // picture the model takes, as 8-bit RGBA.
+    let mut header = image::Limits::default();
+    header.max_alloc = Some(spec.max_pixels.saturating_mul(4) + HEADER_ALLOC);
+    reader.limits(header);
     let format = match reader.format() {
         Some(ImageFormat::Png) => "png",
         Some(ImageFormat::Jpeg) => "jpeg",
@@ -93,12 +111,48 @@ fn decode(bytes: &[u8], spec: &ImageSpec) -> Result<(DynamicImage, &'static str)
             "the {format} declares {w} x {h} pixels: nothing to see"
         )));
     }
-    // The decoder may allocate a few frames' worth (GIF, 16-bit channels): bounded too.
+    // The picture as 8-bit RGBA, one frame: what a 16-megapixel picture may take (64 MB of an
+    // instance's 128 MiB). A 16-bit picture of that size, or a GIF frame larger than its
+    // screen, needs more and is refused rather than running the instance out of memory.
     let mut limits = image::Limits::default();
-    limits.max_alloc = Some(pixels.saturating_mul(16).max(1 << 20));
+    limits.max_alloc = Some(pixels.saturating_mul(4) + HEADER_ALLOC);
     decoder.set_limits(limits).map_err(|e| failed(format, e))?;
+    // Not every decoder checks its output against the limits (the PNG one does not).
+    let needs = decoder.total_bytes();
+    let budget = pixels.saturating_mul(4) + HEADER_ALLOC;
+    if needs > budget {
+        return Err(MediaError::TooLarge(format!(
+            "the {format} needs {needs} bytes decoded ({w} x {h} pixels of {:?}); this model \
+             decodes at most 4 bytes a pixel (8-bit RGBA): send an 8-bit picture",
+            decoder.color_type()
+        )));
+    }
     let picture = DynamicImage::from_decoder(decoder).map_err(|e| failed(format, e))?;
     Ok((picture, format))
+}
+
+/// `bytes` without their `iCCP` chunks when they are a PNG that has any (a chunk: its length,
+/// type, data and CRC; a malformed file is left for the decoder to refuse).
+fn png_without_profile(bytes: &[u8]) -> Option<Vec<u8>> {
+    const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+    if !bytes.starts_with(SIGNATURE) {
+        return None;
+    }
+    let mut kept = SIGNATURE.to_vec();
+    let mut at = SIGNATURE.len();
+    let mut dropped = false;
+    while at + 8 <= bytes.len() {
+        let length = u32::from_be_bytes(bytes[at..at + 4].try_into().ok()?) as usize;
+        let end = at.checked_add(12)?.checked_add(length)?.min(bytes.len());
+        if &bytes[at + 4..at + 8] == b"iCCP" {
+            dropped = true;
+        } else {
+            kept.extend_from_slice(&bytes[at..end]);
+        }
+        at = end;
+    }
+    kept.extend_from_slice(&bytes[at..]);
+    dropped.then_some(kept)
 }
 
 /// A JPEG's last scan (the last start-of-scan marker, FF DA) is followed by its end-of-image
@@ -143,7 +197,7 @@ fn failed(format: &str, e: image::ImageError) -> MediaError {
 
 /// The picture as 8-bit grey or RGB, transparent pixels laid over the background. Taken by
 /// value, so a picture already in the wanted form is not copied (16 megapixels of RGBA are
-/// 64 MB; an instance has 256 MiB).
+/// 64 MB; an instance has 128 MiB by default).
 fn flatten(picture: DynamicImage, spec: &ImageSpec) -> DynamicImage {
     let bg = u32::from(spec.background);
     let over = |c: u8, a: u8| {
@@ -202,19 +256,14 @@ fn fit(picture: DynamicImage, spec: &ImageSpec) -> DynamicImage {
     if (w, h) == (tw, th) {
         return picture;
     }
-    let scale_to = |s: f64| {
-        (
-            ((f64::from(w) * s).round() as u32).max(1),
-            ((f64::from(h) * s).round() as u32).max(1),
-        )
-    };
     let (sx, sy) = (f64::from(tw) / f64::from(w), f64::from(th) / f64::from(h));
+    let scaled = |s: f64, v: u32| ((f64::from(v) * s).round() as u32).max(1);
     match spec.fit {
-        Fit::Stretch => picture.resize_exact(tw, th, FilterType::Triangle),
+        Fit::Stretch => resize(&picture, tw, th),
         Fit::Pad => {
-            let (nw, nh) = scale_to(sx.min(sy));
-            let (nw, nh) = (nw.min(tw), nh.min(th));
-            let inner = picture.resize_exact(nw, nh, FilterType::Triangle);
+            let s = sx.min(sy);
+            let (nw, nh) = (scaled(s, w).min(tw), scaled(s, h).min(th));
+            let inner = resize(&picture, nw, nh);
             let mut canvas = blank(&picture, tw, th, spec.background);
             imageops::overlay(
                 &mut canvas,
@@ -225,16 +274,36 @@ fn fit(picture: DynamicImage, spec: &ImageSpec) -> DynamicImage {
             canvas
         }
         Fit::Crop => {
-            let (nw, nh) = scale_to(sx.max(sy));
-            let (nw, nh) = (nw.max(tw), nh.max(th));
-            picture.resize_exact(nw, nh, FilterType::Triangle).crop_imm(
-                (nw - tw) / 2,
-                (nh - th) / 2,
-                tw,
-                th,
-            )
+            // The centre part of the model's aspect ratio, cut from the picture as sent, then
+            // resized: never the whole picture enlarged first.
+            let s = sx.max(sy);
+            let (cw, ch) = (
+                ((f64::from(tw) / s).round() as u32).clamp(1, w),
+                ((f64::from(th) / s).round() as u32).clamp(1, h),
+            );
+            let centre = picture.crop_imm((w - cw) / 2, (h - ch) / 2, cw, ch);
+            resize(&centre, tw, th)
         }
     }
+}
+
+/// `picture` resized to `w` x `h` with the triangle filter, after an area-averaging shrink to
+/// at most [`FILTER_SPAN`] times that size.
+fn resize(picture: &DynamicImage, w: u32, h: u32) -> DynamicImage {
+    let (pw, ph) = (picture.width(), picture.height());
+    if pw > w.saturating_mul(FILTER_SPAN) || ph > h.saturating_mul(FILTER_SPAN) {
+        let (mw, mh) = (
+            pw.min(w.saturating_mul(FILTER_SPAN)),
+            ph.min(h.saturating_mul(FILTER_SPAN)),
+        );
+        let shrunk: DynamicImage = match picture {
+            DynamicImage::ImageLuma8(p) => imageops::thumbnail(p, mw, mh).into(),
+            DynamicImage::ImageRgb8(p) => imageops::thumbnail(p, mw, mh).into(),
+            other => other.thumbnail_exact(mw, mh),
+        };
+        return shrunk.resize_exact(w, h, FilterType::Triangle);
+    }
+    picture.resize_exact(w, h, FilterType::Triangle)
 }
 
 /// A picture of `like`'s kind, `w` x `h`, every channel at `level`.

@@ -4,6 +4,7 @@
 //! failing alone, and files fetched by URL within the host's outgoing rules (SSRF into this
 //! machine's own services refused).
 
+mod bombs;
 mod digits;
 mod refusals;
 mod spin;
