@@ -156,6 +156,9 @@ fn default_max_bytes() -> u64 {
     10 * 1024 * 1024
 }
 
+/// The most bytes of samples a sound model may hold (see `AudioSpec::problems`).
+const MAX_HELD_BYTES: f64 = 48e6;
+
 fn default_max_seconds() -> f64 {
     600.0
 }
@@ -269,6 +272,19 @@ impl AudioSpec {
         }
         if !(self.max_seconds > 0.0 && self.max_seconds <= 3600.0) {
             p.push("input.audio.max_seconds: must be above 0 and at most 3600".into());
+        }
+        // A sound is held whole at the model's rate while it is cut to its loud part: the
+        // longest one taken must fit an instance's memory (128 MiB by default) with room.
+        let held = self.max_seconds * f64::from(self.sample_rate) * 4.0;
+        if held > MAX_HELD_BYTES {
+            p.push(format!(
+                "input.audio.max_seconds: {} s at {} Hz is {:.0} MB of samples; at most {} MB \
+                 are held (lower max_seconds)",
+                self.max_seconds,
+                self.sample_rate,
+                held / 1e6,
+                MAX_HELD_BYTES / 1e6
+            ));
         }
         if self.max_bytes == 0 {
             p.push("input.audio.max_bytes: must be above 0".into());

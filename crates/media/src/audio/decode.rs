@@ -46,6 +46,11 @@ pub fn decode(
             )));
         }
     };
+    let bytes = if format == "wav" {
+        with_streamed_lengths(bytes)
+    } else {
+        bytes
+    };
     let unreadable = |e: Error| match e {
         Error::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
             MediaError::Truncated(format!("the {format} file ends before its header does"))
@@ -69,12 +74,15 @@ pub fn decode(
         .ok_or_else(|| MediaError::Unsupported(format!("the {format} file holds no sound")))?;
     let track_id = track.id;
     let params = track.codec_params.clone();
-    let rate = params
-        .sample_rate
-        .filter(|r| (1..=768_000).contains(r))
-        .ok_or_else(|| {
-            MediaError::Unsupported(format!("the {format} file declares no usable sample rate"))
-        })?;
+    // A rate far from any recording's asks the resampler for FFTs of millions of points (a
+    // 54-byte WAV declaring 1 Hz took 393 MB): 1 kHz to 384 kHz are taken.
+    let rate = params.sample_rate.unwrap_or(0);
+    if !(1000..=384_000).contains(&rate) {
+        return Err(MediaError::Unsupported(format!(
+            "the {format} file declares a sample rate of {rate} Hz; 1,000 to 384,000 Hz are \
+             taken"
+        )));
+    }
     let declared = params.n_frames;
     let limit = (max_seconds * f64::from(rate)).ceil() as u64;
     if let Some(n) = declared
@@ -167,4 +175,34 @@ pub fn decode(
         seconds: held as f64 / f64::from(rate),
         format,
     })
+}
+
+/// A WAV written to a pipe (ffmpeg, sox) cannot go back to write its lengths, and says
+/// 0xFFFFFFFF (or 0) for the RIFF and data chunks instead: those lengths become what the file
+/// holds. Any other length is kept, so a file cut short is still found to be.
+fn with_streamed_lengths(mut bytes: Vec<u8>) -> Vec<u8> {
+    const UNKNOWN: [u32; 2] = [u32::MAX, 0];
+    let word = |b: &[u8], at: usize| {
+        b.get(at..at + 4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    };
+    if bytes.get(8..12) != Some(b"WAVE") {
+        return bytes;
+    }
+    let mut at = 12;
+    while let (Some(id), Some(size)) = (bytes.get(at..at + 4), word(&bytes, at + 4)) {
+        if id == b"data" {
+            if UNKNOWN.contains(&size) {
+                let held = u32::try_from(bytes.len() - at - 8).unwrap_or(u32::MAX);
+                bytes[at + 4..at + 8].copy_from_slice(&held.to_le_bytes());
+                if word(&bytes, 4).is_some_and(|r| UNKNOWN.contains(&r)) {
+                    let riff = u32::try_from(bytes.len() - 8).unwrap_or(u32::MAX);
+                    bytes[4..8].copy_from_slice(&riff.to_le_bytes());
+                }
+            }
+            break;
+        }
+        at += 8 + size as usize + (size as usize & 1);
+    }
+    bytes
 }

@@ -244,3 +244,29 @@ fn what_is_not_a_sound_is_unsupported() {
         .unwrap_err();
     assert!(matches!(e, MediaError::TooLarge(_)), "{e:?}");
 }
+
+#[test]
+fn a_rate_no_recording_has_is_refused_before_the_resampler_sees_it() {
+    // 1 Hz asked the resampler for FFTs of millions of points.
+    for rate in [1, 999, 400_000] {
+        let e = Featurizer::new(&spec(16000, 1.0))
+            .prepare(wav(rate, 1, 1, 16, &[0.1; 8]))
+            .unwrap_err();
+        assert!(
+            matches!(&e, MediaError::Unsupported(m) if m.contains("sample rate")),
+            "{e:?}"
+        );
+    }
+}
+
+#[test]
+fn a_wav_written_to_a_pipe_is_read_whole() {
+    let tone = sine(8000, 440.0, 0.25, 0.5);
+    let mut file = wav(8000, 1, 1, 16, &tone);
+    // What ffmpeg writes to a pipe: no lengths.
+    file[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+    file[40..44].copy_from_slice(&u32::MAX.to_le_bytes());
+    let got = Featurizer::new(&spec(8000, 0.25)).prepare(file).unwrap();
+    assert!((got.seconds - 0.25).abs() < 1e-9, "{}", got.seconds);
+    assert!((f64::from(got.values[100]) - tone[100]).abs() < 1e-4);
+}
