@@ -270,3 +270,50 @@ fn a_wav_written_to_a_pipe_is_read_whole() {
     assert!((got.seconds - 0.25).abs() < 1e-9, "{}", got.seconds);
     assert!((f64::from(got.values[100]) - tone[100]).abs() < 1e-4);
 }
+
+/// A committed file of crates/media/tests/data (see its README).
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/").to_owned() + name).unwrap()
+}
+
+#[test]
+fn flac_and_ogg_vorbis_decode_to_the_tone_they_hold() {
+    // 0.5 s of 440 Hz at half scale, 22,050 Hz, brought to 16 kHz.
+    let tone = sine(16000, 440.0, 0.5, 0.5);
+    // Vorbis pads its last packet: the decoder gives up to a few ms more than was encoded.
+    for (name, format, allowed, longer) in [
+        ("tone.flac", "flac", 1e-3, 0.001),
+        ("tone.ogg", "ogg", 0.05, 0.03),
+    ] {
+        let got = Featurizer::new(&spec(16000, 0.5))
+            .prepare(fixture(name))
+            .unwrap();
+        assert_eq!(
+            (got.format, got.sample_rate, got.channels),
+            (format, 22050, 1)
+        );
+        assert!(
+            (0.5..0.5 + longer).contains(&got.seconds),
+            "{name}: {}",
+            got.seconds
+        );
+        // Away from the edges (the encoder's and resampler's start-up), the same wave.
+        let worst = got.values[800..7200]
+            .iter()
+            .zip(&tone[800..7200])
+            .map(|(a, b)| (f64::from(*a) - b).abs())
+            .fold(0.0, f64::max);
+        assert!(worst < allowed, "{name}: off by {worst}");
+    }
+}
+
+#[test]
+fn a_cut_flac_is_truncated() {
+    // FLAC declares its length in its header; Ogg does not, so a cut Ogg file is the sound
+    // it still holds (docs/models.md says so).
+    let file = fixture("tone.flac");
+    let e = Featurizer::new(&spec(16000, 0.5))
+        .prepare(file[..file.len() * 2 / 3].to_vec())
+        .unwrap_err();
+    assert!(matches!(e, MediaError::Truncated(_)), "{e:?}");
+}
