@@ -44,9 +44,13 @@ static ASSETS: &[Asset] = &[
 
 /// Scripts and styles from this origin only, requests to this origin only, and no framing:
 /// chat messages are shown as text, and this makes sure nothing in them could ever run.
-/// Pictures and sounds may also come from `data:` (a file read in the page) and from any
-/// http(s) URL, since the Try-it form shows the picture or sound at the URL a user typed
-/// beside the model's answer; neither can run anything.
+/// Pictures and sounds may also come from `data:` (a file read in the page, an inline
+/// example) and from http(s) URLs: only so that the Try-it form can show the picture or play
+/// the sound at a URL the user typed, or at a URL example the user ran, beside the model's
+/// answer (which URL is the user's to say, so no narrower list of hosts fits). Nothing loads
+/// from a URL before the user presses a button: the examples list shows a URL example's
+/// address as text (media.js `exampleThumbnail`), so a model directory cannot make a visitor's
+/// browser fetch anything by being opened. Neither pictures nor sounds can run anything.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
      style-src 'self'; img-src 'self' data: http: https:; \
      media-src 'self' data: http: https:; connect-src 'self'; base-uri 'none'; \

@@ -86,9 +86,17 @@ export function mediaRequest(kind, format, input) {
   return { input_type: kind, data: { ...Object.fromEntries(fixed), ...input.data } };
 }
 
-/** A small picture of an image example, for the examples list. */
+/** What the examples list shows of an example: a small picture of an inline (base64) image,
+ *  and a URL example's address as text only. The examples come from the model directory, so
+ *  an image there would make every visitor's browser fetch an address of the directory's
+ *  choosing just by opening the page; a URL is loaded only once the user runs the example. */
 export function exampleThumbnail(kind, input) {
-  if (kind !== "image" || !input) return null;
+  if (!input) return null;
+  const url = input.data[`${kind}_url`];
+  if (typeof url === "string") {
+    return h("p", { class: "muted media-example-url" }, "From ", h("code", { class: "mono" }, url));
+  }
+  if (kind !== "image") return null;
   return sized(h("img", { class: "media-thumb", src: input.src, alt: `Example ${input.label}` }), 48);
 }
 

@@ -1,9 +1,10 @@
 //! The Try-it form of an image model (models/digits) and an audio model
 //! (models/spoken-digits) in headless Chromium against a real `up` (issue 58 §4): an example
-//! run from its button, a file through the file input, a file dropped on the drop zone, a
-//! file the model cannot read, a URL the model may fetch and one it may not; each answer (or
-//! error) compared with what the model says to the same request sent directly, and what was
-//! sent shown beside it (the picture, or a player for the sound).
+//! run from its button, one by URL that loads nothing until it is run, a file through the
+//! file input, a file dropped on the drop zone, a file the model cannot read, a URL the model
+//! may fetch and one it may not; each answer (or error) compared with what the model says to
+//! the same request sent directly, and what was sent shown beside it (the picture, or a
+//! player for the sound).
 
 use super::*;
 use e2e_tests::Reply;
@@ -25,12 +26,18 @@ async fn the_try_it_form_takes_pictures_and_sounds_in_a_real_browser() {
     for name in ["digits", "spoken-digits"] {
         e2e_tests::copy_model(&e2e_tests::model_dir(name), &models.path().join(name));
     }
-    // The digits model may fetch from the picture server, named exactly (it is on loopback).
+    // The digits model may fetch from the picture server, named exactly (it is on loopback),
+    // and has one more example there, by URL (its self-test fetches it at start-up).
+    let (_, digit, picture) = e2e_tests::example_files("digits", "image").remove(1);
+    *server.file.lock().unwrap() = picture;
     let manifest = models.path().join("digits/model.toml");
     let mut text = std::fs::read_to_string(&manifest).unwrap();
     text.push_str(&format!(
-        "\n[network]\nallowed_outbound_hosts = [\"{}\"]\n",
-        server.origin
+        "\n[network]\nallowed_outbound_hosts = [\"{origin}\"]\n\n\
+         [[test_examples.examples]]\nname = \"{URL_EXAMPLE}\"\n\
+         description = \"the held-out {digit} on a web server\"\ncategory = \"{digit}\"\n\
+         image_url = \"{origin}/example.png\"\n",
+        origin = server.origin
     ));
     std::fs::write(&manifest, text).unwrap();
     let stack = Stack::up(&["--models", models.path().to_str().unwrap()], 4);
@@ -73,11 +80,15 @@ async fn phone(browser: &Browser, stack: &impl App) {
     browser.screenshot("try-digits-phone").await;
 }
 
+/// The name of the digits example added by URL (`image_url` on the [`FileServer`]).
+const URL_EXAMPLE: &str = "a digit by URL";
+
 /// A web server on loopback answering every request with the file it holds now, as the
-/// server of a URL a user types would.
+/// server of a URL a user types would; it keeps each request's head, to tell who asked.
 struct FileServer {
     origin: String,
     file: Arc<Mutex<Vec<u8>>>,
+    heads: Arc<Mutex<Vec<String>>>,
 }
 
 impl FileServer {
@@ -87,10 +98,12 @@ impl FileServer {
             .unwrap();
         let origin = format!("http://{}", listener.local_addr().unwrap());
         let file = Arc::new(Mutex::new(Vec::new()));
-        let served = file.clone();
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let (served, log) = (file.clone(), heads.clone());
         tokio::spawn(async move {
             while let Ok((mut stream, _)) = listener.accept().await {
                 let body = served.lock().unwrap().clone();
+                let log = log.clone();
                 tokio::spawn(async move {
                     // The request's head, up to its blank line; the answer is the same for all.
                     let (mut head, mut buf) = (Vec::new(), [0u8; 1024]);
@@ -100,6 +113,9 @@ impl FileServer {
                             Ok(n) => head.extend_from_slice(&buf[..n]),
                         }
                     }
+                    log.lock()
+                        .unwrap()
+                        .push(String::from_utf8_lossy(&head).into_owned());
                     let reply = format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\n\
                          content-length: {}\r\nconnection: close\r\n\r\n",
@@ -111,7 +127,21 @@ impl FileServer {
                 });
             }
         });
-        Self { origin, file }
+        Self {
+            origin,
+            file,
+            heads,
+        }
+    }
+
+    /// The requests a browser made (a browser's `User-Agent` starts `Mozilla/`; the model's
+    /// own fetches carry its runtime's name).
+    fn browser_requests(&self) -> usize {
+        let heads = self.heads.lock().unwrap();
+        heads
+            .iter()
+            .filter(|h| h.to_ascii_lowercase().contains("\r\nuser-agent: mozilla/"))
+            .count()
     }
 }
 

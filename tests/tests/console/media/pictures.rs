@@ -3,7 +3,8 @@
 use super::*;
 
 /// digits: the form takes pictures; an example, an uploaded and a dropped PNG answer as the
-/// model does directly, shown scaled up with sharp pixels; a text file and a loopback URL
+/// model does directly, shown scaled up with sharp pixels; an example by URL (with `server`)
+/// is listed as its address and loads nothing until run; a text file and a loopback URL
 /// show the model's own error and error code; a URL on `server` (where the model may fetch)
 /// answers as the model does to it directly.
 pub(super) async fn pictures(
@@ -23,7 +24,23 @@ pub(super) async fn pictures(
              document.querySelectorAll('ul.examples img.media-thumb').length];",
         )
         .await;
+    // Thumbnails for the inline examples only; a URL example (where the model may fetch
+    // one) shows its address as text, and the page has no picture from it before it is run.
     assert_eq!(form, json!(["image/*", true, true, false, examples.len()]));
+    let example_url = server.map(|s| format!("{}/example.png", s.origin));
+    if let Some(url) = &example_url {
+        let listed = browser
+            .eval(&format!(
+                "const li = document.querySelector('ul.examples li:last-child'); \
+                 return [li.querySelector('button.example').textContent, \
+                 li.querySelector('.media-example-url')?.textContent ?? null, \
+                 li.querySelectorAll('img, audio').length, \
+                 [...document.querySelectorAll('img, audio')] \
+                 .filter((e) => e.getAttribute('src') === {url:?}).length];"
+            ))
+            .await;
+        assert_eq!(listed, json!([URL_EXAMPLE, format!("From {url}"), 0, 0]));
+    }
 
     // An example, from its button.
     let first = &examples[0];
@@ -62,6 +79,31 @@ pub(super) async fn pictures(
         )
         .await;
     assert_eq!(unlabelled, json!([]), "controls without a label");
+
+    // The URL example: nothing fetched by the browser until it runs (an example's answer
+    // later); run, the model's answer to that URL, and the picture there shown beside it.
+    if let (Some(server), Some(url)) = (server, &example_url) {
+        assert_eq!(
+            server.browser_requests(),
+            0,
+            "the page fetched the example's URL"
+        );
+        browser
+            .click("ul.examples li:last-child button.example")
+            .await;
+        let shown = answer_to(browser, URL_EXAMPLE).await;
+        let expected = direct(c, stack, "digits", "image", json!({"image_url": url})).await;
+        assert_shows(browser, &shown, &expected).await;
+        assert_eq!(&shown_source(browser, "img").await, url);
+        let look = browser
+            .eval(
+                "const i = document.querySelector('#media-shown img'); \
+                 return i.decode().then(() => i.naturalWidth, () => 0);",
+            )
+            .await;
+        assert_eq!(look, 8, "the picture at the example's URL, once run");
+        assert!(server.browser_requests() >= 1);
+    }
 
     // A file through the file input: read as base64 by the page, the same answer.
     let upload = examples[1]["image"].as_str().unwrap();
