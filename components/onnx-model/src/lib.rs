@@ -191,6 +191,12 @@ impl Model for OnnxModel {
     fn data_schema(&self) -> Value {
         self.reader.schema()
     }
+    fn max_batch(&self) -> usize {
+        match &self.reader {
+            Reader::Media(kind) => kind.max_batch(),
+            _ => model_sdk::batch::MAX_ITEMS,
+        }
+    }
     fn max_body(&self) -> usize {
         match &self.reader {
             Reader::Media(kind) => kind.max_body(),

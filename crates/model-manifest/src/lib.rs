@@ -94,6 +94,18 @@ pub enum Input {
     Audio { audio: AudioSpec },
 }
 
+impl Input {
+    /// The largest request body a picture or sound model reads ([`body_for`] its
+    /// `max_bytes`); `None` for text and tables, which the default cap serves.
+    pub fn max_body(&self) -> Option<usize> {
+        match self {
+            Input::Image { image } => Some(body_for(image.max_bytes)),
+            Input::Audio { audio } => Some(body_for(audio.max_bytes)),
+            _ => None,
+        }
+    }
+}
+
 fn default_max_tokens() -> usize {
     1024
 }
@@ -230,7 +242,7 @@ pub struct ExamplesText {
 mod media;
 mod parse;
 
-pub use media::{AudioFeatures, AudioSpec, Color, Fit, ImageSpec, Layout, LogMel};
+pub use media::{AudioFeatures, AudioSpec, Color, Fit, ImageSpec, Layout, LogMel, body_for};
 
 #[cfg(test)]
 mod tests;

@@ -156,6 +156,14 @@ fn default_max_bytes() -> u64 {
     10 * 1024 * 1024
 }
 
+/// The largest request body that carries one file of `max_bytes` in base64 (line breaks
+/// allowed: MIME wraps every 76 characters, 2.6 % more) with room for the rest of the JSON:
+/// what a picture or sound model reads, and what the host must let through to it.
+pub fn body_for(max_bytes: u64) -> usize {
+    let base64 = (max_bytes as usize).div_ceil(3) * 4;
+    base64 + base64 / 32 + 64 * 1024
+}
+
 /// The most bytes of samples a sound model may hold (see `AudioSpec::problems`).
 const MAX_HELD_BYTES: f64 = 48e6;
 

@@ -113,9 +113,9 @@ pub async fn run(args: ModelArgs) -> Result<()> {
         None => {}
     }
     let component = args.component.clone().expect("clap requires it");
-    check_mounts(&args.runtime.dirs)?;
+    let body = check_mounts(&args.runtime.dirs)?;
     announce(args.runtime.metrics_listen).await?;
-    let launcher = Launcher::new(&args.runtime)?;
+    let launcher = Launcher::new(&args.runtime)?.with_body_of_at_least(body);
     // Its version: a digest of the component (an ONNX manifest may name its own in /info).
     let version = version_blocking(&component).await?;
     let vars = [("model_version", version.clone())];

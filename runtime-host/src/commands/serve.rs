@@ -21,9 +21,9 @@ pub struct ServeArgs {
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {
-    check_mounts(&args.runtime.dirs)?;
+    let body = check_mounts(&args.runtime.dirs)?;
     announce(args.runtime.metrics_listen).await?;
-    let launcher = Launcher::new(&args.runtime)?;
+    let launcher = Launcher::new(&args.runtime)?.with_body_of_at_least(body);
     let loaded = launcher
         .launch_flagged(&args.component, &[], Vec::new())
         .await?;

@@ -44,7 +44,7 @@ fn png_with_profile(inflated: usize) -> Vec<u8> {
     file
 }
 
-/// The digits model with `fit` as given, served with room for 16 MB bodies.
+/// The digits model with `fit` as given.
 fn digits_fitted(dir: &std::path::Path, fit: &str) -> e2e_tests::Host {
     let model = dir.join("digits");
     copy_model(&model_dir("digits"), &model);
@@ -54,8 +54,6 @@ fn digits_fitted(dir: &std::path::Path, fit: &str) -> e2e_tests::Host {
     HostBuilder::new(component("onnx-model"), dir)
         .shared_compile_cache()
         .mount(&model, "/model")
-        .arg("--max-body")
-        .arg("16000000")
         .start()
 }
 

@@ -105,3 +105,16 @@ async fn a_batchs_urls_are_fetched_at_once_and_each_fails_alone() {
     // Five fetches of 1.5 s each, at once: well under their 7.5 s one after another.
     assert!(took < Duration::from_millis(4500), "took {took:?}");
 }
+
+/// A batch holds at most 64 files (a URL list of a thousand opened a thousand connections to
+/// one host at once, and held every file): more are refused whole.
+#[tokio::test]
+async fn a_batch_of_more_files_than_the_model_holds_is_refused() {
+    let dir = temp_dir();
+    let c = Client::new();
+    let host = serve("digits", dir.path(), &[]);
+    let urls: Vec<String> = (0..65).map(|i| format!("http://example.org/{i}.png")).collect();
+    let r = predict(&c, &host, "image", json!({"image_urls": urls})).await;
+    let body = r.assert_error(400, "invalid_field");
+    assert!(body.error.contains("send 1 to 64"), "{}", body.error);
+}

@@ -14,6 +14,12 @@ use std::time::{Duration, Instant};
 
 /// How long one URL may take to fetch (within the request's own deadline).
 pub const FETCH_TIME: Duration = Duration::from_secs(10);
+/// Files a batch fetches and decodes at once.
+const WAVE: usize = 4;
+/// Most files in one batch.
+const MAX_BATCH: usize = 64;
+/// What a batch's tensors may take while the graph's rows are built.
+const BATCH_VALUES_BYTES: usize = 24 << 20;
 
 /// What the file is: an image or a sound, and how it becomes the tensor.
 pub enum Kind {
@@ -53,10 +59,9 @@ impl Kind {
         }
     }
 
-    /// The largest request body a single input needs: its file in base64, and room for the
-    /// rest of the JSON.
+    /// The largest request body a single input needs (see `model_manifest::body_for`).
     pub fn max_body(&self) -> usize {
-        (self.max_bytes() as usize).div_ceil(3) * 4 + 64 * 1024
+        model_manifest::body_for(self.max_bytes())
     }
 
     /// The file a request names: exactly one of `<field>` and `<field>_url`.
@@ -87,7 +92,10 @@ impl Kind {
             Some((head, rest)) if head.starts_with("data:") => rest,
             _ => text,
         };
-        let decoded_len = text.len() / 4 * 3;
+        // Counted without line breaks, as decoded: a wrapped file of the largest size passes
+        // (the estimate is up to 2 bytes high, from the padding: hence the 3 below).
+        let significant = text.bytes().filter(|b| !b.is_ascii_whitespace()).count();
+        let decoded_len = significant / 4 * 3;
         if decoded_len as u64 > self.max_bytes() + 3 {
             return Err(ApiError::new(
                 ErrorCode::MediaTooLarge,
@@ -159,39 +167,59 @@ impl Kind {
         }
     }
 
-    /// Reads a batch's items: every URL among them fetched at once (one slow server does
-    /// not hold up the others), each item failing alone.
+    /// Reads a batch's items in waves of [`WAVE`]: each wave's URLs fetched at once (one slow
+    /// server does not hold up the others), its files decoded and let go before the next, so
+    /// a batch holds a wave's files, never all of them (nor opens a thousand connections to a
+    /// host at once). Each item fails alone; past `deadline` the rest are not read (a shorter
+    /// list: the SDK answers them "not computed").
     pub fn read_all(
         &self,
         items: &[Map<String, Value>],
         deadline: Instant,
     ) -> Vec<Result<Prepared<'static>, PredictError>> {
-        let sources: Vec<Result<Source, PredictError>> =
-            items.iter().map(|d| self.source(d)).collect();
-        let urls: Vec<&str> = sources
-            .iter()
-            .filter_map(|s| match s {
-                Ok(Source::Url(u)) => Some(u.as_str()),
-                _ => None,
-            })
-            .collect();
         let at = format!("data.{}_url", self.field());
-        let fetch_by = deadline.min(Instant::now() + FETCH_TIME);
-        let mut fetched = fetch::get_all(&urls, self.max_bytes(), fetch_by).into_iter();
-        sources
-            .into_iter()
-            .map(|source| match source? {
-                Source::Inline(bytes) => Ok(self.prepare(bytes, json!({"source": "inline"}))?),
-                Source::Url(url) => {
-                    let bytes = fetched
-                        .next()
-                        .ok_or_else(|| PredictError::Fault("a URL without an answer".into()))?
-                        .map_err(|e| fetch_error(&at, e))?
-                        .bytes;
-                    Ok(self.prepare(bytes, json!({"source": "url", "url": url}))?)
+        let mut read = Vec::with_capacity(items.len());
+        for wave in items.chunks(WAVE) {
+            if Instant::now() >= deadline {
+                break;
+            }
+            let sources: Vec<Result<Source, PredictError>> =
+                wave.iter().map(|d| self.source(d)).collect();
+            let urls: Vec<&str> = sources
+                .iter()
+                .filter_map(|s| match s {
+                    Ok(Source::Url(u)) => Some(u.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let fetch_by = deadline.min(Instant::now() + FETCH_TIME);
+            let mut fetched = fetch::get_all(&urls, self.max_bytes(), fetch_by).into_iter();
+            for source in sources {
+                if Instant::now() >= deadline {
+                    return read;
                 }
-            })
-            .collect()
+                read.push(source.and_then(|source| match source {
+                    Source::Inline(bytes) => Ok(self.prepare(bytes, json!({"source": "inline"}))?),
+                    Source::Url(url) => {
+                        let bytes = fetched
+                            .next()
+                            .ok_or_else(|| PredictError::Fault("a URL without an answer".into()))?
+                            .map_err(|e| fetch_error(&at, e))?
+                            .bytes;
+                        Ok(self.prepare(bytes, json!({"source": "url", "url": url}))?)
+                    }
+                }));
+            }
+        }
+        read
+    }
+
+    /// Most items of a batch: the tensors of a whole batch are held at once (a value takes 32
+    /// bytes as the graph's row is built), so at most [`BATCH_VALUES_BYTES`] of them, and at
+    /// most [`MAX_BATCH`] files.
+    pub fn max_batch(&self) -> usize {
+        let per_item = self.shape().iter().product::<usize>() * 32;
+        (BATCH_VALUES_BYTES / per_item.max(1)).clamp(1, MAX_BATCH)
     }
 
     /// The JSON Schema of `data`.

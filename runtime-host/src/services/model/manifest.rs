@@ -145,8 +145,11 @@ pub fn summary(m: &Manifest) -> String {
 
 /// Checks every model directory among `dirs` (`--dir HOST:/model` mounts holding a
 /// `model.toml`) before the component is compiled: `serve` and `model` stop at start-up with
-/// every problem rather than serve 503 to every request.
-pub fn check_mounts(dirs: &[String]) -> anyhow::Result<()> {
+/// every problem rather than serve 503 to every request. Returns the largest request body
+/// such a model reads (a picture or sound model's file in base64; 0 for none), which the
+/// host's cap must let through.
+pub fn check_mounts(dirs: &[String]) -> anyhow::Result<usize> {
+    let mut body = 0;
     for mount in dirs {
         let Some((host, guest)) = mount.rsplit_once(':') else {
             continue;
@@ -158,15 +161,16 @@ pub fn check_mounts(dirs: &[String]) -> anyhow::Result<()> {
         if !dir.join("model.toml").is_file() {
             continue;
         }
-        if let Err(problems) = check_model_dir(dir) {
-            anyhow::bail!(
+        match check_model_dir(dir) {
+            Ok(m) => body = body.max(m.input.max_body().unwrap_or(0)),
+            Err(problems) => anyhow::bail!(
                 "the model in {} cannot serve: {}\n(`runtime-host model check {}` checks it \
                  again, as a deploy would, without registering anything)",
                 dir.display(),
                 listed(&problems),
                 dir.display()
-            );
+            ),
         }
     }
-    Ok(())
+    Ok(body)
 }

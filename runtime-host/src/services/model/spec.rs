@@ -37,12 +37,10 @@ impl ModelSpec {
         if !self.source.join("model.toml").is_file() {
             return 0;
         }
-        let max_bytes = match check_model_dir(&self.source).map(|m| m.input) {
-            Ok(model_manifest::Input::Image { image }) => image.max_bytes,
-            Ok(model_manifest::Input::Audio { audio }) => audio.max_bytes,
-            _ => return 0,
-        };
-        (max_bytes as usize).div_ceil(3) * 4 + 64 * 1024
+        check_model_dir(&self.source)
+            .ok()
+            .and_then(|m| m.input.max_body())
+            .unwrap_or(0)
     }
 
     /// Checks an ONNX model directory's manifest and the files it names before anything is
