@@ -243,7 +243,7 @@ impl Kind {
             "format": "uri",
             "minLength": 1,
             "maxLength": 2048,
-            "description": format!("An http(s) URL of the {what} file ({formats}), fetched by the deployment: only hosts its allowed_outbound_hosts lists, never this machine's or a private network's addresses unless named there."),
+            "description": format!("An http(s) URL of the {what} file ({formats}), fetched by the deployment: only hosts its allowed_outbound_hosts lists (and, under runtime-host, never this machine's or a private network's addresses unless named there)."),
         });
         json!({
             "type": "object",

@@ -30,9 +30,9 @@ impl Hop<'_> {
 pub(crate) fn not_allowed(hop: &Hop) -> FetchError {
     FetchError::NotAllowed(format!(
         "the deployment may not reach {} to fetch {}: its allowed_outbound_hosts does not \
-         list it, and an address on this machine or a private network is reached only where \
-         listed exactly (add it in model.toml [network] or with --allow-outbound; in spin.toml \
-         under Spin), or send the file itself (base64)",
+         list it (add it in model.toml [network] or with --allow-outbound; in spin.toml under \
+         Spin; under runtime-host an address on this machine or a private network is reached \
+         only where listed exactly), or send the file itself (base64)",
         host_port(hop.url),
         hop.described()
     ))
