@@ -164,6 +164,22 @@ pub fn body_for(max_bytes: u64) -> usize {
     base64 + base64 / 32 + 64 * 1024
 }
 
+/// The most values one input's tensor may hold (a 1024 x 1024 grey picture, 512 x 512 in
+/// colour, a minute of 16 kHz waveform): the component builds the graph's row at 32 bytes a
+/// value, and a batch holds several.
+const MAX_VALUES: usize = 1 << 20;
+
+/// Every problem of one input's tensor size.
+fn values_problem(field: &str, shape: &[usize]) -> Option<String> {
+    let values: usize = shape.iter().product();
+    (values > MAX_VALUES).then(|| {
+        format!(
+            "input.{field}: one input's tensor would hold {values} values; at most {MAX_VALUES} \
+             are taken (a smaller size, or fewer seconds)"
+        )
+    })
+}
+
 /// The most bytes of samples a sound model may hold (see `AudioSpec::problems`).
 const MAX_HELD_BYTES: f64 = 48e6;
 
@@ -232,6 +248,7 @@ impl ImageSpec {
         if self.max_pixels == 0 || self.max_bytes == 0 {
             p.push("input.image: max_pixels and max_bytes must be above 0".into());
         }
+        p.extend(values_problem("image", &self.shape()));
         p
     }
 }
@@ -341,6 +358,9 @@ impl AudioSpec {
                 }
             }
             (AudioFeatures::Waveform, None) => {}
+        }
+        if p.is_empty() {
+            p.extend(values_problem("audio", &self.shape()));
         }
         p
     }

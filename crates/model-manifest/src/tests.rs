@@ -93,6 +93,11 @@ fn the_picture_models_manifest_parses() {
 /// Every mistake of `[input.image]`, `[input.audio]` and their domain, in one answer.
 #[test]
 fn every_problem_of_a_picture_or_sound_section_comes_at_once() {
+    let huge = DIGITS
+        .replacen("width = 8\n", "width = 4096\n", 1)
+        .replacen("height = 8\n", "height = 4096\n", 1);
+    let all = Manifest::parse(&huge).unwrap_err();
+    assert!(all.contains("16777216 values"), "{all}");
     let broken = DIGITS
         .replacen("width = 8\n", "width = 0\n", 1)
         .replacen("scale = 16.0\n", "scale = 16.0\nstd = [1.0, 0.0]\n", 1)
