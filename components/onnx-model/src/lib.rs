@@ -237,9 +237,9 @@ impl Model for OnnxModel {
         let mut prepared = Vec::with_capacity(items.len());
         if let Reader::Media(kind) = &self.reader {
             for read in kind.read_all(items, deadline) {
-                prepared.push(read.map(|p| {
-                    let assessment = self.domain.assess_example(&p.cells);
-                    (p, assessment)
+                prepared.push(read.and_then(|p| {
+                    let assessment = self.domain.assess_example(&p.cells).map_err(not_ready)?;
+                    Ok((p, assessment))
                 }));
             }
         } else {
@@ -309,7 +309,10 @@ impl OnnxModel {
     ) -> Result<(inputs::Prepared<'a>, domain::Assessment), PredictError> {
         let prepared = self.reader.read(data)?;
         if let Reader::Media(_) = self.reader {
-            let assessment = self.domain.assess_example(&prepared.cells);
+            let assessment = self
+                .domain
+                .assess_example(&prepared.cells)
+                .map_err(not_ready)?;
             return Ok((prepared, assessment));
         }
         if let Err((at, why)) = graph.check_row(&prepared.cells) {

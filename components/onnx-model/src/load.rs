@@ -95,8 +95,8 @@ impl OnnxModel {
     }
 }
 
-/// The reader and domain of a picture or sound model: its training examples read when the
-/// manifest names them.
+/// The reader and domain of a picture or sound model (its training examples are read by the
+/// first prediction).
 fn media_reader(
     dir: &Path,
     d: &manifest::Domain,
@@ -104,12 +104,7 @@ fn media_reader(
 ) -> Result<(Reader, Domain), String> {
     let reader = Reader::Media(kind);
     let examples = match (&d.training_features, d.max_distance) {
-        (Some(file), Some(max)) => {
-            let bytes = read(dir, file)?;
-            let examples = domain::Examples::read(&bytes, reader.width(), max)
-                .map_err(|e| format!("{}: {e}", dir.join(file).display()))?;
-            Some(examples)
-        }
+        (Some(file), Some(max)) => Some(domain::Examples::new(dir.join(file), reader.width(), max)),
         _ => None,
     };
     let domain = Domain {
