@@ -25,14 +25,30 @@ thread_local! {
     static PROBES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// A key no other request uses: the clock's nanoseconds and a per-instance count.
+/// A key no other request uses: the clock's nanoseconds, a per-instance count and 64 random
+/// bits. The clock alone was not enough: Spin starts an instance per request (the count is 0
+/// in each), and two Spin processes on one Redis probed the same key in the same tick (a cold
+/// CI run saw two probes' increments interleave, "1 and 2 gave 2 and 6").
 fn probe_key() -> String {
     let n = PROBES.get();
     PROBES.set(n + 1);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    format!("guest-kit/swap-probe/{nanos}-{n}")
+    format!("guest-kit/swap-probe/{nanos}-{n}-{:016x}", random_bits())
+}
+
+/// 64 bits from the host's random source (`wasi:random`); natively (unit tests) the clock.
+#[cfg(target_arch = "wasm32")]
+fn random_bits() -> u64 {
+    wasi::random::random::get_random_u64()
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn random_bits() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos().into())
 }
 
 /// Longest pause between two attempts.
