@@ -146,7 +146,11 @@ impl Sender {
                 return Ok(first);
             }
             let why = answer.1.get("error").and_then(Value::as_str).unwrap_or("");
-            let code = answer.1.get("error_code").and_then(Value::as_str).unwrap_or("");
+            let code = answer
+                .1
+                .get("error_code")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             return Ok(vec![Outcome::failed(format!(
                 "the deployment failed on this row (HTTP 500 {code}: {why})"
             ))]);

@@ -113,7 +113,9 @@ async fn a_batch_of_more_files_than_the_model_holds_is_refused() {
     let dir = temp_dir();
     let c = Client::new();
     let host = serve("digits", dir.path(), &[]);
-    let urls: Vec<String> = (0..65).map(|i| format!("http://example.org/{i}.png")).collect();
+    let urls: Vec<String> = (0..65)
+        .map(|i| format!("http://example.org/{i}.png"))
+        .collect();
     let r = predict(&c, &host, "image", json!({"image_urls": urls})).await;
     let body = r.assert_error(400, "invalid_field");
     assert!(body.error.contains("send 1 to 64"), "{}", body.error);
