@@ -176,10 +176,10 @@ fn read_rows(text: &str, model: &OnnxModel, spec: &EvidenceSpec) -> Result<Vec<R
                 let file = model.dir.join(cell(inputs[0].1));
                 let bytes = std::fs::read(&file)
                     .map_err(|e| format!("row {}: {}: {e}", i + 1, file.display()))?;
-                let field = match &model.manifest.input {
-                    Input::Image { .. } => "image",
-                    _ => "audio",
+                let crate::inputs::Reader::Media(kind) = &model.reader else {
+                    unreachable!("a picture or sound model reads media");
                 };
+                let field = kind.field();
                 let mut m = Map::new();
                 let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
                 m.insert(field.into(), json!(encoded));
