@@ -4,7 +4,8 @@
 //! `/health`, `/capabilities`, `/acceptable_ranges`, `/predict`, `/info`, `/metrics`,
 //! `/citation`, `/test_examples`, and `/shutdown` (403 `shutdown_disabled`: only a native host
 //! can stop a process, and `runtime-host` serves the real one); plus `/openapi.json`, the
-//! interface's document specialised to the model ([`openapi`]).
+//! interface's document specialised to the model ([`openapi`]); and the Open Inference
+//! Protocol (KServe v2, Triton) under `/v2`, on the same predictions ([`oip`]).
 //!
 //! The SDK owns, once for every model: request validation and the status rules (400 malformed,
 //! 200 with `success: false` when the model could not produce a result, 500 on a fault), the
@@ -22,6 +23,7 @@
 pub mod batch;
 pub mod input;
 mod metrics;
+pub mod oip;
 pub mod openapi;
 pub mod predict;
 mod routes;
@@ -130,6 +132,14 @@ pub trait Model {
     /// default: an object, nothing more said.
     fn data_schema(&self) -> Value {
         serde_json::json!({"type": "object"})
+    }
+
+    /// How the model looks through the Open Inference Protocol ([`oip`]): its input and
+    /// output tensors and where each is in `/predict`'s `data` and `results`. By default the
+    /// input type's field in, and each item's whole results out as JSON text; a model that
+    /// knows its outputs names them, so standard clients get typed tensors.
+    fn signature(&self) -> oip::Signature {
+        oip::Signature::generic(self)
     }
 
     /// The prediction request an example stands for; the self-test behind `/health` runs

@@ -32,6 +32,9 @@ pub async fn serve_unavailable(reason: &str, req: IncomingRequest) -> Response {
 }
 
 fn route<M: Model>(model: &M, req: ApiRequest) -> Result<Response, ApiError> {
+    if let Some((path, by_name)) = crate::oip::path(&req) {
+        return Ok(crate::oip::serve(model, &req, &path, by_name));
+    }
     let path = req.path_info().trim_end_matches('/');
     let template = match http::route_for(&edge_api::model::ROUTES, &req.method, path) {
         Ok(t) => t,
@@ -81,18 +84,7 @@ fn health<M: Model>(model: &M) -> Result<Response, ApiError> {
     thread_local! {
         static HEALTHY: std::cell::OnceCell<Vec<u8>> = const { std::cell::OnceCell::new() };
     }
-    if !crate::snapshot::self_tested() {
-        let state = DeploymentState::current(model.name())?;
-        if !state.self_test_passed()? {
-            if let Err(why) = predict::self_test(model) {
-                return Err(ApiError::new(
-                    ErrorCode::NotReady,
-                    format!("model not ready: {why}"),
-                ));
-            }
-            state.mark_self_test_passed()?;
-        }
-    }
+    ready(model)?;
     let body = HEALTHY.with(|healthy| {
         if let Some(body) = healthy.get() {
             return Ok(body.clone());
@@ -109,9 +101,28 @@ fn health<M: Model>(model: &M) -> Result<Response, ApiError> {
     Ok(http::json_bytes(200, body))
 }
 
+/// `Ok` once the model has passed its own test examples in this deployment (what makes
+/// `/health` 200); else why not, as the 503 to answer.
+pub(crate) fn ready<M: Model>(model: &M) -> Result<(), ApiError> {
+    if crate::snapshot::self_tested() {
+        return Ok(());
+    }
+    let state = DeploymentState::current(model.name())?;
+    if !state.self_test_passed()? {
+        if let Err(why) = predict::self_test(model) {
+            return Err(ApiError::new(
+                ErrorCode::NotReady,
+                format!("model not ready: {why}"),
+            ));
+        }
+        state.mark_self_test_passed()?;
+    }
+    Ok(())
+}
+
 /// The version the host says it deployed (variable `model_version`), if it says one; a
 /// model that names its own version (an ONNX manifest's `[info] model_version`) reports that.
-fn deployed_version() -> Option<String> {
+pub(crate) fn deployed_version() -> Option<String> {
     guest_kit::config::variable("model_version")
         .ok()
         .flatten()
@@ -120,15 +131,24 @@ fn deployed_version() -> Option<String> {
 
 fn predict<M: Model>(model: &M, req: &ApiRequest) -> Result<Response, ApiError> {
     let prediction = predict::run(model, &req.body)?;
-    // Metrics must never cost the caller their answer.
-    match DeploymentState::current(model.name()) {
+    record(
+        model.name(),
+        prediction.items,
+        prediction.elapsed,
+        prediction.error.as_deref(),
+    );
+    Ok(http::json(200, &prediction.answer?))
+}
+
+/// Counts predictions in `/metrics`; a failure to count never costs the caller their answer.
+pub(crate) fn record(model: &str, items: u64, elapsed: std::time::Duration, error: Option<&str>) {
+    let micros = elapsed.as_micros() as u64;
+    match DeploymentState::current(model) {
         Ok(state) => {
-            let micros = prediction.elapsed.as_micros() as u64;
-            if let Err(e) = state.record(prediction.items, micros, prediction.error.as_deref()) {
+            if let Err(e) = state.record(items, micros, error) {
                 eprintln!("could not record metrics: {e}");
             }
         }
         Err(e) => eprintln!("could not record metrics: {e}"),
     }
-    Ok(http::json(200, &prediction.answer?))
 }

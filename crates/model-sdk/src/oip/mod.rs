@@ -1,0 +1,213 @@
+//! The Open Inference Protocol (KServe v2, Triton's HTTP/REST API) beside v1.2, for every
+//! model on the SDK: standard clients (tritonclient, KServe's `InferenceRESTClient`) call the
+//! same model and get the same numbers as `/predict`, because every inference is run as a
+//! v1.2 batch ([`signature`] says how tensors map to `data` and back).
+//!
+//! Routes, below wherever the model is served (its own port, `/models/<name>` under Spin, or
+//! an app route `/v2/models/<name>/...` that picked it by name):
+//! `GET /v2`, `GET /v2/health/live`, `GET /v2/health/ready`, `GET /v2/models/{name}[/versions/{v}]`,
+//! `GET .../ready`, `POST .../infer`. Errors are `{"error": "..."}`: 400 for a bad request,
+//! 404 for an unknown model, version or path, 405 for a wrong method, 500 for a fault.
+//! Binary tensor data (Triton's extension) in both directions.
+
+pub mod infer;
+pub mod signature;
+pub mod tensor;
+pub mod wire;
+
+use crate::Model;
+use guest_kit::http::{ApiRequest, Response};
+use serde_json::{Value, json};
+pub use signature::{Binding, InputSpec, OutputSpec, Signature, Source};
+pub use tensor::Datatype;
+
+/// What the server calls itself in `GET /v2`.
+pub const SERVER_NAME: &str = "lightweight-model-runtime";
+/// The protocol extensions served.
+pub const EXTENSIONS: &[&str] = &["binary_tensor_data"];
+/// The header Spin (and `runtime-host`'s app router) sends with the route that matched.
+const COMPONENT_ROUTE: &str = "spin-component-route";
+/// The app route that picks a model by name, without its trailing `/...`.
+const BY_NAME: &str = "/v2/models/";
+
+/// A protocol error: its status and what went wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OipError {
+    pub status: u16,
+    pub message: String,
+}
+
+impl OipError {
+    pub fn new(status: u16, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+        }
+    }
+
+    /// 400: a request the protocol or the model cannot take.
+    pub fn bad(message: impl Into<String>) -> Self {
+        Self::new(400, message)
+    }
+
+    fn not_found(message: impl Into<String>) -> Self {
+        Self::new(404, message)
+    }
+
+    fn response(&self) -> Response {
+        json_response(self.status, &json!({"error": self.message}))
+    }
+}
+
+/// The protocol path of `req` when it is one, and whether an app route already picked this
+/// model by the name in it.
+pub(crate) fn path(req: &ApiRequest) -> Option<(String, bool)> {
+    let info = req.path_info().trim_end_matches('/');
+    if let Some(route) = req.header(COMPONENT_ROUTE)
+        && route.starts_with(BY_NAME)
+    {
+        return Some((format!("{route}{info}"), true));
+    }
+    (info == "/v2" || info.starts_with("/v2/")).then(|| (info.to_owned(), false))
+}
+
+/// Answers the protocol request `req` at `path`.
+pub(crate) fn serve<M: Model>(model: &M, req: &ApiRequest, path: &str, by_name: bool) -> Response {
+    match route(model, req, path, by_name) {
+        Ok(response) => response,
+        Err(e) => {
+            if e.status >= 500 {
+                eprintln!("error: {}", e.message);
+            }
+            e.response()
+        }
+    }
+}
+
+fn route<M: Model>(
+    model: &M,
+    req: &ApiRequest,
+    path: &str,
+    by_name: bool,
+) -> Result<Response, OipError> {
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let method = req.method.as_str();
+    let only = |allowed: &str| -> Result<(), OipError> {
+        if method == allowed {
+            Ok(())
+        } else {
+            Err(OipError::new(
+                405,
+                format!("{method} is not allowed on {path}; allowed: {allowed}"),
+            ))
+        }
+    };
+    match segments.as_slice() {
+        ["v2"] => {
+            only("GET")?;
+            Ok(json_response(
+                200,
+                &json!({"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION"), "extensions": EXTENSIONS}),
+            ))
+        }
+        ["v2", "health", "live"] => {
+            only("GET")?;
+            Ok(json_response(200, &json!({"live": true})))
+        }
+        ["v2", "health", "ready"] => {
+            only("GET")?;
+            Ok(readiness(model))
+        }
+        ["v2", "models", name, rest @ ..] => {
+            let version = version(model);
+            if !by_name && *name != model.name() {
+                return Err(OipError::not_found(format!(
+                    "unknown model '{name}': this deployment serves '{}'",
+                    model.name()
+                )));
+            }
+            let rest = match rest {
+                ["versions", v, rest @ ..] if *v == version => rest,
+                ["versions", v, ..] => {
+                    return Err(OipError::not_found(format!(
+                        "model '{name}' has no version '{v}'; it serves version '{version}'"
+                    )));
+                }
+                rest => rest,
+            };
+            match rest {
+                [] => {
+                    only("GET")?;
+                    Ok(json_response(
+                        200,
+                        &model.signature().metadata(model.name(), &version),
+                    ))
+                }
+                ["ready"] => {
+                    only("GET")?;
+                    Ok(readiness(model))
+                }
+                ["infer"] => {
+                    only("POST")?;
+                    infer(model, req, &version)
+                }
+                _ => Err(OipError::not_found(format!("no route for {path}"))),
+            }
+        }
+        _ => Err(OipError::not_found(format!("no route for {path}"))),
+    }
+}
+
+/// The version the metadata and every answer name: the model's, else the one the host
+/// deployed, else `1`.
+fn version<M: Model>(model: &M) -> String {
+    model
+        .info()
+        .model_version
+        .or_else(crate::routes::deployed_version)
+        .unwrap_or_else(|| "1".to_owned())
+}
+
+/// 200 `{"ready": true}` exactly when v1.2 `/health` answers 200; else 400 (the protocol:
+/// a 4xx says false) with why.
+fn readiness<M: Model>(model: &M) -> Response {
+    match crate::routes::ready(model) {
+        Ok(()) => json_response(200, &json!({"ready": true})),
+        Err(e) => json_response(400, &json!({"ready": false, "error": e.message})),
+    }
+}
+
+fn infer<M: Model>(model: &M, req: &ApiRequest, version: &str) -> Result<Response, OipError> {
+    if let Some(encoding) = req.header("content-encoding")
+        && !encoding.eq_ignore_ascii_case("identity")
+    {
+        return Err(OipError::bad(format!(
+            "content-encoding {encoding} is not accepted; send the body uncompressed"
+        )));
+    }
+    let signature = model.signature();
+    let answer = infer::run(
+        model,
+        &signature,
+        version,
+        &req.body,
+        req.header(wire::HEADER_LENGTH),
+        |ran| crate::routes::record(model.name(), ran.items, ran.elapsed, ran.error),
+    )?;
+    let mut builder = Response::builder();
+    builder
+        .status(200)
+        .header("x-content-type-options", "nosniff");
+    match answer.header_length {
+        Some(n) => builder
+            .header("content-type", "application/octet-stream")
+            .header(wire::HEADER_LENGTH, n.to_string()),
+        None => builder.header("content-type", "application/json"),
+    };
+    Ok(builder.body(answer.body).build())
+}
+
+fn json_response(status: u16, value: &Value) -> Response {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    guest_kit::http::json_bytes(status, body)
+}
