@@ -4,6 +4,7 @@
 
 mod content;
 mod properties;
+mod signature;
 
 use model_sdk::{ApiError, ErrorCode, Example, InputType, Model, PredictError, PredictionRequest};
 use properties::Property;
@@ -153,6 +154,10 @@ impl Model for MolProp {
             }),
         );
         model_sdk::input::smiles_data_schema(MAX_TOKENS, extra)
+    }
+
+    fn signature(&self) -> model_sdk::oip::Signature {
+        signature::signature()
     }
 
     fn example_request(&self, example: &Example) -> PredictionRequest {
