@@ -9,6 +9,7 @@
 //! host refuses the same ones) and the shape of the answer.
 
 mod describe;
+mod signature;
 mod wordpieces;
 
 use edge_api::embedding::{DIMENSIONS, MAX_TEXTS, MAX_TOKENS, MODEL};
@@ -130,6 +131,10 @@ impl Model for MiniLm {
 
     fn max_batch(&self) -> usize {
         MAX_TEXTS
+    }
+
+    fn signature(&self) -> model_sdk::oip::Signature {
+        signature::signature()
     }
 
     fn data_schema(&self) -> Value {
