@@ -25,6 +25,7 @@ mod load;
 mod ml;
 mod nearest;
 mod result;
+mod signature;
 mod tree_ensemble;
 mod zipmap;
 
@@ -190,6 +191,9 @@ impl Model for OnnxModel {
     }
     fn data_schema(&self) -> Value {
         self.reader.schema()
+    }
+    fn signature(&self) -> model_sdk::oip::Signature {
+        self.oip_signature()
     }
     fn max_batch(&self) -> usize {
         match &self.reader {
