@@ -188,13 +188,14 @@ fn check_shape(spec: &InputSpec, input: &RequestInput) -> Result<(usize, usize),
             spec.name, input.shape, expected
         )));
     }
-    let n = shape[0] as usize;
-    let per_item = shape[1..]
-        .iter()
-        .try_fold(1usize, |acc, d| acc.checked_mul(*d as usize))
-        .ok_or_else(|| OipError::bad(format!("input '{}' has too large a shape", spec.name)))?;
-    n.checked_mul(per_item)
-        .ok_or_else(|| OipError::bad(format!("input '{}' has too large a shape", spec.name)))?;
+    // Checked, not cast: on wasm32 `usize` is 32 bits, and `4294967297 as usize` is 1.
+    let too_large = || OipError::bad(format!("input '{}' has too large a shape", spec.name));
+    let dim = |d: &i64| usize::try_from(*d).map_err(|_| too_large());
+    let n = dim(&shape[0])?;
+    let per_item = shape[1..].iter().try_fold(1usize, |acc, d| {
+        acc.checked_mul(dim(d)?).ok_or_else(too_large)
+    })?;
+    n.checked_mul(per_item).ok_or_else(too_large)?;
     Ok((n, per_item))
 }
 

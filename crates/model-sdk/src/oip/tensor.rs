@@ -148,12 +148,13 @@ impl Elements {
         let Some(width) = datatype.width() else {
             return read_byte_strings(bytes, count).map(Self::Bytes);
         };
-        if bytes.len() != count * width {
+        // Checked: `count * width` can pass `usize` on wasm32 and wrap to the data's length.
+        if count.checked_mul(width) != Some(bytes.len()) {
             return Err(format!(
                 "has {} bytes of binary data; {count} {} elements take {}",
                 bytes.len(),
                 datatype.name(),
-                count * width
+                count as u128 * width as u128
             ));
         }
         let chunks = bytes.chunks_exact(width);
