@@ -50,7 +50,8 @@ pub struct BenchArgs {
     /// at 25, 50 and 75 % of native's capacity, latency from when each request was due),
     /// fleet (chat writes and predictions through HAProxy with 1-3 hosts on one Redis, and a
     /// host killed under load; needs root), media (pictures and sounds: digits and
-    /// spoken-digits beside a Python peer, and the media crate's steps natively). Default: all.
+    /// spoken-digits beside a Python peer, and the media crate's steps natively), oip (the
+    /// Open Inference Protocol's infer, JSON and binary, against /predict). Default: all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// The `runtime-host` binary to measure (default: the one beside this program).

@@ -36,6 +36,16 @@ fn calls(sentences: &[String], per_request: usize) -> Arc<[Call]> {
         .collect()
 }
 
+/// The committed reference sentences.
+pub fn sentences() -> Result<Vec<String>> {
+    Ok(std::fs::read_to_string(SENTENCES)
+        .with_context(|| format!("reading {SENTENCES} (run the bench from the repository root)"))?
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect())
+}
+
 pub async fn embeddings(
     paths: &Paths,
     args: &BenchArgs,
@@ -51,12 +61,7 @@ pub async fn embeddings(
         ));
         return Ok(());
     };
-    let sentences: Vec<String> = std::fs::read_to_string(SENTENCES)
-        .with_context(|| format!("reading {SENTENCES} (run the bench from the repository root)"))?
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let sentences = sentences()?;
     let (reg, reg_addr) = peers::registry(paths, "minilm-registry", "22300-22399", &[]).await?;
     let model = ModelUnderTest::minilm(paths, &ai_models)?;
     let data = procs::fresh_dir(&paths.work, "minilm-host")?;

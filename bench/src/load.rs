@@ -24,6 +24,8 @@ pub struct Call {
     pub body: Bytes,
     /// Sent as `Authorization: Bearer <token>` (the chat write API).
     pub token: Option<Arc<str>>,
+    /// Other headers; a `content-type` here replaces the default JSON one.
+    pub headers: Vec<(&'static str, String)>,
 }
 
 impl Call {
@@ -33,6 +35,7 @@ impl Call {
             path: path.to_owned(),
             body: Bytes::new(),
             token: None,
+            headers: Vec::new(),
         }
     }
 
@@ -42,6 +45,18 @@ impl Call {
             path: path.to_owned(),
             body: Bytes::from(body.to_string()),
             token: None,
+            headers: Vec::new(),
+        }
+    }
+
+    /// A POST of raw bytes with `headers` (the Open Inference Protocol's binary tensors).
+    pub fn post_bytes(path: &str, body: Vec<u8>, headers: Vec<(&'static str, String)>) -> Self {
+        Self {
+            method: Method::POST,
+            path: path.to_owned(),
+            body: Bytes::from(body),
+            token: None,
+            headers,
         }
     }
 
@@ -257,11 +272,16 @@ async fn connect(addr: SocketAddr) -> Result<Sender> {
 }
 
 fn request(addr: SocketAddr, call: &Call) -> Result<hyper::Request<Full<Bytes>>> {
-    let req = hyper::Request::builder()
+    let mut req = hyper::Request::builder()
         .method(call.method.clone())
         .uri(&call.path)
-        .header("host", addr.to_string())
-        .header("content-type", "application/json");
+        .header("host", addr.to_string());
+    if !call.headers.iter().any(|(k, _)| *k == "content-type") {
+        req = req.header("content-type", "application/json");
+    }
+    for (name, value) in &call.headers {
+        req = req.header(*name, value);
+    }
     let req = match &call.token {
         Some(token) => req.header("authorization", format!("Bearer {token}")),
         None => req,

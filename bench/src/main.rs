@@ -15,7 +15,8 @@
 //!    `runtime-host predict` against `up` vs `molprop-native --file` and Python scripts.
 //! 11. `/predict` and `/health` while the Prometheus metrics are scraped, and not. 12. Spin.
 //! 13. `/predict` at a fixed rate (open loop), host beside native. 14. Pictures and sounds
-//!     (digits and spoken-digits) beside a Python peer (FastAPI, Pillow, scipy).
+//!     (digits and spoken-digits) beside a Python peer (FastAPI, Pillow, scipy). 15. The Open
+//!     Inference Protocol's `/v2/.../infer` (JSON and binary) against v1.2 `/predict`.
 
 mod args;
 mod chats;
@@ -27,6 +28,7 @@ mod library;
 mod load;
 mod media;
 mod memory;
+mod oip;
 mod onnx;
 mod open_loop;
 mod peers;
@@ -103,6 +105,9 @@ async fn run(args: BenchArgs) -> Result<()> {
     }
     if wanted("embeddings") {
         embeddings::embeddings(&paths, &args, duration, rounds, &mut report).await?;
+    }
+    if wanted("oip") {
+        oip::oip(&paths, &args, &molecules, duration, rounds, &mut report).await?;
     }
     if wanted("media") {
         media::media(&paths, &args, duration, rounds, &mut report).await?;

@@ -42,6 +42,9 @@ pub struct Report {
     pub fleet_failover: Option<super::fleet::Failover>,
     /// Section `media`: digits and spoken-digits `/predict` by load (`property` names it).
     pub media: Vec<PredictRow>,
+    /// Section `oip`: the Open Inference Protocol beside v1.2, by load (`property` names
+    /// it; sides: v1.2, oip-json, oip-binary).
+    pub oip: Vec<PredictRow>,
     /// Section `media`: steps timed without the load generator.
     pub media_steps: Vec<StepRow>,
     pub targets: Vec<Target>,
@@ -246,6 +249,7 @@ impl Report {
         self.print_spin_stores();
         super::fleet::print(&self.fleet, &self.fleet_failover);
         super::open_loop::print(&self.open_loop);
+        super::oip::print(&self.oip);
         if !self.embeddings.is_empty() {
             println!("\nembeddings (sentences/s, request p50 / p99 ms): minilm");
             println!(

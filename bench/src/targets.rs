@@ -5,6 +5,7 @@ use super::report::Report;
 pub fn judge(r: &mut Report) {
     library(r);
     spin(r);
+    super::oip::judge(r);
     if let Some(half) = r.open_loop.iter().find(|o| o.share == 0.5).cloned() {
         let ratio = half.host.p99_ms / half.native.p99_ms.max(1e-9);
         r.target(
