@@ -19,6 +19,9 @@ pub async fn serve<M: Model>(model: &M, req: IncomingRequest) -> Response {
 /// fix; unknown paths still get 404 and wrong methods 405.
 pub async fn serve_unavailable(reason: &str, req: IncomingRequest) -> Response {
     guest_kit::serve(req, DEFAULT_MAX_BODY, async |r| {
+        if let Some((path, _)) = crate::oip::path(&r) {
+            return Ok(crate::oip::serve_unavailable(reason, &r, &path));
+        }
         let path = r.path_info().trim_end_matches('/').to_owned();
         match http::route_for(&edge_api::model::ROUTES, &r.method, &path) {
             Ok(_) => Err(ApiError::new(

@@ -84,6 +84,26 @@ pub(crate) fn serve<M: Model>(model: &M, req: &ApiRequest, path: &str, by_name: 
     }
 }
 
+/// The protocol's answers of a model that could not be loaded: live, never ready (400 with
+/// the reason, as a 4xx says false), and 503 with the reason for anything of the model's.
+pub(crate) fn serve_unavailable(reason: &str, req: &ApiRequest, path: &str) -> Response {
+    let why = format!("model not ready: {reason}");
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let health = matches!(
+        segments.as_slice(),
+        ["v2", "health", _] | ["v2", "models", _, "ready"]
+    );
+    if health && req.method != "GET" {
+        let message = format!("{} is not allowed on {path}; allowed: GET", req.method);
+        return OipError::new(405, message).response();
+    }
+    match segments.as_slice() {
+        ["v2", "health", "live"] => json_response(200, &json!({"live": true})),
+        _ if health => json_response(400, &json!({"ready": false, "error": why})),
+        _ => OipError::new(503, why).response(),
+    }
+}
+
 fn route<M: Model>(
     model: &M,
     req: &ApiRequest,
