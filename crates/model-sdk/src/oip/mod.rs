@@ -91,7 +91,7 @@ pub(crate) fn serve_unavailable(reason: &str, req: &ApiRequest, path: &str) -> R
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     let health = matches!(
         segments.as_slice(),
-        ["v2", "health", _] | ["v2", "models", _, "ready"]
+        ["v2", "health", "live" | "ready"] | ["v2", "models", _, "ready"]
     );
     if health && req.method != "GET" {
         let message = format!("{} is not allowed on {path}; allowed: GET", req.method);
