@@ -1,12 +1,14 @@
 //! `runtime-host check`: judges running deployments, ours or anyone's, against the
 //! specification, one line per rule: a model (B), and optionally a registry (C) and a chat
 //! service (A). Shapes come from `docs/openapi/` ([`spec`]); the rules here add what a
-//! schema cannot say (a prediction succeeds, counters grow, secrets stay secret).
+//! schema cannot say (a prediction succeeds, counters grow, secrets stay secret). With
+//! `--oip`, the Open Inference Protocol instead ([`oip`]).
 
 mod batch;
 mod chat;
 mod examples;
 mod model;
+mod oip;
 mod openapi;
 mod registry;
 mod report;
@@ -25,6 +27,14 @@ use std::time::Duration;
 pub struct CheckArgs {
     /// Base URL of the model deployment, e.g. http://127.0.0.1:5100
     pub model_url: String,
+    /// Check the Open Inference Protocol (KServe v2 / Triton REST) alone, at any deployment
+    /// that speaks it (ours, Triton's, KServe's), in place of interface 1.2.
+    #[arg(long)]
+    pub oip: bool,
+    /// With `--oip`: a model to judge (repeatable); by default our deployment's models,
+    /// found from its `/info` (a model's own URL) or its `/registry` (`up`'s app port).
+    #[arg(long = "model", value_name = "NAME", requires = "oip")]
+    pub models: Vec<String>,
     /// Also check this port registry (registers probes and removes them afterwards).
     #[arg(long)]
     pub registry: Option<String>,
@@ -115,6 +125,11 @@ pub async fn run(args: &CheckArgs) -> Result<bool> {
     let spec = Spec::load();
     let base = args.model_url.trim_end_matches('/').to_owned();
     let mut report = Report::new(&base);
+    if args.oip {
+        report.standard = "the Open Inference Protocol (REST v2)";
+        oip::check(&client, &base, &args.models, &mut report).await;
+        return finish(args, &report);
+    }
     let probe = |url: &str, contract| Probe {
         client: &client,
         base: url.trim_end_matches('/').to_owned(),
@@ -136,8 +151,13 @@ pub async fn run(args: &CheckArgs) -> Result<bool> {
     if let Some(url) = &args.chat {
         chat::check(&probe(url, &spec.chat), &mut report).await;
     }
+    finish(args, &report)
+}
+
+/// Prints the report as asked; `Ok(true)` when every MUST rule passed.
+fn finish(args: &CheckArgs, report: &Report) -> Result<bool> {
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!("{}", serde_json::to_string_pretty(report)?);
     } else {
         report.print();
     }

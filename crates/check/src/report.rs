@@ -33,6 +33,9 @@ pub struct RuleResult {
 #[derive(Debug, Default, Serialize)]
 pub struct Report {
     pub target: String,
+    /// What the target is judged against, for the printed title.
+    #[serde(skip)]
+    pub standard: &'static str,
     pub results: Vec<RuleResult>,
 }
 
@@ -40,6 +43,7 @@ impl Report {
     pub fn new(target: &str) -> Self {
         Self {
             target: target.to_owned(),
+            standard: "the Lightweight AI Model Runtime Interface 1.2",
             results: Vec::new(),
         }
     }
@@ -65,10 +69,7 @@ impl Report {
     }
 
     pub fn print(&self) {
-        println!(
-            "conformance of {} to the Lightweight AI Model Runtime Interface 1.2",
-            self.target
-        );
+        println!("conformance of {} to {}", self.target, self.standard);
         for r in &self.results {
             let status = match r.status {
                 Status::Pass => "PASS",

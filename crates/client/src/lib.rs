@@ -38,9 +38,12 @@ pub struct HttpClient {
     timeout: Duration,
 }
 
-/// Status and body of an answer.
+/// Status, headers and body of an answer.
 pub struct Reply {
     pub status: u16,
+    /// Read where the body alone does not say how to read it (the Open Inference Protocol's
+    /// `Inference-Header-Content-Length`).
+    pub headers: hyper::HeaderMap,
     pub body: Bytes,
 }
 
@@ -78,15 +81,35 @@ impl HttpClient {
         body: Option<Vec<u8>>,
         bearer: Option<&str>,
     ) -> Result<Reply> {
+        let bearer = bearer.map(|token| format!("Bearer {token}"));
+        let headers: Vec<(&str, &str)> = bearer
+            .iter()
+            .map(|b| (hyper::header::AUTHORIZATION.as_str(), b.as_str()))
+            .collect();
+        self.send_with(method, url, body, &headers).await
+    }
+
+    /// [`Self::send`] with headers of the caller's (a `content-type` of its own replaces
+    /// JSON's, for a body that is not JSON).
+    pub async fn send_with(
+        &self,
+        method: hyper::Method,
+        url: &str,
+        body: Option<Vec<u8>>,
+        headers: &[(&str, &str)],
+    ) -> Result<Reply> {
         let mut req = hyper::Request::builder()
             .method(method.clone())
             .uri(url)
             .header(hyper::header::USER_AGENT, USER_AGENT);
-        if body.is_some() {
+        let own_type = headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("content-type"));
+        if body.is_some() && !own_type {
             req = req.header(hyper::header::CONTENT_TYPE, "application/json");
         }
-        if let Some(token) = bearer {
-            req = req.header(hyper::header::AUTHORIZATION, format!("Bearer {token}"));
+        for (name, value) in headers {
+            req = req.header(*name, *value);
         }
         let req = req
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
@@ -94,8 +117,13 @@ impl HttpClient {
         let exchange = async {
             let resp = self.inner.request(req).await?;
             let status = resp.status().as_u16();
+            let headers = resp.headers().clone();
             let body = resp.into_body().collect().await?.to_bytes();
-            anyhow::Ok(Reply { status, body })
+            anyhow::Ok(Reply {
+                status,
+                headers,
+                body,
+            })
         };
         tokio::time::timeout(self.timeout, exchange)
             .await

@@ -1,6 +1,7 @@
 //! The app: every service of the stack on one port and one origin, routed by path the way
 //! `spin.toml` routes them under `spin up` (the registry's routes, chat under `/api/...`,
-//! each model under `/models/<name>/...`, the console at `/...`). The console and any other
+//! each model under `/models/<name>/...` and, for the Open Inference Protocol's clients,
+//! `/v2/models/<name>/...`, the console at `/...`). The console and any other
 //! browser page then talk to one origin under either host, with no CORS. The routing itself
 //! is `host_core::http::router`'s; this module knows which service is where.
 
@@ -24,6 +25,14 @@ pub fn model_route(name: &str) -> String {
     format!("/models/{name}/...")
 }
 
+/// Every route of a model, in `spin.toml`'s order: its own prefix, and the Open Inference
+/// Protocol's `/v2/models/<name>/...` (the model SDK rebuilds the protocol path from the
+/// `spin-component-route` this route sends, so a client given the app's URL picks the model
+/// by name).
+pub fn model_routes(name: &str) -> [String; 2] {
+    [model_route(name), format!("/v2/models/{name}/...")]
+}
+
 /// The routes of the stack, as `spin.toml` lays them out.
 pub fn router(
     registry: &Arc<ServerSlot>,
@@ -36,7 +45,9 @@ pub fn router(
         .fold(AppRouter::default(), |app, r| app.route(r, registry));
     app = CHAT_ROUTES.iter().fold(app, |app, r| app.route(r, chat));
     for (name, slot) in models {
-        app.add(&model_route(name), slot);
+        for route in model_routes(name) {
+            app.add(&route, slot);
+        }
     }
     app.route(CONSOLE_ROUTE, console)
 }
@@ -67,7 +78,7 @@ mod tests {
         for (component, routes) in by_component {
             assert_eq!(
                 routes,
-                [model_route(&component)],
+                model_routes(&component),
                 "model component {component}"
             );
         }

@@ -6,8 +6,10 @@
 //!
 //! Components' routes can come and go while the app serves (a model deployed or removed).
 //! The host may answer some paths itself ([`HostRoute`]: its metrics, an admin API); those
-//! are consulted before any component's. Which routes an app has is its owner's business:
-//! the router knows no service.
+//! are consulted before any component's. Others it answers only where no component's route
+//! is more specific ([`AppRouter::answer_unclaimed`]: the Open Inference Protocol's `/v2`,
+//! whose `/v2/models/<name>/...` belong to the models). Which routes an app has is its
+//! owner's business: the router knows no service.
 
 use crate::http::headers;
 use crate::http::listener::Handler;
@@ -81,6 +83,8 @@ struct Route {
 pub struct AppRouter {
     routes: RwLock<Vec<Arc<Route>>>,
     host_routes: RwLock<Vec<(Pattern, Arc<dyn HostRoute>)>>,
+    /// Host routes that rank with the components' by Spin's precedence.
+    unclaimed: RwLock<Vec<(Pattern, Arc<dyn HostRoute>)>>,
 }
 
 impl AppRouter {
@@ -115,6 +119,29 @@ impl AppRouter {
         host.push((Pattern::parse(spin_route), route));
     }
 
+    /// Answers `spin_route`'s paths in the host where no component's route is more specific
+    /// (an exact route, or a longer prefix): a model's `/v2/models/<name>/...` still reaches
+    /// the model, while `/v2/models/<unknown>` gets the host's answer, not the console's.
+    pub fn answer_unclaimed(&self, spin_route: &str, route: Arc<dyn HostRoute>) {
+        let mut unclaimed = self.unclaimed.write().unwrap_or_else(|p| p.into_inner());
+        unclaimed.push((Pattern::parse(spin_route), route));
+    }
+
+    /// The host route of [`Self::answer_unclaimed`] that ranks above `component` for `path`.
+    fn unclaimed_route(
+        &self,
+        path: &str,
+        component: Option<&Pattern>,
+    ) -> Option<Arc<dyn HostRoute>> {
+        let unclaimed = self.unclaimed.read().unwrap_or_else(|p| p.into_inner());
+        unclaimed
+            .iter()
+            .filter(|(pattern, _)| pattern.path_info(path).is_some())
+            .filter(|(pattern, _)| component.is_none_or(|c| pattern.precedence() > c.precedence()))
+            .max_by_key(|(pattern, _)| pattern.precedence())
+            .map(|(_, route)| route.clone())
+    }
+
     fn host_route(&self, path: &str, method: &hyper::Method) -> Option<Arc<dyn HostRoute>> {
         let host = self.host_routes.read().unwrap_or_else(|p| p.into_inner());
         host.iter()
@@ -142,7 +169,11 @@ impl Handler for AppRouter {
         if let Some(route) = self.host_route(&path, req.method()) {
             return route.answer(req).await;
         }
-        let Some((route, info)) = self.find(&path) else {
+        let found = self.find(&path);
+        if let Some(host) = self.unclaimed_route(&path, found.as_ref().map(|(r, _)| &r.pattern)) {
+            return host.answer(req).await;
+        }
+        let Some((route, info)) = found else {
             return responses::error(
                 ErrorCode::NotFound,
                 format!("no route for {path} on this app (see spin.toml for the routes)"),
@@ -254,5 +285,31 @@ mod tests {
         app.answer_in_host("/health", Arc::new(GetOnly));
         assert!(app.host_route("/health", &hyper::Method::GET).is_some());
         assert!(app.host_route("/health", &hyper::Method::POST).is_none());
+    }
+
+    #[test]
+    fn an_unclaimed_host_route_yields_to_more_specific_components() {
+        let app = AppRouter::default();
+        app.answer_unclaimed("/v2/...", Arc::new(Nothing));
+        let console = Pattern::parse("/...");
+        let model = Pattern::parse("/v2/models/iris/...");
+        // Above the console's catch-all, for /v2 itself and any path under it.
+        for path in ["/v2", "/v2/health/ready", "/v2/models/unknown/infer"] {
+            assert!(
+                app.unclaimed_route(path, Some(&console)).is_some(),
+                "{path}"
+            );
+            assert!(app.unclaimed_route(path, None).is_some(), "{path}");
+        }
+        // Below a model's own, longer prefix; and not at all outside /v2.
+        assert!(
+            app.unclaimed_route("/v2/models/iris/infer", Some(&model))
+                .is_none()
+        );
+        assert!(app.unclaimed_route("/v2x", Some(&console)).is_none());
+        assert!(
+            app.unclaimed_route("/models/iris", Some(&console))
+                .is_none()
+        );
     }
 }

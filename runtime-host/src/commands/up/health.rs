@@ -34,6 +34,15 @@ pub struct Health {
 }
 
 impl Health {
+    /// Every configured model not serving, with why, unless `--health-ignores-failed-models`
+    /// (the protocol's `/v2/health/ready` counts the same ones: `super::oip`).
+    pub(super) async fn counted_failures(&self) -> Vec<(String, String)> {
+        if self.ignore_failed {
+            return Vec::new();
+        }
+        self.failing().await
+    }
+
     /// Every configured model not serving, with why.
     async fn failing(&self) -> Vec<(String, String)> {
         let mut failing = self.failed_at_start.clone();
@@ -54,11 +63,7 @@ impl HostRoute for Health {
         _req: hyper::Request<Incoming>,
     ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
         Box::pin(async move {
-            let failing = if self.ignore_failed {
-                Vec::new()
-            } else {
-                self.failing().await
-            };
+            let failing = self.counted_failures().await;
             if failing.is_empty() {
                 return responses::json(200, r#"{"status":"ok"}"#);
             }

@@ -17,6 +17,7 @@ mod admin;
 mod deploy;
 mod health;
 mod live;
+mod oip;
 mod started;
 mod table;
 mod watch;
@@ -246,7 +247,10 @@ impl<'a> Stack<'a> {
             ignore_failed: self.args.health_ignores_failed_models,
             optional: self.optional_models(),
         };
-        app.answer_in_host(app::HEALTH_PATH, Arc::new(health));
+        let health = Arc::new(health);
+        app.answer_in_host(app::HEALTH_PATH, health.clone());
+        // The Open Inference Protocol's server routes, below each model's /v2/models/<name>.
+        app.answer_unclaimed(oip::ROUTE, Arc::new(oip::Oip::new(health)));
         let app_url = app_listening.url();
         let drain = self.launcher.limits().deadline + DRAIN_GRACE;
         let stop = self.started.service_stopper();

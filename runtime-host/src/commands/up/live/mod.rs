@@ -19,7 +19,7 @@ mod pruning;
 
 use crate::commands::up::deploy::{Adopted, Deployer, Ready, Skipped};
 use crate::commands::up::started::either;
-use crate::services::app::model_route;
+use crate::services::app::model_routes;
 use crate::services::model::self_test::Tested;
 use crate::services::model::spec::{ModelSpec, model_spec};
 use crate::services::model::versions::{Fingerprint, fingerprint_blocking, snapshot_blocking};
@@ -292,7 +292,9 @@ impl Live {
                     let _ = own_stop.send(());
                     return Ok(());
                 }
-                self.app.add(&model_route(&name), &slot);
+                for route in model_routes(&name) {
+                    self.app.add(&route, &slot);
+                }
                 tracing::info!(model = %name, %version, %addr, "model deployed");
                 Ok(())
             }
@@ -348,7 +350,9 @@ impl Live {
         let Some(mut entry) = self.entries.lock().await.remove(name) else {
             return false;
         };
-        self.app.remove(&model_route(name));
+        for route in model_routes(name) {
+            self.app.remove(&route);
+        }
         if let Some(stop) = entry.stop.take() {
             let _ = stop.send(());
         }
