@@ -22,6 +22,7 @@
 //! The standard library and serde_json only, so it compiles in seconds before anything else.
 
 mod layers;
+mod oip_python;
 mod runner;
 mod services;
 mod test_binaries;

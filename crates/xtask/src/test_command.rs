@@ -1,7 +1,9 @@
 //! `cargo xtask test`: the services and model files the tests need, fetched while the build
 //! runs, then every test binary (several at a time) and the Redis pass, totalled.
 
-use super::{cargo, each_output_line, install_models, root, runner, services, test_binaries};
+use super::{
+    cargo, each_output_line, install_models, oip_python, root, runner, services, test_binaries,
+};
 use std::process::Command;
 
 /// What the test command needs beside the build, fetched while it compiles: Redis and the
@@ -12,6 +14,7 @@ pub struct Prepared {
     prometheus: bool,
     valgrind: bool,
     python: bool,
+    oip_python: bool,
     spin: bool,
     oci_registry: bool,
     fleet: bool,
@@ -26,6 +29,7 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
         let prometheus = services::ensure_prometheus();
         let valgrind = services::ensure_valgrind();
         let python = services::ensure_test_python(&root());
+        let oip_python = oip_python::ensure(&root());
         let spin = services::ensure_spin(&root());
         let oci_registry = services::ensure_oci_registry();
         let fleet = services::ensure_fleet();
@@ -36,6 +40,7 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
             prometheus,
             valgrind,
             python,
+            oip_python,
             spin,
             oci_registry,
             fleet,
@@ -57,17 +62,26 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
         prometheus,
         valgrind,
         python,
+        oip_python,
         spin,
         oci_registry,
         fleet,
     } = prepared;
     // CI can install both (it runs as root), so a skip there would hide a broken install.
     let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    let all = redis && browser && prometheus && valgrind && python && spin && oci_registry && fleet;
+    let all = redis
+        && browser
+        && prometheus
+        && valgrind
+        && python
+        && oip_python
+        && spin
+        && oci_registry
+        && fleet;
     if in_ci && !all {
         return Err(
             "CI runs every test, but redis-server, Chromium, Prometheus, valgrind, the \
-             tests' Python tools, Spin, docker-registry or the fleet's HAProxy (as root) could not \
+             tests' Python tools (either environment), Spin, docker-registry or the fleet's HAProxy (as root) could not \
              be installed or found (see \
              above); nothing was skipped silently"
                 .into(),
@@ -89,6 +103,9 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     }
     if python {
         env.push(("E2E_REQUIRE_TEST_PYTHON".to_owned(), "1".to_owned()));
+    }
+    if oip_python {
+        env.push(("E2E_REQUIRE_OIP_PYTHON".to_owned(), "1".to_owned()));
     }
     if spin {
         env.push(("E2E_REQUIRE_SPIN".to_owned(), "1".to_owned()));
@@ -124,6 +141,11 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     if !python {
         println!(
             "tests: SKIPPED the schemathesis runs and the bring-your-own-model test (the tests' Python tools missing; see above)"
+        );
+    }
+    if !oip_python {
+        println!(
+            "tests: SKIPPED the Open Inference Protocol clients and schemathesis run (their tools missing; see above)"
         );
     }
     if !spin {

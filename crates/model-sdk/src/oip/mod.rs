@@ -35,6 +35,8 @@ const BY_NAME: &str = "/v2/models/";
 pub struct OipError {
     pub status: u16,
     pub message: String,
+    /// The methods the path takes, sent as `Allow` with a 405 (RFC 9110, 15.5.6).
+    pub allow: Option<String>,
 }
 
 impl OipError {
@@ -42,6 +44,18 @@ impl OipError {
         Self {
             status,
             message: message.into(),
+            allow: None,
+        }
+    }
+
+    /// 405: `method` on `path`, which takes only `allowed`.
+    pub fn not_allowed(method: &str, path: &str, allowed: &str) -> Self {
+        Self {
+            allow: Some(allowed.to_owned()),
+            ..Self::new(
+                405,
+                format!("{method} is not allowed on {path}; allowed: {allowed}"),
+            )
         }
     }
 
@@ -55,7 +69,11 @@ impl OipError {
     }
 
     fn response(&self) -> Response {
-        json_response(self.status, &json!({"error": self.message}))
+        let mut response = json_response(self.status, &json!({"error": self.message}));
+        if let Some(allow) = &self.allow {
+            response.set_header("allow", allow.clone());
+        }
+        response
     }
 }
 
@@ -94,8 +112,7 @@ pub(crate) fn serve_unavailable(reason: &str, req: &ApiRequest, path: &str) -> R
         ["v2", "health", "live" | "ready"] | ["v2", "models", _, "ready"]
     );
     if health && req.method != "GET" {
-        let message = format!("{} is not allowed on {path}; allowed: GET", req.method);
-        return OipError::new(405, message).response();
+        return OipError::not_allowed(&req.method, path, "GET").response();
     }
     match segments.as_slice() {
         ["v2", "health", "live"] => json_response(200, &json!({"live": true})),
@@ -110,16 +127,16 @@ fn route<M: Model>(
     path: &str,
     by_name: bool,
 ) -> Result<Response, OipError> {
-    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    // Each segment percent-decoded (RFC 3986, 2.1): a client may send a version
+    // `sha256:ab` as `sha256%3Aab`, and both name the same version.
+    let decoded: Vec<String> = path.split('/').skip(1).map(percent_decoded).collect();
+    let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
     let method = req.method.as_str();
     let only = |allowed: &str| -> Result<(), OipError> {
         if method == allowed {
             Ok(())
         } else {
-            Err(OipError::new(
-                405,
-                format!("{method} is not allowed on {path}; allowed: {allowed}"),
-            ))
+            Err(OipError::not_allowed(method, path, allowed))
         }
     };
     match segments.as_slice() {
@@ -225,6 +242,27 @@ fn infer<M: Model>(model: &M, req: &ApiRequest, version: &str) -> Result<Respons
         None => builder.header("content-type", "application/json"),
     };
     Ok(builder.body(answer.body).build())
+}
+
+/// `segment` with each `%XX` replaced by its byte; the segment as sent where that is not
+/// UTF-8 or a `%` starts no escape.
+fn percent_decoded(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let hex = |b: Option<&u8>| b.and_then(|b| (*b as char).to_digit(16));
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let (Some(high), Some(low)) = (hex(bytes.get(i + 1)), hex(bytes.get(i + 2)))
+        {
+            out.push((high * 16 + low) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| segment.to_owned())
 }
 
 fn json_response(status: u16, value: &Value) -> Response {
