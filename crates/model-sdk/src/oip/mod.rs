@@ -80,12 +80,15 @@ impl OipError {
 /// The protocol path of `req` when it is one, and whether an app route already picked this
 /// model by the name in it.
 pub(crate) fn path(req: &ApiRequest) -> Option<(String, bool)> {
-    let info = req.path_info().trim_end_matches('/');
     if let Some(route) = req.header(COMPONENT_ROUTE)
         && route.starts_with(BY_NAME)
     {
-        return Some((format!("{route}{info}"), true));
+        // The path below the route as sent: empty for the route itself
+        // (`/v2/models/<name>`), where `path_info` would give the whole path instead.
+        let below = req.header("spin-path-info").unwrap_or_default();
+        return Some((format!("{route}{}", below.trim_end_matches('/')), true));
     }
+    let info = req.path_info().trim_end_matches('/');
     (info == "/v2" || info.starts_with("/v2/")).then(|| (info.to_owned(), false))
 }
 
