@@ -29,6 +29,8 @@ fn probe(route: &str) -> (String, u16) {
         "/registry/..." => ("/registry/maintenance/processes".into(), 405),
         "/register" => (route.into(), 405),
         _ if route.starts_with("/models/") => (format!("{base}/health"), 200),
+        // The Open Inference Protocol's route by name: the model's metadata.
+        _ if route.starts_with("/v2/models/") => (base.into(), 200),
         _ => (route.into(), 200),
     }
 }

@@ -164,7 +164,15 @@ async fn model(target: &Target<'_>, report: &mut Report, name: &str) {
     let Some((inputs, outputs)) = declared.filter(|_| well_formed) else {
         return;
     };
-    let examples = target.get_json("/test_examples").await.ok();
+    // Sample values for BYTES inputs: our model's own examples, at its base URL or under
+    // `/models/<name>` of an app port.
+    let examples = match target.get_json("/test_examples").await {
+        Ok(v) => Some(v),
+        Err(_) => target
+            .get_json(&format!("/models/{name}/test_examples"))
+            .await
+            .ok(),
+    };
     let built = match infer::inputs(&inputs, examples.as_ref()) {
         Ok(built) => built,
         Err(why) => {
