@@ -215,7 +215,7 @@ async fn bad_routes_and_bad_requests_to_molprop_are_refused_by_name() {
 /// Binary data that does not add up: a size past the body, bytes no input accounts for, a
 /// BYTES element longer than its data, a JSON header longer than the body.
 fn binary_framing(infer: &str, tensor: Tensor) -> Vec<Refused> {
-    let (body, length) = binary_body(&[tensor.clone()], &json!({}));
+    let (body, length) = binary_body(std::slice::from_ref(&tensor), &json!({}));
     let mut head: Value = serde_json::from_slice(&body[..length]).unwrap();
     let data = &body[length..];
     let with = |head: &Value, data: &[u8]| {
