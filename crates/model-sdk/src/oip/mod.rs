@@ -19,6 +19,8 @@ use crate::Model;
 use guest_kit::http::{ApiRequest, Response};
 use serde_json::{Value, json};
 pub use signature::{Binding, InputSpec, OutputSpec, Signature, Source};
+use std::cell::RefCell;
+use std::rc::Rc;
 pub use tensor::Datatype;
 
 /// What the server calls itself in `GET /v2`.
@@ -159,7 +161,7 @@ fn route<M: Model>(
             Ok(readiness(model))
         }
         ["v2", "models", name, rest @ ..] => {
-            let version = version(model);
+            let (signature, version) = described(model);
             if !by_name && *name != model.name() {
                 return Err(OipError::not_found(format!(
                     "unknown model '{name}': this deployment serves '{}'",
@@ -167,7 +169,7 @@ fn route<M: Model>(
                 )));
             }
             let rest = match rest {
-                ["versions", v, rest @ ..] if *v == version => rest,
+                ["versions", v, rest @ ..] if **v == *version => rest,
                 ["versions", v, ..] => {
                     return Err(OipError::not_found(format!(
                         "model '{name}' has no version '{v}'; it serves version '{version}'"
@@ -180,7 +182,7 @@ fn route<M: Model>(
                     only("GET")?;
                     Ok(json_response(
                         200,
-                        &model.signature().metadata(model.name(), &version),
+                        &signature.metadata(model.name(), &version),
                     ))
                 }
                 ["ready"] => {
@@ -189,7 +191,7 @@ fn route<M: Model>(
                 }
                 ["infer"] => {
                     only("POST")?;
-                    infer(model, req, &version)
+                    infer(model, req, &signature, &version)
                 }
                 _ => Err(OipError::not_found(format!("no route for {path}"))),
             }
@@ -198,14 +200,37 @@ fn route<M: Model>(
     }
 }
 
-/// The version the metadata and every answer name: the model's, else the one the host
-/// deployed, else `1`.
-fn version<M: Model>(model: &M) -> String {
-    model
+/// The model's signature, and the version the metadata and every answer name (the model's,
+/// else the one the host deployed, else `1`). Neither changes within a deployment, so an
+/// instance builds them once: measured, building molprop's signature and `/info` on every
+/// request cost a fifth of its throughput.
+/// A model's name, signature and version, kept by [`described`].
+type Described = (String, Rc<Signature>, Rc<str>);
+
+fn described<M: Model>(model: &M) -> (Rc<Signature>, Rc<str>) {
+    thread_local! {
+        static DESCRIBED: RefCell<Option<Described>> = const { RefCell::new(None) };
+    }
+    if let Some((_, signature, version)) = DESCRIBED.with_borrow(|d| {
+        d.as_ref()
+            .filter(|(name, ..)| name == model.name())
+            .cloned()
+    }) {
+        return (signature, version);
+    }
+    let version: Rc<str> = model
         .info()
         .model_version
         .or_else(crate::routes::deployed_version)
         .unwrap_or_else(|| "1".to_owned())
+        .into();
+    let signature = Rc::new(model.signature());
+    DESCRIBED.set(Some((
+        model.name().to_owned(),
+        signature.clone(),
+        version.clone(),
+    )));
+    (signature, version)
 }
 
 /// 200 `{"ready": true}` exactly when v1.2 `/health` answers 200; else 400 (the protocol:
@@ -217,7 +242,12 @@ fn readiness<M: Model>(model: &M) -> Response {
     }
 }
 
-fn infer<M: Model>(model: &M, req: &ApiRequest, version: &str) -> Result<Response, OipError> {
+fn infer<M: Model>(
+    model: &M,
+    req: &ApiRequest,
+    signature: &Signature,
+    version: &str,
+) -> Result<Response, OipError> {
     if let Some(encoding) = req.header("content-encoding")
         && !encoding.eq_ignore_ascii_case("identity")
     {
@@ -225,10 +255,9 @@ fn infer<M: Model>(model: &M, req: &ApiRequest, version: &str) -> Result<Respons
             "content-encoding {encoding} is not accepted; send the body uncompressed"
         )));
     }
-    let signature = model.signature();
     let answer = infer::run(
         model,
-        &signature,
+        signature,
         version,
         &req.body,
         req.header(wire::HEADER_LENGTH),
