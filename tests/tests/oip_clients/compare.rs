@@ -159,3 +159,93 @@ fn same(datatype: &str, got: &Value, want: &Value) -> bool {
         },
     }
 }
+
+/// The comparison itself, on answers made up here: it must catch what it is for.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// iris-like: a label, per-label probabilities (labels in the metadata), a flag.
+    fn plan() -> Plan {
+        Plan {
+            model: "iris".into(),
+            metadata: json!({"outputs": [
+                {"name": "label", "datatype": "BYTES", "shape": [-1]},
+                {"name": "probabilities", "datatype": "FP64", "shape": [-1, 2],
+                 "parameters": {"labels": ["a", "b"]}},
+                {"name": "in_domain", "datatype": "BOOL", "shape": [-1]},
+                {"name": "embedding", "datatype": "FP32", "shape": [-1, 2]},
+            ]}),
+            inputs: Vec::new(),
+            expected: vec![
+                json!({"prediction": "b", "probabilities": {"a": 0.25, "b": 0.75},
+                       "in_domain": true, "embedding": [0.1, 0.2]}),
+                json!({"prediction": "a", "probabilities": {"a": 0.875, "b": 0.125},
+                       "in_domain": false, "embedding": [0.3, 0.4]}),
+            ],
+        }
+    }
+
+    fn answer_with(outputs: Value) -> Value {
+        json!({"client": "tritonclient", "mode": "binary", "outputs": outputs})
+    }
+
+    fn right() -> Value {
+        json!({
+            "label": {"datatype": "BYTES", "shape": [2], "data": ["b", "a"]},
+            "probabilities": {"datatype": "FP64", "shape": [2, 2],
+                              "data": [0.25, 0.75, 0.875, 0.125]},
+            "in_domain": {"datatype": "BOOL", "shape": [2], "data": [true, false]},
+            // As f32 widened: equal to v1.2's numbers once both are f32.
+            "embedding": {"datatype": "FP32", "shape": [2, 2],
+                          "data": [f64::from(0.1f32), f64::from(0.2f32),
+                                   f64::from(0.3f32), f64::from(0.4f32)]},
+        })
+    }
+
+    #[test]
+    fn the_same_answers_pass() {
+        assert_eq!(answer(&plan(), &answer_with(right())), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_wrong_value_a_swapped_label_or_a_missing_output_is_found() {
+        let cases = [
+            ("/probabilities/data/1", json!(0.7500001)),
+            ("/label/data/0", json!("a")),
+            ("/in_domain/data/1", json!(true)),
+            ("/embedding/data/3", json!(0.41)),
+            ("/probabilities/shape", json!([2, 3])),
+            ("/label/datatype", json!("FP64")),
+        ];
+        for (pointer, wrong) in cases {
+            let mut outputs = right();
+            *outputs.pointer_mut(pointer).unwrap() = wrong;
+            let problems = answer(&plan(), &answer_with(outputs));
+            assert!(!problems.is_empty(), "{pointer} went unnoticed");
+        }
+        let mut outputs = right();
+        outputs.as_object_mut().unwrap().remove("in_domain");
+        assert!(!answer(&plan(), &answer_with(outputs)).is_empty());
+    }
+
+    #[test]
+    fn an_output_alone_is_compared_alone_and_the_generic_results_as_json() {
+        let alone = json!({"client": "kserve", "mode": "alone:in_domain",
+                           "outputs": {"in_domain": right()["in_domain"].clone()}});
+        assert_eq!(answer(&plan(), &alone), Vec::<String>::new());
+        let mut generic = plan();
+        generic.metadata = json!({"outputs": [
+            {"name": "results", "datatype": "BYTES", "shape": [-1]}]});
+        let texts: Vec<String> = generic.expected.iter().map(|r| r.to_string()).collect();
+        let outputs = json!({"results": {"datatype": "BYTES", "shape": [2], "data": texts}});
+        assert_eq!(
+            answer(&generic, &answer_with(outputs)),
+            Vec::<String>::new()
+        );
+        let outputs = json!({"results": {"datatype": "BYTES", "shape": [2],
+                                         "data": [texts[1], texts[0]]}});
+        assert!(!answer(&generic, &answer_with(outputs)).is_empty());
+    }
+}

@@ -81,6 +81,8 @@ async fn the_protocols_document_and_a_served_model_agree() {
         .as_str()
         .expect("a version")
         .to_owned();
+    found_once(&own, &version).await;
+    found_once(&stack.app(""), &version).await;
     let app = stack.app("");
     for url in [own, app] {
         let (st, document, version) = (st.clone(), document.clone(), version.clone());
@@ -88,4 +90,33 @@ async fn the_protocols_document_and_a_served_model_agree() {
             .await
             .unwrap();
     }
+}
+
+/// What schemathesis found once, asked directly at `base`: a version percent-encoded in
+/// the path is the same version (`sha256%3A...` was 404), a wrong method's 405 says `Allow`
+/// (RFC 9110), and the app route's `/v2/models/<name>` itself answers the metadata (it was
+/// 404, the path doubled).
+async fn found_once(base: &str, version: &str) {
+    let c = Client::new();
+    let encoded = version.replace(':', "%3A");
+    let ready = c
+        .get(&format!(
+            "{base}/v2/models/molprop/versions/{encoded}/ready"
+        ))
+        .await;
+    assert_eq!(ready.status, 200, "{base}: {}", ready.text());
+    let metadata = c.get(&format!("{base}/v2/models/molprop")).await;
+    assert_eq!(metadata.status, 200, "{base}: {}", metadata.text());
+    assert_eq!(metadata.value()["name"], "molprop");
+    let trace = c
+        .send(
+            hyper::Method::TRACE,
+            &format!("{base}/v2/models/molprop"),
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(trace.status, 405, "{base}: {}", trace.text());
+    assert_eq!(trace.header("allow"), Some("GET"), "{base}");
+    assert!(trace.value()["error"].is_string(), "{}", trace.text());
 }
