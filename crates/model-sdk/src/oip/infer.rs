@@ -1,12 +1,12 @@
 //! `POST /v2/models/{name}/infer`: tensors in, the model's v1.2 batch, tensors out.
 
-use super::OipError;
-use super::signature::{Binding, InputSpec, OutputSpec, Signature, Source};
+use super::signature::{Binding, InputSpec, Signature};
 use super::tensor::{Datatype, Elements};
 use super::wire::{self, InferRequest, RequestInput};
+use super::{OipError, outputs};
 use crate::{Model, PredictError, batch};
 use base64::Engine;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::time::{Duration, Instant};
 
 /// An inference answered: the body and, when it holds binary data, the JSON header's length.
@@ -33,13 +33,6 @@ struct Read<'s> {
     binary: bool,
 }
 
-/// An output to answer, where its values are, and whether in binary.
-struct Wanted<'s> {
-    spec: &'s OutputSpec,
-    source: Source,
-    binary: bool,
-}
-
 /// Runs an inference request on `model` as described by `signature`; `ran` is told of it
 /// once the model has run (a request refused before is not a prediction).
 pub fn run<M: Model>(
@@ -52,7 +45,7 @@ pub fn run<M: Model>(
 ) -> Result<Answer, OipError> {
     let wire::Body { request, binary } = wire::read(body, header_length)?;
     let (reads, n) = read_inputs(signature, &request, binary, model.max_batch())?;
-    let wanted = wanted_outputs(signature, &request)?;
+    let wanted = outputs::wanted(signature, &request)?;
     let mut items: Vec<Map<String, Value>> =
         (0..n).map(|i| item(&reads, i)).collect::<Result<_, _>>()?;
     let shared = request.parameters.as_ref();
@@ -63,7 +56,7 @@ pub fn run<M: Model>(
             });
         }
     }
-    let wanted = narrow(wanted, &mut items);
+    let wanted = outputs::narrow(wanted, &mut items);
     let started = Instant::now();
     let outcomes = model.predict_batch(signature.input_type, &items, started + batch::TIME_BUDGET);
     let elapsed = started.elapsed();
@@ -73,7 +66,7 @@ pub fn run<M: Model>(
         elapsed,
         error: results.as_ref().err().map(|e| e.message.as_str()),
     });
-    let (body, header_length) = response(
+    let (body, header_length) = outputs::response(
         model.name(),
         version,
         request.id.as_deref(),
@@ -314,76 +307,6 @@ fn item(reads: &[Read], i: usize) -> Result<Map<String, Value>, OipError> {
     Ok(data)
 }
 
-/// The outputs asked for (all when none are named), each binary or JSON as asked.
-fn wanted_outputs<'s>(
-    signature: &'s Signature,
-    request: &InferRequest,
-) -> Result<Vec<Wanted<'s>>, OipError> {
-    let all_binary =
-        wire::flag(request.parameters.as_ref(), "binary_data_output")?.unwrap_or(false);
-    let want = |spec: &'s OutputSpec, binary: bool| Wanted {
-        spec,
-        source: spec.source.clone(),
-        binary,
-    };
-    let Some(asked) = &request.outputs else {
-        return Ok(signature
-            .outputs
-            .iter()
-            .map(|s| want(s, all_binary))
-            .collect());
-    };
-    let mut wanted: Vec<Wanted> = Vec::with_capacity(asked.len());
-    for output in asked {
-        let spec = signature
-            .outputs
-            .iter()
-            .find(|s| s.name == output.name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = signature.outputs.iter().map(|o| o.name.as_str()).collect();
-                OipError::bad(format!(
-                    "unexpected inference output '{}'; this model answers: {}",
-                    output.name,
-                    names.join(", ")
-                ))
-            })?;
-        if wanted.iter().any(|w| w.spec.name == spec.name) {
-            return Err(OipError::bad(format!(
-                "output '{}' is asked for twice",
-                spec.name
-            )));
-        }
-        if output
-            .parameters
-            .as_ref()
-            .is_some_and(|p| p.contains_key("classification"))
-        {
-            return Err(OipError::bad(format!(
-                "output '{}' asks for the classification extension, which this server does not \
-                 offer; ask for the output itself",
-                spec.name
-            )));
-        }
-        let binary = wire::flag(output.parameters.as_ref(), "binary_data")?.unwrap_or(all_binary);
-        wanted.push(want(spec, binary));
-    }
-    Ok(wanted)
-}
-
-/// When one output alone is asked for and it has a cheaper request, makes each item that
-/// request and reads the output where that request answers it.
-fn narrow<'s>(mut wanted: Vec<Wanted<'s>>, items: &mut [Map<String, Value>]) -> Vec<Wanted<'s>> {
-    if let [only] = wanted.as_mut_slice()
-        && let Some(alone) = &only.spec.alone
-    {
-        for data in items.iter_mut() {
-            data.insert(alone.field.clone(), alone.value.clone());
-        }
-        only.source = Source::Pointer(alone.pointer.clone());
-    }
-    wanted
-}
-
 /// Every item's v1.2 results; the first item without one fails the request, saying which.
 fn results(outcomes: Vec<Result<Value, PredictError>>, n: usize) -> Result<Vec<Value>, OipError> {
     let mut outcomes = outcomes.into_iter();
@@ -404,122 +327,4 @@ fn results(outcomes: Vec<Result<Value, PredictError>>, n: usize) -> Result<Vec<V
         }
     }
     Ok(results)
-}
-
-/// Output `wanted`'s elements across every item's results.
-fn gather(wanted: &Wanted, results: &[Value]) -> Result<(Elements, Vec<i64>), OipError> {
-    let spec = wanted.spec;
-    let missing = |i: usize, pointer: &str| {
-        OipError::new(
-            500,
-            format!(
-                "output '{}': the model's answer for item {i} has no {} at {pointer:?}",
-                spec.name,
-                spec.datatype.name()
-            ),
-        )
-    };
-    let mut values: Vec<&Value> = Vec::new();
-    let mut width: Option<usize> = None;
-    for (i, result) in results.iter().enumerate() {
-        let before = values.len();
-        match &wanted.source {
-            Source::Pointers(pointers) => {
-                for p in pointers {
-                    values.push(result.pointer(p).ok_or_else(|| missing(i, p))?);
-                }
-            }
-            Source::Pointer(p) => {
-                let found = result.pointer(p).ok_or_else(|| missing(i, p))?;
-                match (spec.item_shape.is_empty(), found) {
-                    (true, v) => values.push(v),
-                    (false, Value::Array(many)) => values.extend(many),
-                    (false, _) => return Err(missing(i, p)),
-                }
-            }
-        }
-        let got = values.len() - before;
-        if *width.get_or_insert(got) != got {
-            return Err(OipError::new(
-                500,
-                format!("output '{}' has items of different lengths", spec.name),
-            ));
-        }
-    }
-    let width = width.unwrap_or(0);
-    let wrong = |v: &Value| {
-        OipError::new(
-            500,
-            format!(
-                "output '{}': the model answered {v}, which is not a {} element",
-                spec.name,
-                spec.datatype.name()
-            ),
-        )
-    };
-    let elements = match spec.datatype {
-        Datatype::Bool => Elements::Bool(
-            values
-                .iter()
-                .map(|v| v.as_bool().ok_or_else(|| wrong(v)))
-                .collect::<Result<_, _>>()?,
-        ),
-        Datatype::Bytes => Elements::Bytes(
-            values
-                .iter()
-                .map(|v| match v {
-                    Value::String(s) => s.as_bytes().to_vec(),
-                    other => other.to_string().into_bytes(),
-                })
-                .collect(),
-        ),
-        _ => Elements::Numbers(
-            values
-                .iter()
-                .map(|v| v.as_f64().ok_or_else(|| wrong(v)))
-                .collect::<Result<_, _>>()?,
-        ),
-    };
-    let mut shape = vec![results.len() as i64];
-    if !spec.item_shape.is_empty() {
-        shape.push(width as i64);
-    }
-    Ok((elements, shape))
-}
-
-/// The response body: the JSON, then the binary outputs' data in order.
-fn response(
-    model_name: &str,
-    version: &str,
-    id: Option<&str>,
-    wanted: &[Wanted],
-    results: &[Value],
-) -> Result<(Vec<u8>, Option<usize>), OipError> {
-    let mut outputs = Vec::with_capacity(wanted.len());
-    let mut blobs: Vec<Vec<u8>> = Vec::new();
-    for w in wanted {
-        let (elements, shape) = gather(w, results)?;
-        let datatype = w.spec.datatype;
-        let mut output = json!({"name": w.spec.name, "datatype": datatype.name(), "shape": shape});
-        if w.binary {
-            let blob = elements.to_binary(datatype);
-            output["parameters"] = json!({"binary_data_size": blob.len()});
-            blobs.push(blob);
-        } else {
-            output["data"] = elements.to_json(datatype);
-        }
-        outputs.push(output);
-    }
-    let mut head = json!({"model_name": model_name, "model_version": version, "outputs": outputs});
-    if let Some(id) = id {
-        head["id"] = json!(id);
-    }
-    let mut body = serde_json::to_vec(&head)
-        .map_err(|e| OipError::new(500, format!("could not serialise the answer: {e}")))?;
-    if blobs.is_empty() {
-        return Ok((body, None));
-    }
-    let header_length = body.len();
-    blobs.iter().for_each(|b| body.extend_from_slice(b));
-    Ok((body, Some(header_length)))
 }

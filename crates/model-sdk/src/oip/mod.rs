@@ -11,6 +11,7 @@
 //! Binary tensor data (Triton's extension) in both directions.
 
 pub mod infer;
+mod outputs;
 pub mod signature;
 pub mod tensor;
 pub mod wire;
