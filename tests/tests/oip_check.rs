@@ -241,3 +241,66 @@ async fn under_spin_models_answer_by_name_and_check_oip_passes_at_each_base_url(
         assert_passes(&app.url(&format!("/models/{name}")), &[], &[name]);
     }
 }
+
+/// A server whose answers disagree with its own metadata (an FP64 output declared FP32) and
+/// whose binary answer differs from its JSON one: both inference rules fail, saying so.
+#[tokio::test(flavor = "multi_thread")]
+async fn check_oip_fails_answers_that_disagree_with_the_metadata_or_with_json() {
+    let url = e2e_tests::fake::serve(|path, body| async move {
+        match path.as_str() {
+            "/v2" => (
+                200,
+                json!({"name": "fake", "version": "1", "extensions": []}),
+            ),
+            "/v2/health/live" | "/v2/health/ready" | "/v2/models/m/ready" => {
+                (200, json!({"live": true, "ready": true}))
+            }
+            "/v2/models/m" => (
+                200,
+                json!({"name": "m", "platform": "x",
+                    "inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 2]}],
+                    "outputs": [{"name": "y", "datatype": "FP32", "shape": [-1]}]}),
+            ),
+            "/v2/models/m/infer" if body["inputs"].is_string() => {
+                (400, json!({"error": "inputs must be a list"}))
+            }
+            // A JSON request (the body parses) gets FP64; a binary one (it does not) a
+            // different value, in JSON.
+            "/v2/models/m/infer" => {
+                let (datatype, value) = if body.is_null() {
+                    ("FP32", 2.0)
+                } else {
+                    ("FP64", 1.0)
+                };
+                (
+                    200,
+                    json!({"model_name": "m", "id": "oip-check-1", "outputs": [
+                        {"name": "y", "datatype": datatype, "shape": [1], "data": [value]}]}),
+                )
+            }
+            _ => (404, json!({"error": "unknown"})),
+        }
+    })
+    .await;
+    let (ok, rules) = check_oip(&url, &["--model", "m"]);
+    assert!(!ok, "{rules:#?}");
+    let (status, problems) = &rules["OIP.m.infer.json"];
+    assert_eq!(status, "FAIL");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("datatype FP64") && p.contains("FP32")),
+        "{problems:?}"
+    );
+    let (status, problems) = &rules["OIP.m.infer.binary"];
+    assert_eq!(status, "FAIL");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("element 0") && p.contains("2.0")),
+        "{problems:?}"
+    );
+    for passed in ["OIP.m.metadata", "OIP.m.bad_request", "OIP.unknown_model"] {
+        assert_eq!(rules[passed].0, "PASS", "{passed}: {rules:#?}");
+    }
+}
