@@ -17,8 +17,8 @@ pub struct Plan {
     pub expected: Vec<Value>,
 }
 
-/// An input tensor's elements for one example, or `None` where the example lacks it (a
-/// picture given by URL).
+/// An input tensor's elements for one example, and whether they are a file (base64 here;
+/// the script sends the raw bytes in binary).
 struct Element {
     values: Vec<Value>,
     file: bool,
