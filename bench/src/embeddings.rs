@@ -8,12 +8,11 @@ use super::peers::{self, ModelUnderTest, Paths};
 use super::report::{EmbeddingRow, Report};
 use super::{Sides, alternate, procs};
 use crate::args::BenchArgs;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 
-const SENTENCES: &str = "tests/data/minilm/sentences.txt";
 /// (texts per request, connections) measured.
 const LOADS: [(usize, usize); 4] = [(1, 1), (1, 16), (32, 1), (32, 16)];
 
@@ -36,16 +35,6 @@ fn calls(sentences: &[String], per_request: usize) -> Arc<[Call]> {
         .collect()
 }
 
-/// The committed reference sentences.
-pub fn sentences() -> Result<Vec<String>> {
-    Ok(std::fs::read_to_string(SENTENCES)
-        .with_context(|| format!("reading {SENTENCES} (run the bench from the repository root)"))?
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(str::to_owned)
-        .collect())
-}
-
 pub async fn embeddings(
     paths: &Paths,
     args: &BenchArgs,
@@ -61,7 +50,7 @@ pub async fn embeddings(
         ));
         return Ok(());
     };
-    let sentences = sentences()?;
+    let sentences = super::inputs::sentences()?;
     let (reg, reg_addr) = peers::registry(paths, "minilm-registry", "22300-22399", &[]).await?;
     let model = ModelUnderTest::minilm(paths, &ai_models)?;
     let data = procs::fresh_dir(&paths.work, "minilm-host")?;

@@ -15,14 +15,14 @@
 //!    `runtime-host predict` against `up` vs `molprop-native --file` and Python scripts.
 //! 11. `/predict` and `/health` while the Prometheus metrics are scraped, and not. 12. Spin.
 //! 13. `/predict` at a fixed rate (open loop), host beside native. 14. Pictures and sounds
-//!     (digits and spoken-digits) beside a Python peer (FastAPI, Pillow, scipy). 15. The Open
-//!     Inference Protocol's `/v2/.../infer` (JSON and binary) against v1.2 `/predict`.
+//!     (digits and spoken-digits) beside a Python peer (FastAPI, Pillow, scipy). 15. `/v2` infer.
 
 mod args;
 mod chats;
 mod component;
 mod embeddings;
 mod fleet;
+mod inputs;
 mod instructions;
 mod library;
 mod load;
@@ -81,7 +81,7 @@ async fn run(args: BenchArgs) -> Result<()> {
         work: std::fs::canonicalize(&args.work_dir)?,
         wrapper: Vec::new(),
     };
-    let molecules = read_molecules(&args.molecules)?;
+    let molecules = inputs::molecules(&args.molecules)?;
     let mut report = Report {
         machine: report::machine(),
         settings: format!(
@@ -107,7 +107,15 @@ async fn run(args: BenchArgs) -> Result<()> {
         embeddings::embeddings(&paths, &args, duration, rounds, &mut report).await?;
     }
     if wanted("oip") {
-        oip::oip(&paths, &args, &molecules, duration, rounds, &mut report).await?;
+        report.oip = oip::oip(
+            &paths,
+            &args,
+            &molecules,
+            duration,
+            rounds,
+            &mut report.notes,
+        )
+        .await?;
     }
     if wanted("media") {
         media::media(&paths, &args, duration, rounds, &mut report).await?;
@@ -211,25 +219,6 @@ fn smiles_calls(molecules: &[String]) -> Arc<[Call]> {
             )
         })
         .collect()
-}
-
-/// SMILES of the first column of the reference file (tab-separated, one header row).
-fn read_molecules(file: &std::path::Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(file).with_context(|| {
-        format!(
-            "reading the molecule mix {} (pass --molecules)",
-            file.display()
-        )
-    })?;
-    let smiles: Vec<String> = text
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split('\t').next())
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect();
-    anyhow::ensure!(!smiles.is_empty(), "no molecules in {}", file.display());
-    Ok(smiles)
 }
 
 /// The servers of one comparison: each side's process and address, by side name.

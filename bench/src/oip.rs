@@ -7,10 +7,10 @@
 
 use super::load::{self, Call, Measured};
 use super::peers::{self, ModelUnderTest, Paths};
-use super::report::{PredictRow, Report};
 use super::{procs, smiles_calls};
 use crate::args::BenchArgs;
 use anyhow::Result;
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -60,6 +60,21 @@ fn infer(model: &str, input: &str, texts: &[&str], outputs: &[&str], binary: boo
             ("inference-header-content-length", header.to_string()),
         ],
     )
+}
+
+/// One load, measured on each side (`v1.2`, `oip-json`, `oip-binary`).
+#[derive(Debug, Clone, Serialize)]
+pub struct OipRow {
+    /// What was asked (`molprop logp`, `minilm 32 texts`).
+    pub load: String,
+    pub connections: usize,
+    pub sides: Vec<(String, load::Figures)>,
+}
+
+impl OipRow {
+    pub fn side(&self, name: &str) -> Option<&load::Figures> {
+        self.sides.iter().find(|(n, _)| n == name).map(|(_, f)| f)
+    }
 }
 
 /// One call list per side: v1.2, then the protocol in JSON and in binary.
@@ -115,8 +130,9 @@ pub async fn oip(
     molecules: &[String],
     duration: Duration,
     rounds: usize,
-    report: &mut Report,
-) -> Result<()> {
+    notes: &mut Vec<String>,
+) -> Result<Vec<OipRow>> {
+    let mut rows = Vec::new();
     let (reg, reg_addr) = peers::registry(paths, "oip-registry", "22700-22799", &[]).await?;
     let mut procs = Vec::new();
     let mut deployments: Vec<(String, SocketAddr, Vec<(String, Loads)>)> = Vec::new();
@@ -143,7 +159,7 @@ pub async fn oip(
         };
         deployments.push((name.to_owned(), addr, loads));
     }
-    if let Some((proc, addr, loads)) = minilm(paths, args, reg_addr, report).await? {
+    if let Some((proc, addr, loads)) = minilm(paths, args, reg_addr, notes).await? {
         procs.push(proc);
         deployments.push(("minilm".into(), addr, loads));
     }
@@ -152,8 +168,8 @@ pub async fn oip(
         for (what, calls) in loads {
             for conns in CONNECTIONS {
                 eprintln!("{what}: /predict vs /v2 infer at {conns} connection(s) ...");
-                report.oip.push(PredictRow {
-                    property: what.clone(),
+                rows.push(OipRow {
+                    load: what.clone(),
                     connections: conns,
                     sides: alternate(*addr, conns, duration, rounds, calls).await?,
                 });
@@ -164,7 +180,7 @@ pub async fn oip(
         proc.stop().await;
     }
     reg.stop().await;
-    Ok(())
+    Ok(rows)
 }
 
 /// minilm with its files, and its loads: 32 sentences a request.
@@ -172,17 +188,17 @@ async fn minilm(
     paths: &Paths,
     args: &BenchArgs,
     registry: SocketAddr,
-    report: &mut Report,
+    notes: &mut Vec<String>,
 ) -> Result<Option<(procs::Proc, SocketAddr, Vec<(String, Loads)>)>> {
     let ai_models = std::fs::canonicalize(&args.ai_models_dir).ok();
     let Some(ai_models) = ai_models.filter(|d| d.join(edge_api::embedding::MODEL).is_dir()) else {
-        report.notes.push(
+        notes.push(
             "oip: minilm skipped (no embedding model files; run `cargo xtask install-models`)"
                 .into(),
         );
         return Ok(None);
     };
-    let sentences = super::embeddings::sentences()?;
+    let sentences = super::inputs::sentences()?;
     let model = ModelUnderTest::minilm(paths, &ai_models)?;
     let dir = procs::fresh_dir(&paths.work, "oip-minilm")?;
     let (proc, addr, _) =
@@ -216,7 +232,7 @@ async fn minilm(
 }
 
 /// The section's table: requests/s and p50/p99 per side, and each protocol side over v1.2.
-pub fn print(rows: &[PredictRow]) {
+pub fn print(rows: &[OipRow]) {
     if rows.is_empty() {
         return;
     }
@@ -245,7 +261,7 @@ pub fn print(rows: &[PredictRow]) {
         };
         println!(
             "  {:<18} {:>5}  {:>24} {:>24} {:>24}  {:>9} {:>11}",
-            row.property,
+            row.load,
             row.connections,
             cell("v1.2"),
             cell("oip-json"),
@@ -253,48 +269,5 @@ pub fn print(rows: &[PredictRow]) {
             ratio("oip-json"),
             ratio("oip-binary")
         );
-    }
-}
-
-/// The targets: at 16 connections, each protocol side within 0.9x of v1.2 (molprop and
-/// solubility); and minilm's binary at least as fast as its JSON.
-pub fn judge(report: &mut Report) {
-    for row in report.oip.clone() {
-        if row.connections != 16 {
-            continue;
-        }
-        let (Some(v12), Some(json), Some(binary)) = (
-            row.side("v1.2"),
-            row.side("oip-json"),
-            row.side("oip-binary"),
-        ) else {
-            continue;
-        };
-        let errors = v12.errors + json.errors + binary.errors;
-        if row.property.starts_with("minilm") {
-            let ratio = binary.rps / json.rps.max(1e-9);
-            report.target(
-                &format!("{}: /v2 binary vs JSON, 16 conns", row.property),
-                ">= 1x req/s, 0 errors",
-                format!(
-                    "{ratio:.2}x ({:.0} vs {:.0}/s), {errors} errors",
-                    binary.rps, json.rps
-                ),
-                ratio >= 1.0 && errors == 0,
-            );
-            continue;
-        }
-        for (side, f) in [("JSON", json), ("binary", binary)] {
-            let ratio = f.rps / v12.rps.max(1e-9);
-            report.target(
-                &format!("{}: /v2 infer {side} vs /predict, 16 conns", row.property),
-                ">= 0.9x req/s, 0 errors",
-                format!(
-                    "{ratio:.2}x ({:.0} vs {:.0}/s), {errors} errors",
-                    f.rps, v12.rps
-                ),
-                ratio >= 0.9 && errors == 0,
-            );
-        }
     }
 }

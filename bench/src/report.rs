@@ -44,7 +44,7 @@ pub struct Report {
     pub media: Vec<PredictRow>,
     /// Section `oip`: the Open Inference Protocol beside v1.2, by load (`property` names
     /// it; sides: v1.2, oip-json, oip-binary).
-    pub oip: Vec<PredictRow>,
+    pub oip: Vec<super::oip::OipRow>,
     /// Section `media`: steps timed without the load generator.
     pub media_steps: Vec<StepRow>,
     pub targets: Vec<Target>,

@@ -21,6 +21,7 @@
 //! ```
 
 pub mod batch;
+mod deployment;
 pub mod input;
 mod metrics;
 pub mod oip;

@@ -50,7 +50,7 @@ fn route<M: Model>(model: &M, req: ApiRequest) -> Result<Response, ApiError> {
         "/predict" => predict(model, &req),
         "/info" => {
             let mut info = model.info();
-            info.model_version = info.model_version.or_else(deployed_version);
+            info.model_version = info.model_version.or_else(crate::deployment::version);
             Ok(http::json(200, &info))
         }
         "/metrics" => Ok(http::json(
@@ -87,7 +87,7 @@ fn health<M: Model>(model: &M) -> Result<Response, ApiError> {
     thread_local! {
         static HEALTHY: std::cell::OnceCell<Vec<u8>> = const { std::cell::OnceCell::new() };
     }
-    ready(model)?;
+    crate::deployment::ready(model)?;
     let body = HEALTHY.with(|healthy| {
         if let Some(body) = healthy.get() {
             return Ok(body.clone());
@@ -96,7 +96,10 @@ fn health<M: Model>(model: &M) -> Result<Response, ApiError> {
             status: "ok".into(),
             model: model.name().into(),
             version: SPEC_VERSION.into(),
-            model_version: model.info().model_version.or_else(deployed_version),
+            model_version: model
+                .info()
+                .model_version
+                .or_else(crate::deployment::version),
         })
         .map_err(http::unserialisable)?;
         Ok::<_, ApiError>(healthy.get_or_init(|| body).clone())
@@ -104,54 +107,13 @@ fn health<M: Model>(model: &M) -> Result<Response, ApiError> {
     Ok(http::json_bytes(200, body))
 }
 
-/// `Ok` once the model has passed its own test examples in this deployment (what makes
-/// `/health` 200); else why not, as the 503 to answer.
-pub(crate) fn ready<M: Model>(model: &M) -> Result<(), ApiError> {
-    if crate::snapshot::self_tested() {
-        return Ok(());
-    }
-    let state = DeploymentState::current(model.name())?;
-    if !state.self_test_passed()? {
-        if let Err(why) = predict::self_test(model) {
-            return Err(ApiError::new(
-                ErrorCode::NotReady,
-                format!("model not ready: {why}"),
-            ));
-        }
-        state.mark_self_test_passed()?;
-    }
-    Ok(())
-}
-
-/// The version the host says it deployed (variable `model_version`), if it says one; a
-/// model that names its own version (an ONNX manifest's `[info] model_version`) reports that.
-pub(crate) fn deployed_version() -> Option<String> {
-    guest_kit::config::variable("model_version")
-        .ok()
-        .flatten()
-        .filter(|v| !v.is_empty())
-}
-
 fn predict<M: Model>(model: &M, req: &ApiRequest) -> Result<Response, ApiError> {
     let prediction = predict::run(model, &req.body)?;
-    record(
+    crate::deployment::record(
         model.name(),
         prediction.items,
         prediction.elapsed,
         prediction.error.as_deref(),
     );
     Ok(http::json(200, &prediction.answer?))
-}
-
-/// Counts predictions in `/metrics`; a failure to count never costs the caller their answer.
-pub(crate) fn record(model: &str, items: u64, elapsed: std::time::Duration, error: Option<&str>) {
-    let micros = elapsed.as_micros() as u64;
-    match DeploymentState::current(model) {
-        Ok(state) => {
-            if let Err(e) = state.record(items, micros, error) {
-                eprintln!("could not record metrics: {e}");
-            }
-        }
-        Err(e) => eprintln!("could not record metrics: {e}"),
-    }
 }

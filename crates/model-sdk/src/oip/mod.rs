@@ -222,7 +222,7 @@ fn described<M: Model>(model: &M) -> (Rc<Signature>, Rc<str>) {
     let version: Rc<str> = model
         .info()
         .model_version
-        .or_else(crate::routes::deployed_version)
+        .or_else(crate::deployment::version)
         .unwrap_or_else(|| "1".to_owned())
         .into();
     let signature = Rc::new(model.signature());
@@ -237,7 +237,7 @@ fn described<M: Model>(model: &M) -> (Rc<Signature>, Rc<str>) {
 /// 200 `{"ready": true}` exactly when v1.2 `/health` answers 200; else 400 (the protocol:
 /// a 4xx says false) with why.
 fn readiness<M: Model>(model: &M) -> Response {
-    match crate::routes::ready(model) {
+    match crate::deployment::ready(model) {
         Ok(()) => json_response(200, &json!({"ready": true})),
         Err(e) => json_response(400, &json!({"ready": false, "error": e.message})),
     }
@@ -262,7 +262,7 @@ fn infer<M: Model>(
         version,
         &req.body,
         req.header(wire::HEADER_LENGTH),
-        |ran| crate::routes::record(model.name(), ran.items, ran.elapsed, ran.error),
+        |ran| crate::deployment::record(model.name(), ran.items, ran.elapsed, ran.error),
     )?;
     let mut builder = Response::builder();
     builder
