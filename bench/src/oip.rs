@@ -79,6 +79,8 @@ impl OipRow {
 
 /// One call list per side: v1.2, then the protocol in JSON and in binary.
 type Loads = [Arc<[Call]>; 3];
+/// A deployment's loads, each with what it asks.
+type Named = Vec<(String, Loads)>;
 
 fn smiles_loads(model: &str, molecules: &[String], property: Option<&str>) -> Loads {
     let v12: Arc<[Call]> = match property {
@@ -135,7 +137,7 @@ pub async fn oip(
     let mut rows = Vec::new();
     let (reg, reg_addr) = peers::registry(paths, "oip-registry", "22700-22799", &[]).await?;
     let mut procs = Vec::new();
-    let mut deployments: Vec<(String, SocketAddr, Vec<(String, Loads)>)> = Vec::new();
+    let mut deployments: Vec<(String, SocketAddr, Named)> = Vec::new();
     for (name, model) in [
         ("molprop", ModelUnderTest::molprop(paths)?),
         ("solubility", ModelUnderTest::onnx(paths, "solubility")?),
@@ -189,7 +191,7 @@ async fn minilm(
     args: &BenchArgs,
     registry: SocketAddr,
     notes: &mut Vec<String>,
-) -> Result<Option<(procs::Proc, SocketAddr, Vec<(String, Loads)>)>> {
+) -> Result<Option<(procs::Proc, SocketAddr, Named)>> {
     let ai_models = std::fs::canonicalize(&args.ai_models_dir).ok();
     let Some(ai_models) = ai_models.filter(|d| d.join(edge_api::embedding::MODEL).is_dir()) else {
         notes.push(
