@@ -269,7 +269,7 @@ fn item(reads: &[Read], i: usize) -> Result<Map<String, Value>, OipError> {
         let value = |k: usize| -> Result<Value, OipError> {
             Ok(match &read.elements {
                 Elements::Bool(v) => Value::from(v[k]),
-                Elements::Numbers(v) => Value::from(v[k]),
+                Elements::Numbers(v) => number(name, k, v[k])?,
                 Elements::Bytes(v) => Value::from(text(&v[k])?),
             })
         };
@@ -305,6 +305,20 @@ fn item(reads: &[Read], i: usize) -> Result<Map<String, Value>, OipError> {
         }
     }
     Ok(data)
+}
+
+/// Element `k` of input `name` as v1.2 JSON. JSON has no NaN or infinity, and
+/// `Value::from` would make both `null`: right for a NaN, the tensors' mark of a value not
+/// measured (v1.2's `null`), but an infinity would then be taken as missing and predicted on,
+/// where `/predict` could never be sent it.
+fn number(name: &str, k: usize, x: f64) -> Result<Value, OipError> {
+    if x.is_infinite() {
+        return Err(OipError::bad(format!(
+            "input '{name}' element {k} is {x}; a model takes finite numbers (NaN for a value \
+             not measured)"
+        )));
+    }
+    Ok(Value::from(x))
 }
 
 /// Every item's v1.2 results; the first item without one fails the request, saying which.

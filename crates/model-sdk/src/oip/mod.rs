@@ -11,6 +11,8 @@
 //! Binary tensor data (Triton's extension) in both directions.
 
 pub mod infer;
+#[cfg(test)]
+mod infer_tests;
 mod outputs;
 pub mod signature;
 pub mod tensor;
