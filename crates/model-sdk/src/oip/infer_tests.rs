@@ -100,3 +100,29 @@ fn a_nan_in_binary_data_is_sent_as_null_the_value_v1_2_calls_missing() {
         json!({"features": [2.5, null]})
     );
 }
+
+#[test]
+fn an_fp16_in_binary_reaches_the_model_as_the_same_fp16_in_json_does() {
+    for x in [0.1, 5.1, -3.3, 1000.7, 6.0e-5] {
+        let json_head = json!({"inputs": [{"name": "features", "datatype": "FP16",
+            "shape": [1, 1], "data": [x]}]});
+        let answer = run(&rows(), json_head, &[]).unwrap();
+        let from_json: Value =
+            serde_json::from_str(answer["outputs"][0]["data"][0].as_str().unwrap()).unwrap();
+        let half = half::f16::from_f64(x).to_le_bytes();
+        assert_eq!(binary_row("FP16", &half, 1).unwrap(), from_json, "{x}");
+    }
+}
+
+#[test]
+fn an_fp32_a_numpy_client_writes_in_json_reaches_the_model_as_in_binary() {
+    // tritonclient's JSON tensors are numpy's `tolist()`: 0.1f32 is written 0.10000000149011612.
+    let head = json!({"inputs": [{"name": "features", "datatype": "FP32", "shape": [1, 2],
+        "data": [f64::from(0.1f32), f64::from(5.1f32)]}]});
+    let answer = run(&rows(), head, &[]).unwrap();
+    let from_json: Value =
+        serde_json::from_str(answer["outputs"][0]["data"][0].as_str().unwrap()).unwrap();
+    let bytes: Vec<u8> = [0.1f32, 5.1].iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert_eq!(from_json, json!({"features": [0.1, 5.1]}));
+    assert_eq!(binary_row("FP32", &bytes, 2).unwrap(), from_json);
+}

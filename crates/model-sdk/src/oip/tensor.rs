@@ -137,7 +137,7 @@ impl Elements {
                         datatype.name()
                     ));
                 }
-                v.push(x);
+                v.push(as_element(datatype, x));
             }
         }
         Ok(())
@@ -203,7 +203,8 @@ impl Elements {
 /// decimal that reads back as that float, an FP64 as itself.
 pub fn number_json(datatype: Datatype, x: f64) -> Value {
     match datatype {
-        Datatype::Fp16 | Datatype::Fp32 => Value::from(widened_f32(x as f32)),
+        Datatype::Fp16 => Value::from(widened_f16(half::f16::from_f64(x))),
+        Datatype::Fp32 => Value::from(widened_f32(x as f32)),
         Datatype::Fp64 => Value::from(x),
         Datatype::Uint8 | Datatype::Uint16 | Datatype::Uint32 | Datatype::Uint64 => {
             Value::from(x as u64)
@@ -216,6 +217,32 @@ pub fn number_json(datatype: Datatype, x: f64) -> Value {
 /// `0.10000000149011612`): what a JSON client wrote for it.
 pub fn widened_f32(x: f32) -> f64 {
     x.to_string().parse().unwrap_or(f64::from(x))
+}
+
+/// A JSON number as an element of `datatype`: an FP16 or FP32 rounded to that precision and
+/// read as its shortest decimal, as the same element in binary is. A numpy client writes an
+/// FP32 `0.1` in JSON as `0.10000000149011612` and sends `0.1f32` in binary: both must reach
+/// the model as `0.1`, or JSON and binary requests would get different answers.
+fn as_element(datatype: Datatype, x: f64) -> f64 {
+    match datatype {
+        Datatype::Fp16 => widened_f16(half::f16::from_f64(x)),
+        Datatype::Fp32 => widened_f32(x as f32),
+        _ => x,
+    }
+}
+
+/// `x` as the `f64` of the shortest decimal that reads back as the same FP16 (`0.1`, not
+/// `0.0999755859375`), as [`widened_f32`] does for an FP32. Five significant digits always
+/// suffice for a half.
+pub fn widened_f16(x: half::f16) -> f64 {
+    let exact = f64::from(x);
+    if !x.is_finite() {
+        return exact;
+    }
+    (0..5)
+        .filter_map(|digits| format!("{exact:.digits$e}").parse::<f64>().ok())
+        .find(|y| half::f16::from_f64(*y) == x)
+        .unwrap_or(exact)
 }
 
 fn in_range(datatype: Datatype, x: f64) -> bool {
@@ -244,7 +271,7 @@ fn number_from_le(datatype: Datatype, c: &[u8]) -> f64 {
         Datatype::Int8 => f64::from(c[0] as i8),
         Datatype::Uint16 => f64::from(u16::from_le_bytes(a2())),
         Datatype::Int16 => f64::from(i16::from_le_bytes(a2())),
-        Datatype::Fp16 => f64::from(half::f16::from_le_bytes(a2()).to_f32()),
+        Datatype::Fp16 => widened_f16(half::f16::from_le_bytes(a2())),
         Datatype::Uint32 => f64::from(u32::from_le_bytes(a4())),
         Datatype::Int32 => f64::from(i32::from_le_bytes(a4())),
         Datatype::Fp32 => widened_f32(f32::from_le_bytes(a4())),
