@@ -29,14 +29,14 @@ const HEALTH_DEADLINE: Duration = Duration::from_secs(2);
 pub struct Oip {
     /// `up`'s `/health`: which models failed to start (they make the app not ready either).
     health: Arc<Health>,
-    client: HttpClient,
+    client: Arc<HttpClient>,
 }
 
 impl Oip {
     pub fn new(health: Arc<Health>) -> Self {
         Self {
             health,
-            client: HttpClient::new(HEALTH_DEADLINE),
+            client: Arc::new(HttpClient::new(HEALTH_DEADLINE)),
         }
     }
 
@@ -50,25 +50,17 @@ impl Oip {
             .into_iter()
             .map(|(name, why)| format!("model '{name}' is not serving: {why}"))
             .collect();
+        let mut serving = Vec::new();
         for listed in self.health.live.list().await {
-            let Some(url) = listed.url.filter(|_| listed.status != "failed") else {
-                if listed.status == "starting" {
+            match listed.url.filter(|_| listed.status != "failed") {
+                Some(url) => serving.push((listed.name, url)),
+                None if listed.status == "starting" => {
                     problems.push(format!("model '{}' is still starting", listed.name));
                 }
-                continue;
-            };
-            let url = format!("{url}/health");
-            match self.client.send(hyper::Method::GET, &url, None, None).await {
-                Ok(r) if r.status == 200 => {}
-                Ok(r) => problems.push(format!(
-                    "model '{}': GET /health answered {}: {}",
-                    listed.name,
-                    r.status,
-                    r.error_text()
-                )),
-                Err(e) => problems.push(format!("model '{}': {e:#}", listed.name)),
+                None => {}
             }
         }
+        problems.extend(probe_all(&self.client, serving).await);
         problems
     }
 
@@ -133,6 +125,32 @@ impl Oip {
     }
 }
 
+/// Each model's (name, base URL) `/health` problem, asked of all at once: one after another,
+/// a probe would wait up to [`HEALTH_DEADLINE`] for each hung model, longer than a load
+/// balancer waits for the answer. In the order given.
+async fn probe_all(client: &Arc<HttpClient>, models: Vec<(String, String)>) -> Vec<String> {
+    let mut probes = tokio::task::JoinSet::new();
+    for (i, (name, url)) in models.into_iter().enumerate() {
+        let client = client.clone();
+        probes.spawn(async move {
+            let url = format!("{url}/health");
+            let problem = match client.send(hyper::Method::GET, &url, None, None).await {
+                Ok(r) if r.status == 200 => None,
+                Ok(r) => Some(format!(
+                    "model '{name}': GET /health answered {}: {}",
+                    r.status,
+                    r.error_text()
+                )),
+                Err(e) => Some(format!("model '{name}': {e:#}")),
+            };
+            (i, problem)
+        });
+    }
+    let mut found = probes.join_all().await;
+    found.sort_by_key(|(i, _)| *i);
+    found.into_iter().filter_map(|(_, p)| p).collect()
+}
+
 fn answer(status: u16, value: &Value) -> HostResponse {
     responses::json(status, value.to_string())
 }
@@ -148,5 +166,39 @@ impl HostRoute for Oip {
         req: hyper::Request<Incoming>,
     ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
         Box::pin(async move { self.respond(req.method(), req.uri().path()).await })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A model that takes the connection and never answers.
+    async fn hung() -> (String, tokio::net::TcpListener) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        (
+            format!("http://{}", listener.local_addr().unwrap()),
+            listener,
+        )
+    }
+
+    #[tokio::test]
+    async fn hung_models_are_probed_at_once_and_named_in_order() {
+        let deadline = Duration::from_millis(400);
+        let client = Arc::new(HttpClient::new(deadline));
+        let mut models = Vec::new();
+        let mut held = Vec::new();
+        for name in ["a", "b", "c", "d"] {
+            let (url, listener) = hung().await;
+            models.push((name.to_owned(), url));
+            held.push(listener);
+        }
+        let started = Instant::now();
+        let problems = probe_all(&client, models).await;
+        // One after another, four hung models would take four deadlines.
+        assert!(started.elapsed() < deadline * 2, "{:?}", started.elapsed());
+        let named: Vec<&str> = problems.iter().map(|p| &p[7..8]).collect();
+        assert_eq!(named, ["a", "b", "c", "d"], "{problems:?}");
     }
 }
