@@ -10,6 +10,7 @@
 //! 404 for an unknown model, version or path, 405 for a wrong method, 500 for a fault.
 //! Binary tensor data (Triton's extension) in both directions.
 
+mod decimal;
 pub mod infer;
 #[cfg(test)]
 mod infer_tests;

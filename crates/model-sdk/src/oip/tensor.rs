@@ -2,6 +2,8 @@
 //! elements, written as a JSON array (flat or nested) or as raw little-endian bytes (Triton's
 //! binary tensor data extension; a BYTES element as a 4-byte length and its bytes).
 
+use super::decimal::as_element;
+pub use super::decimal::{widened_f16, widened_f32};
 use serde_json::Value;
 
 /// The protocol's element types.
@@ -211,38 +213,6 @@ pub fn number_json(datatype: Datatype, x: f64) -> Value {
         }
         _ => Value::from(x as i64),
     }
-}
-
-/// `x` as the `f64` its shortest decimal reads as (`0.1f32` as `0.1`, not
-/// `0.10000000149011612`): what a JSON client wrote for it.
-pub fn widened_f32(x: f32) -> f64 {
-    x.to_string().parse().unwrap_or(f64::from(x))
-}
-
-/// A JSON number as an element of `datatype`: an FP16 or FP32 rounded to that precision and
-/// read as its shortest decimal, as the same element in binary is. A numpy client writes an
-/// FP32 `0.1` in JSON as `0.10000000149011612` and sends `0.1f32` in binary: both must reach
-/// the model as `0.1`, or JSON and binary requests would get different answers.
-fn as_element(datatype: Datatype, x: f64) -> f64 {
-    match datatype {
-        Datatype::Fp16 => widened_f16(half::f16::from_f64(x)),
-        Datatype::Fp32 => widened_f32(x as f32),
-        _ => x,
-    }
-}
-
-/// `x` as the `f64` of the shortest decimal that reads back as the same FP16 (`0.1`, not
-/// `0.0999755859375`), as [`widened_f32`] does for an FP32. Five significant digits always
-/// suffice for a half.
-pub fn widened_f16(x: half::f16) -> f64 {
-    let exact = f64::from(x);
-    if !x.is_finite() {
-        return exact;
-    }
-    (0..5)
-        .filter_map(|digits| format!("{exact:.digits$e}").parse::<f64>().ok())
-        .find(|y| half::f16::from_f64(*y) == x)
-        .unwrap_or(exact)
 }
 
 fn in_range(datatype: Datatype, x: f64) -> bool {
