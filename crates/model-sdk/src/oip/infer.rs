@@ -278,8 +278,16 @@ fn item(reads: &[Read], i: usize) -> Result<Map<String, Value>, OipError> {
                 data.insert(field.clone(), value(range.start)?);
             }
             Binding::File(field) => {
+                // A signature's mistake, not the client's: a 500 saying so, not a trap.
                 let Elements::Bytes(files) = &read.elements else {
-                    unreachable!("a file input is BYTES")
+                    return Err(OipError::new(
+                        500,
+                        format!(
+                            "input '{name}' is bound to a file, but the model's signature \
+                             makes it {}: a file input must be BYTES",
+                            read.spec.datatype.name()
+                        ),
+                    ));
                 };
                 let file = &files[range.start];
                 let value = if read.binary {

@@ -126,3 +126,15 @@ fn an_fp32_a_numpy_client_writes_in_json_reaches_the_model_as_in_binary() {
     assert_eq!(from_json, json!({"features": [0.1, 5.1]}));
     assert_eq!(binary_row("FP32", &bytes, 2).unwrap(), from_json);
 }
+
+#[test]
+fn a_signature_binding_a_file_to_numbers_is_a_500_not_a_trap() {
+    let mut signature = rows();
+    signature.inputs[0].item_shape = Vec::new();
+    signature.inputs[0].binding = Binding::File("image".into());
+    let head = json!({"inputs": [{"name": "features", "datatype": "FP32", "shape": [1],
+        "data": [1.0]}]});
+    let e = run(&signature, head, &[]).unwrap_err();
+    assert_eq!(e.status, 500, "{e:?}");
+    assert!(e.message.contains("must be BYTES"), "{}", e.message);
+}
