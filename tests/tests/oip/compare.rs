@@ -22,25 +22,42 @@ pub async fn predict_items(c: &Client, d: &Deployment, case: &Case) -> Vec<Value
         .collect()
 }
 
-/// Output `name`'s values for one v1.2 result: a classifier's label and its values per label
-/// (in the order of the metadata's `labels`), the embedding's numbers, a flag or the value at
-/// the top of the result, or else molprop's property of that name.
-fn v12_values(name: &str, labels: Option<&Value>, result: &Value) -> Vec<Value> {
-    if let Some(labels) = labels {
-        let per_label = &result[name];
+/// The elements output `name` (described by `meta`, its metadata) must hold for one item
+/// whose v1.2 results are `results`: the whole results for the generic `results`; a
+/// classifier's label; one value per label, in the order of the metadata's `labels`; else
+/// the results' field of that name (an array for a row), or molprop's property of that name.
+/// Shared by the tests built here and the standard clients' (`oip_clients`), so both hold
+/// the answers to one reading of the interfaces.
+pub fn v12_elements(name: &str, meta: &Value, results: &Value) -> Result<Vec<Value>, String> {
+    if name == "results" {
+        return Ok(vec![results.clone()]);
+    }
+    if name == "label" {
+        return Ok(vec![results["prediction"].clone()]);
+    }
+    if let Some(labels) = meta["parameters"]["labels"].as_array() {
+        let per_label = results[name]
+            .as_object()
+            .ok_or_else(|| format!("v1.2 has no object '{name}'"))?;
         return labels
-            .as_array()
-            .unwrap()
             .iter()
-            .map(|l| per_label[l.as_str().unwrap()].clone())
+            .map(|l| {
+                let label = l.as_str().unwrap_or_default();
+                per_label
+                    .get(label)
+                    .cloned()
+                    .ok_or_else(|| format!("v1.2's '{name}' has no label {label}"))
+            })
             .collect();
     }
-    match name {
-        "label" => vec![result["prediction"].clone()],
-        "embedding" => result["embedding"].as_array().unwrap().clone(),
-        top if result.get(top).is_some() => vec![result[top].clone()],
-        property => vec![result["prediction"][property].clone()],
-    }
+    let found = results
+        .get(name)
+        .or_else(|| results["prediction"].get(name))
+        .ok_or_else(|| format!("v1.2 has no field for output '{name}'"))?;
+    Ok(match found {
+        Value::Array(many) => many.clone(),
+        one => vec![one.clone()],
+    })
 }
 
 /// The same value: numbers by value (a count 3 and an FP64 3.0), the rest exactly.
@@ -61,12 +78,12 @@ pub fn assert_same_as_predict(outputs: &[Output], metadata: &Value, items: &[Val
             .iter()
             .find(|m| m["name"] == o.name.as_str())
             .unwrap_or_else(|| panic!("{} is not in the metadata", o.name));
-        let labels = described.get("parameters").and_then(|p| p.get("labels"));
         assert_eq!(o.shape[0], items.len() as i64, "{}", o.name);
         let width: i64 = o.shape[1..].iter().product();
         assert_eq!(o.data.len() as i64, o.shape[0] * width, "{}", o.name);
         for (i, (got, result)) in o.data.chunks(width as usize).zip(items).enumerate() {
-            let expected = v12_values(&o.name, labels, result);
+            let expected = v12_elements(&o.name, described, result)
+                .unwrap_or_else(|e| panic!("{} item {i}: {e}", o.name));
             assert_eq!(got.len(), expected.len(), "{} item {i}", o.name);
             for (g, e) in got.iter().zip(&expected) {
                 assert!(

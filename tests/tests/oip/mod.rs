@@ -5,7 +5,7 @@
 //! with a JSON error naming the fault, the deployment healthy after ([`refusals`]).
 
 mod answers;
-mod compare;
+pub mod compare;
 mod refusals;
 mod wire;
 

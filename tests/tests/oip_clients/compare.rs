@@ -13,6 +13,7 @@
 //! after rounding v1.2's number to `f32` (what the tensor holds).
 
 use super::plan::Plan;
+use crate::oip::compare::v12_elements;
 use serde_json::Value;
 
 /// What differs between `answer` (one client and mode, as oip_clients.py prints it) and v1.2.
@@ -87,7 +88,7 @@ fn one_output(plan: &Plan, name: &str, output: &Value) -> Result<(), String> {
         return Err(format!("{} elements for shape {shape:?}", data.len()));
     }
     for (i, results) in plan.expected.iter().enumerate() {
-        let want = expected(name, meta, results)
+        let want = v12_elements(name, meta, results)
             .map_err(|e| format!("item {i}: {e} (v1.2 results: {results})"))?;
         let got = &data[i * per_item..(i + 1) * per_item];
         if want.len() != got.len() {
@@ -104,39 +105,6 @@ fn one_output(plan: &Plan, name: &str, output: &Value) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The elements output `name` must hold for one item whose v1.2 results are `results`.
-fn expected(name: &str, meta: &Value, results: &Value) -> Result<Vec<Value>, String> {
-    if name == "results" {
-        return Ok(vec![results.clone()]);
-    }
-    if name == "label" {
-        return Ok(vec![results["prediction"].clone()]);
-    }
-    if let Some(labels) = meta["parameters"]["labels"].as_array() {
-        let per_label = results[name]
-            .as_object()
-            .ok_or_else(|| format!("v1.2 has no object '{name}'"))?;
-        return labels
-            .iter()
-            .map(|l| {
-                let label = l.as_str().unwrap_or_default();
-                per_label
-                    .get(label)
-                    .cloned()
-                    .ok_or_else(|| format!("v1.2's '{name}' has no label {label}"))
-            })
-            .collect();
-    }
-    let found = results
-        .get(name)
-        .or_else(|| results["prediction"].get(name))
-        .ok_or_else(|| format!("v1.2 has no field for output '{name}'"))?;
-    Ok(match found {
-        Value::Array(many) => many.clone(),
-        one => vec![one.clone()],
-    })
 }
 
 /// Whether the client's element `got` is v1.2's `want` as a `datatype` element.
