@@ -17,6 +17,8 @@ mod infer_tests;
 mod outputs;
 pub mod signature;
 pub mod tensor;
+#[cfg(test)]
+mod unavailable_tests;
 pub mod wire;
 
 use crate::Model;
@@ -112,22 +114,33 @@ pub(crate) fn serve<M: Model>(model: &M, req: &ApiRequest, path: &str, by_name: 
 }
 
 /// The protocol's answers of a model that could not be loaded: live, never ready (400 with
-/// the reason, as a 4xx says false), and 503 with the reason for anything of the model's.
+/// the reason, as a 4xx says false, at every readiness path, versioned or not), the server's
+/// own metadata (the server runs; tritonclient reads it before anything else), and 503 with
+/// the reason for anything of the model's.
 pub(crate) fn serve_unavailable(reason: &str, req: &ApiRequest, path: &str) -> Response {
     let why = format!("model not ready: {reason}");
     let segments: Vec<&str> = path.split('/').skip(1).collect();
-    let health = matches!(
+    let reads = matches!(
         segments.as_slice(),
-        ["v2", "health", "live" | "ready"] | ["v2", "models", _, "ready"]
+        ["v2"]
+            | ["v2", "health", "live" | "ready"]
+            | ["v2", "models", _, "ready"]
+            | ["v2", "models", _, "versions", _, "ready"]
     );
-    if health && req.method != "GET" {
+    if reads && req.method != "GET" {
         return OipError::not_allowed(&req.method, path, "GET").response();
     }
     match segments.as_slice() {
+        ["v2"] => json_response(200, &server_metadata()),
         ["v2", "health", "live"] => json_response(200, &json!({"live": true})),
-        _ if health => json_response(400, &json!({"ready": false, "error": why})),
+        _ if reads => json_response(400, &json!({"ready": false, "error": why})),
         _ => OipError::new(503, why).response(),
     }
+}
+
+/// `GET /v2`: the server's name, version and extensions.
+fn server_metadata() -> Value {
+    json!({"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION"), "extensions": EXTENSIONS})
 }
 
 fn route<M: Model>(
@@ -151,10 +164,7 @@ fn route<M: Model>(
     match segments.as_slice() {
         ["v2"] => {
             only("GET")?;
-            Ok(json_response(
-                200,
-                &json!({"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION"), "extensions": EXTENSIONS}),
-            ))
+            Ok(json_response(200, &server_metadata()))
         }
         ["v2", "health", "live"] => {
             only("GET")?;
