@@ -238,7 +238,7 @@ fn spin(r: &mut Report) {
 }
 
 /// The targets: at 16 connections, each protocol side within 0.9x of v1.2 (molprop and
-/// solubility); and minilm's binary at least as fast as its JSON.
+/// solubility); and minilm's binary as fast as its JSON, within noise.
 fn oip(report: &mut Report) {
     for row in report.oip.clone() {
         if row.connections != 16 {
