@@ -13,6 +13,8 @@ struct Refused {
     url: String,
     body: Vec<u8>,
     header_length: Option<usize>,
+    /// Other headers sent (a `content-encoding`).
+    headers: Vec<(&'static str, &'static str)>,
     status: u16,
     says: String,
 }
@@ -23,6 +25,7 @@ fn get(url: String, status: u16, says: &str) -> Refused {
         url,
         body: Vec::new(),
         header_length: None,
+        headers: Vec::new(),
         status,
         says: says.into(),
     }
@@ -34,6 +37,7 @@ fn post(url: &str, body: Vec<u8>, header_length: Option<usize>, says: &str) -> R
         url: url.into(),
         body,
         header_length,
+        headers: Vec::new(),
         status: 400,
         says: says.into(),
     }
@@ -42,6 +46,11 @@ fn post(url: &str, body: Vec<u8>, header_length: Option<usize>, says: &str) -> R
 impl Refused {
     fn with_status(self, status: u16) -> Self {
         Self { status, ..self }
+    }
+
+    fn with_header(mut self, name: &'static str, value: &'static str) -> Self {
+        self.headers.push((name, value));
+        self
     }
 }
 
@@ -57,8 +66,11 @@ fn inputs(inputs: Value, head: Value) -> Vec<u8> {
 async fn assert_refused(c: &Client, d: &Deployment, requests: Vec<Refused>) {
     for r in requests {
         let length = r.header_length.map(|n| n.to_string());
-        let headers: Vec<(&str, &str)> =
-            length.iter().map(|n| (HEADER_LENGTH, n.as_str())).collect();
+        let headers: Vec<(&str, &str)> = length
+            .iter()
+            .map(|n| (HEADER_LENGTH, n.as_str()))
+            .chain(r.headers.iter().copied())
+            .collect();
         let reply = c
             .send(r.method.clone(), &r.url, Some(r.body), &headers)
             .await;
@@ -115,6 +127,14 @@ async fn bad_routes_and_bad_requests_to_molprop_are_refused_by_name() {
         )
         .with_status(405),
         post(&infer, b"{\"inputs\": [".to_vec(), None, "not valid"),
+        post(
+            &infer,
+            inputs(json!([one.clone()]), json!({})),
+            None,
+            "content-encoding gzip is not accepted",
+        )
+        .with_header("content-encoding", "gzip")
+        .with_status(415),
         post(&infer, b"[1, 2]".to_vec(), None, "not valid"),
         post(
             &infer,

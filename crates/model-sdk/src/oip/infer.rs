@@ -345,7 +345,8 @@ fn results(outcomes: Vec<Result<Value, PredictError>>, n: usize) -> Result<Vec<V
             Some(Err(PredictError::Fault(m))) => {
                 return Err(OipError::new(500, at(&format!("prediction failed: {m}"))));
             }
-            None => return Err(OipError::new(500, at(&batch::not_computed()))),
+            // Load, not a fault: the client may send fewer items or retry.
+            None => return Err(OipError::new(503, at(&batch::not_computed()))),
         }
     }
     Ok(results)

@@ -265,9 +265,11 @@ fn infer<M: Model>(
     if let Some(encoding) = req.header("content-encoding")
         && !encoding.eq_ignore_ascii_case("identity")
     {
-        return Err(OipError::bad(format!(
-            "content-encoding {encoding} is not accepted; send the body uncompressed"
-        )));
+        // 415: the body's coding is what is unsupported (RFC 9110, 15.5.16).
+        return Err(OipError::new(
+            415,
+            format!("content-encoding {encoding} is not accepted; send the body uncompressed"),
+        ));
     }
     let answer = infer::run(
         model,
