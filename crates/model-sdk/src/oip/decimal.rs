@@ -2,7 +2,7 @@
 //! the same float, so an FP32 `0.1` (or an FP16 one) reaches the model as `0.1`, whichever
 //! encoding carried it, and the answer equals `/predict`'s for the decimals a user wrote.
 
-use super::tensor::Datatype;
+use super::datatype::Datatype;
 
 /// `x` as the `f64` its shortest decimal reads as (`0.1f32` as `0.1`, not
 /// `0.10000000149011612`): what a JSON client wrote for it.

@@ -1,7 +1,8 @@
 //! `POST /v2/models/{name}/infer`: tensors in, the model's v1.2 batch, tensors out.
 
+use super::datatype::Datatype;
 use super::signature::{Binding, InputSpec, Signature};
-use super::tensor::{Datatype, Elements};
+use super::tensor::Elements;
 use super::wire::{self, InferRequest, RequestInput};
 use super::{OipError, outputs};
 use crate::{Model, PredictError, batch};

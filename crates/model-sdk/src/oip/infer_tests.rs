@@ -2,8 +2,8 @@
 //! item with the `data` it was given: what reaches `predict` is what `/predict` would have
 //! been sent, or the request is refused before the model runs.
 
+use super::datatype::Datatype;
 use super::signature::{Binding, InputSpec, OutputSpec, Signature};
-use super::tensor::Datatype;
 use super::{OipError, infer};
 use crate::{Model, PredictError};
 use edge_api::model::InputType;

@@ -7,9 +7,11 @@
 //! an app route `/v2/models/<name>/...` that picked it by name):
 //! `GET /v2`, `GET /v2/health/live`, `GET /v2/health/ready`, `GET /v2/models/{name}[/versions/{v}]`,
 //! `GET .../ready`, `POST .../infer`. Errors are `{"error": "..."}`: 400 for a bad request,
-//! 404 for an unknown model, version or path, 405 for a wrong method, 500 for a fault.
+//! 404 for an unknown model, version or path, 405 for a wrong method, 415 for a compressed
+//! body, 503 for a batch past its time budget, 500 for a fault.
 //! Binary tensor data (Triton's extension) in both directions.
 
+mod datatype;
 mod decimal;
 pub mod infer;
 #[cfg(test)]
@@ -22,12 +24,12 @@ mod unavailable_tests;
 pub mod wire;
 
 use crate::Model;
+pub use datatype::Datatype;
 use guest_kit::http::{ApiRequest, Response};
 use serde_json::{Value, json};
 pub use signature::{Binding, InputSpec, OutputSpec, Signature, Source};
 use std::cell::RefCell;
 use std::rc::Rc;
-pub use tensor::Datatype;
 
 /// What the server calls itself in `GET /v2`.
 pub const SERVER_NAME: &str = "lightweight-model-runtime";

@@ -2,8 +2,9 @@
 //! each output's elements gathered from the items' v1.2 results, and the response body.
 
 use super::OipError;
+use super::datatype::Datatype;
 use super::signature::{OutputSpec, Signature, Source};
-use super::tensor::{Datatype, Elements, number_json};
+use super::tensor::{Elements, number_json};
 use super::wire::{self, InferRequest};
 use serde::Serialize;
 use serde::ser::SerializeSeq;

@@ -6,7 +6,7 @@
 //! from the input type ([`Signature::generic`]), and a model that knows its outputs names
 //! them ([`crate::Model::signature`]).
 
-use super::tensor::Datatype;
+use super::datatype::Datatype;
 use crate::{Model, input_type_name};
 use edge_api::model::InputType;
 use serde_json::{Map, Value, json};
