@@ -5,6 +5,16 @@
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// The models the stack serves by default (and spin.toml serves), by name.
+pub const SHIPPED_MODELS: [&str; 6] = [
+    "molprop",
+    "minilm",
+    "solubility",
+    "iris",
+    "digits",
+    "spoken-digits",
+];
+
 pub struct Stack {
     child: Child,
     /// `up`'s log (stderr), printed when a test fails while the stack runs.

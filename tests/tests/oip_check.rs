@@ -92,14 +92,7 @@ async fn the_app_port_routes_v2_by_name_and_check_oip_passes_every_model() {
     );
 
     // Every model the app serves, found in its registry, passes; so does one model's own port.
-    let every = [
-        "molprop",
-        "minilm",
-        "solubility",
-        "iris",
-        "digits",
-        "spoken-digits",
-    ];
+    let every = e2e_tests::stack::SHIPPED_MODELS;
     assert_passes(&stack.app(""), &[], &every);
     let port = stack.model_port("molprop").await;
     assert_passes(&format!("http://127.0.0.1:{port}"), &[], &["molprop"]);
@@ -230,14 +223,7 @@ async fn under_spin_models_answer_by_name_and_check_oip_passes_at_each_base_url(
         (r.value()["model_name"].clone(), r.value()["id"].clone()),
         (json!("iris"), json!("a"))
     );
-    for name in [
-        "molprop",
-        "minilm",
-        "solubility",
-        "iris",
-        "digits",
-        "spoken-digits",
-    ] {
+    for name in e2e_tests::stack::SHIPPED_MODELS {
         assert_passes(&app.url(&format!("/models/{name}")), &[], &[name]);
     }
 }

@@ -19,14 +19,7 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 
 /// The shipped models, as `runtime-host up` and spin.toml serve them.
-pub const MODELS: &[&str] = &[
-    "molprop",
-    "minilm",
-    "solubility",
-    "iris",
-    "digits",
-    "spoken-digits",
-];
+pub const MODELS: &[&str] = &e2e_tests::stack::SHIPPED_MODELS;
 
 /// The clients' environment, or `None` (announced loudly, naming `test`) where `cargo xtask
 /// test` could not install it; with `E2E_REQUIRE_OIP_PYTHON=1` its absence fails instead.
