@@ -23,7 +23,6 @@ pub fn signature() -> Signature {
             DIMENSIONS,
             "/embedding",
         )],
-        parameters: Vec::new(),
     }
 }
 

@@ -34,7 +34,6 @@ pub fn signature() -> Signature {
             Binding::Text("smiles".into()),
         )],
         outputs,
-        parameters: Vec::new(),
     }
 }
 
@@ -107,7 +106,10 @@ mod tests {
                 let mut one = data("c1ccccc1O");
                 one.insert(alone.field.clone(), alone.value.clone());
                 let answer = MolProp.predict(InputType::Text, &one).unwrap();
-                assert_eq!(answer.pointer(&alone.pointer), Some(value), "{}", o.name);
+                let model_sdk::oip::Source::Pointer(pointer) = &alone.source else {
+                    panic!("{}: alone, one pointer", o.name)
+                };
+                assert_eq!(answer.pointer(pointer), Some(value), "{}", o.name);
             }
         }
     }

@@ -28,7 +28,6 @@ impl OnnxModel {
             input_type: self.input_type(),
             inputs: inputs(&self.reader),
             outputs: self.outputs(),
-            parameters: Vec::new(),
         }
     }
 

@@ -147,17 +147,22 @@ pub trait Model {
     /// every example through it. By default: the first listed input type, and the example's
     /// model-specific fields as `data`.
     fn example_request(&self, example: &Example) -> PredictionRequest {
-        let input_type = self
-            .capabilities()
-            .capabilities
-            .first()
-            .and_then(|c| c.input_types.first().copied())
-            .unwrap_or(InputType::Text);
         PredictionRequest {
-            input_type: input_type_name(input_type).to_owned(),
+            input_type: input_type_name(first_input_type(self)).to_owned(),
             data: example.input.clone(),
         }
     }
+}
+
+/// The first input type `model` lists (text when it lists none): what a request is taken
+/// as when nothing else says.
+pub fn first_input_type<M: Model + ?Sized>(model: &M) -> InputType {
+    model
+        .capabilities()
+        .capabilities
+        .first()
+        .and_then(|c| c.input_types.first().copied())
+        .unwrap_or(InputType::Text)
 }
 
 /// The wire name of an input type.

@@ -49,14 +49,6 @@ pub fn run<M: Model>(
     let wanted = outputs::wanted(signature, &request)?;
     let mut items: Vec<Map<String, Value>> =
         (0..n).map(|i| item(&reads, i)).collect::<Result<_, _>>()?;
-    let shared = request.parameters.as_ref();
-    for name in &signature.parameters {
-        if let Some(value) = shared.and_then(|p| p.get(name)) {
-            items.iter_mut().for_each(|d| {
-                d.insert(name.clone(), value.clone());
-            });
-        }
-    }
     let wanted = outputs::narrow(wanted, &mut items);
     let started = Instant::now();
     let outcomes = model.predict_batch(signature.input_type, &items, started + batch::TIME_BUDGET);

@@ -48,7 +48,6 @@ fn rows() -> Signature {
             Binding::Row("features".into()),
         )],
         outputs: vec![OutputSpec::scalar("data", Datatype::Bytes, "/data")],
-        parameters: Vec::new(),
     }
 }
 

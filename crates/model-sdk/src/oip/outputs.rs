@@ -14,7 +14,7 @@ use std::borrow::Cow;
 /// An output to answer, where its values are, and whether in binary.
 pub struct Wanted<'s> {
     pub spec: &'s OutputSpec,
-    pub source: Source,
+    pub source: &'s Source,
     pub binary: bool,
 }
 
@@ -27,7 +27,7 @@ pub fn wanted<'s>(
         wire::flag(request.parameters.as_ref(), "binary_data_output")?.unwrap_or(false);
     let want = |spec: &'s OutputSpec, binary: bool| Wanted {
         spec,
-        source: spec.source.clone(),
+        source: &spec.source,
         binary,
     };
     let Some(asked) = &request.outputs else {
@@ -86,7 +86,7 @@ pub fn narrow<'s>(
         for data in items.iter_mut() {
             data.insert(alone.field.clone(), alone.value.clone());
         }
-        only.source = Source::Pointer(alone.pointer.clone());
+        only.source = &alone.source;
     }
     wanted
 }
@@ -108,7 +108,7 @@ fn gather(wanted: &Wanted, results: &[Value]) -> Result<(Elements, Vec<i64>), Oi
     let mut width: Option<usize> = None;
     for (i, result) in results.iter().enumerate() {
         let before = values.len();
-        match &wanted.source {
+        match wanted.source {
             Source::Pointers(pointers) => {
                 for p in pointers {
                     values.push(lookup(result, p).ok_or_else(|| missing(i, p))?);

@@ -7,7 +7,7 @@
 //! them ([`crate::Model::signature`]).
 
 use super::datatype::Datatype;
-use crate::{Model, input_type_name};
+use crate::{Model, batch, first_input_type};
 use edge_api::model::InputType;
 use serde_json::{Map, Value, json};
 
@@ -21,9 +21,6 @@ pub struct Signature {
     pub input_type: InputType,
     pub inputs: Vec<InputSpec>,
     pub outputs: Vec<OutputSpec>,
-    /// Request `parameters` copied into every item's `data` under the same name (molprop's
-    /// `property`, say); other parameters are the protocol's own or ignored.
-    pub parameters: Vec<String>,
 }
 
 /// One input tensor: `[-1]` (one element per item) or `[-1, k]` (a row per item).
@@ -62,7 +59,7 @@ pub struct OutputSpec {
     /// Said in the metadata's `parameters` (the labels of a probability vector, a unit).
     pub parameters: Option<Map<String, Value>>,
     /// A cheaper v1.2 request when this is the only output asked for: `data[field] = value`,
-    /// and the value then read at `pointer` (molprop computes one property, not all).
+    /// and the value then read at `source` (molprop computes one property, not all).
     pub alone: Option<Alone>,
 }
 
@@ -71,7 +68,7 @@ pub struct OutputSpec {
 pub struct Alone {
     pub field: String,
     pub value: Value,
-    pub pointer: String,
+    pub source: Source,
 }
 
 /// Where an output's item value is in the item's v1.2 `results`.
@@ -134,7 +131,7 @@ impl OutputSpec {
         self.alone = Some(Alone {
             field: field.to_owned(),
             value,
-            pointer: pointer.to_owned(),
+            source: Source::Pointer(pointer.to_owned()),
         });
         self
     }
@@ -150,16 +147,9 @@ impl Signature {
     /// as the input (`text` BYTES, `features` FP64 `[-1, -1]`, `image` or `audio` BYTES), and
     /// each item's whole v1.2 results as JSON text (`results` BYTES).
     pub fn generic<M: Model + ?Sized>(model: &M) -> Self {
-        let input_type = model
-            .capabilities()
-            .capabilities
-            .first()
-            .and_then(|c| c.input_types.first().copied())
-            .unwrap_or(InputType::Text);
-        let field = match input_type {
-            InputType::Tabular => "features",
-            other => input_type_name(other),
-        };
+        let input_type = first_input_type(model);
+        // The field a single v1.2 request carries its input in (a batch's items become it).
+        let field = batch::fields(input_type)[0].1;
         let input = match input_type {
             InputType::Text => {
                 InputSpec::new(field, Datatype::Bytes, &[], Binding::Text(field.into()))
@@ -176,7 +166,6 @@ impl Signature {
             input_type,
             inputs: vec![input],
             outputs: vec![OutputSpec::scalar("results", Datatype::Bytes, "")],
-            parameters: Vec::new(),
         }
     }
 
