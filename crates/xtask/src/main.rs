@@ -23,6 +23,7 @@
 
 mod layers;
 mod oip_python;
+mod python_env;
 mod runner;
 mod services;
 mod test_binaries;

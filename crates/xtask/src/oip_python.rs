@@ -3,8 +3,9 @@
 //! document taken out of a pinned wheel. Neither is in the repository; both are fetched here
 //! once and kept until their pins change.
 
+use crate::python_env::{self, quiet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// Where the clients are installed: kserve needs pandas below 3, which the tests' main
 /// environment (target/test-python) cannot hold.
@@ -20,7 +21,14 @@ const IN_WHEEL: &str = "mlserver/rest/openapi/dataplane.json";
 /// Makes sure the clients' environment and the protocol's document are here; `false`
 /// (announced loudly, naming the tests skipped) when they cannot be.
 pub fn ensure(root: &Path) -> bool {
-    let made = clients(root).and_then(|()| document(root));
+    let made = python_env::pinned(
+        root,
+        VENV,
+        REQUIREMENTS,
+        "bin/python",
+        "the protocol's clients",
+    )
+    .and_then(|()| document(root));
     if let Err(why) = &made {
         eprintln!(
             "\nxtask: ************************************************************\n\
@@ -30,43 +38,6 @@ pub fn ensure(root: &Path) -> bool {
         );
     }
     made.is_ok()
-}
-
-/// The environment from [`REQUIREMENTS`]; a copy of the pins beside it says what it holds,
-/// so it is installed again only when they change.
-fn clients(root: &Path) -> Result<(), String> {
-    let venv = root.join(VENV);
-    let requirements = root.join(REQUIREMENTS);
-    let stamp = venv.join("requirements.txt");
-    let wanted = std::fs::read_to_string(&requirements)
-        .map_err(|e| format!("{} could not be read: {e}", requirements.display()))?;
-    let installed = || {
-        std::fs::read_to_string(&stamp).is_ok_and(|had| had == wanted)
-            && venv.join("bin/python").exists()
-    };
-    if installed() {
-        return Ok(());
-    }
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    eprintln!(
-        "xtask: installing the protocol's clients ({REQUIREMENTS}) into {}",
-        venv.display()
-    );
-    let done = quiet(Command::new(&python).arg("-m").arg("venv").arg(&venv))
-        && quiet(
-            Command::new(venv.join("bin/pip"))
-                .args(["install", "-q", "-r"])
-                .arg(&requirements),
-        )
-        && std::fs::write(&stamp, &wanted).is_ok();
-    if done && installed() {
-        return Ok(());
-    }
-    Err(format!(
-        "{REQUIREMENTS} could not be installed into {} (it needs `{python}` with venv and pip, \
-         and PyPI)",
-        venv.display()
-    ))
 }
 
 /// The protocol's document in [`DOCUMENT_DIR`], from the wheel [`DOCUMENT_PIN`] names
@@ -133,10 +104,4 @@ fn only_wheel(dir: &Path) -> Option<PathBuf> {
         .filter_map(Result::ok)
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|e| e == "whl"))
-}
-
-fn quiet(cmd: &mut Command) -> bool {
-    cmd.stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }

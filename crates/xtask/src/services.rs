@@ -186,44 +186,19 @@ pub fn ensure_valgrind() -> bool {
 /// (announced loudly) when they cannot be. Installed again whenever the pins change (a copy
 /// of the requirements beside the environment says what it holds).
 pub fn ensure_test_python(root: &Path) -> bool {
-    let venv = root.join("target/test-python");
-    let requirements = root.join("tests/python/requirements.txt");
-    let stamp = venv.join("requirements.txt");
-    let wanted = std::fs::read_to_string(&requirements).unwrap_or_default();
-    let installed = || {
-        std::fs::read_to_string(&stamp).is_ok_and(|had| had == wanted)
-            && venv.join("bin/st").exists()
-    };
-    if !wanted.is_empty() && installed() {
-        return true;
-    }
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    eprintln!(
-        "xtask: installing the tests' Python tools (tests/python/requirements.txt) into {}",
-        venv.display()
+    let made = crate::python_env::pinned(
+        root,
+        "target/test-python",
+        "tests/python/requirements.txt",
+        "bin/st",
+        "the tests' Python tools",
     );
-    let quiet = |cmd: &mut Command| {
-        cmd.stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    let made = quiet(Command::new(&python).arg("-m").arg("venv").arg(&venv))
-        && quiet(
-            Command::new(venv.join("bin/pip"))
-                .args(["install", "-q", "-r"])
-                .arg(&requirements),
-        )
-        && std::fs::write(&stamp, &wanted).is_ok();
-    if made && installed() {
-        return true;
-    }
+    let Err(why) = made else { return true };
     eprintln!(
         "\nxtask: ************************************************************\n\
          xtask: SKIPPING the tests that need the tests' Python tools (schemathesis runs,\n\
-         xtask: the bring-your-own-model test): tests/python/requirements.txt could not be\n\
-         xtask: installed into {} (it needs `{python}` with venv and pip, and PyPI).\n\
-         xtask: ************************************************************\n",
-        venv.display()
+         xtask: the bring-your-own-model test): {why}.\n\
+         xtask: ************************************************************\n"
     );
     false
 }
