@@ -29,6 +29,24 @@ pub mod served;
 pub mod spin;
 pub mod stack;
 
+/// molprop's properties, in the order it lists them (its metadata's outputs; `formula` is
+/// the one in text).
+pub const MOLPROP_PROPERTIES: [&str; 13] = [
+    "mol_weight",
+    "exact_mass",
+    "formula",
+    "heavy_atoms",
+    "logp",
+    "mr",
+    "tpsa",
+    "hbd",
+    "hba",
+    "rotatable_bonds",
+    "rings",
+    "aromatic_rings",
+    "fraction_csp3",
+];
+
 pub use client::{Client, Reply};
 pub use host::{Host, HostBuilder, snapshot};
 pub use processes::{

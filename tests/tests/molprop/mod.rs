@@ -273,21 +273,7 @@ async fn reference_file_through_predict_meets_the_targets() {
     let dir = temp_dir();
     let h = molprop(dir.path());
     let c = Client::new();
-    let props = [
-        "formula",
-        "mol_weight",
-        "exact_mass",
-        "heavy_atoms",
-        "logp",
-        "mr",
-        "tpsa",
-        "hbd",
-        "hba",
-        "rotatable_bonds",
-        "rings",
-        "aromatic_rings",
-        "fraction_csp3",
-    ];
+    let props = e2e_tests::MOLPROP_PROPERTIES;
     let mut agree = [0usize; 13];
     for row in &rows {
         let (_, body) = predict(&c, &h, json!({"text": row[0], "property": "all"})).await;

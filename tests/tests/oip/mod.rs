@@ -60,23 +60,6 @@ pub struct Case {
 
 const SMILES: [&str; 3] = ["CCO", "c1ccc(cc1)O", "CC(=O)Oc1ccccc1C(=O)O"];
 
-/// molprop's properties, the formula the one in text.
-const PROPERTIES: [&str; 13] = [
-    "mol_weight",
-    "exact_mass",
-    "formula",
-    "heavy_atoms",
-    "logp",
-    "mr",
-    "tpsa",
-    "hbd",
-    "hba",
-    "rotatable_bonds",
-    "rings",
-    "aromatic_rings",
-    "fraction_csp3",
-];
-
 pub fn case(model: &str) -> Case {
     let flags = |first: Vec<(&'static str, &'static str, Vec<i64>)>| {
         let mut all = first;
@@ -107,7 +90,7 @@ pub fn case(model: &str) -> Case {
             tensor: Tensor::texts("smiles", &SMILES),
             input_type: "text",
             v12_batch: json!({"texts": SMILES}),
-            outputs: PROPERTIES
+            outputs: e2e_tests::MOLPROP_PROPERTIES
                 .iter()
                 .map(|p| (*p, if *p == "formula" { "BYTES" } else { "FP64" }, vec![-1]))
                 .chain([("in_reliable_range", "BOOL", vec![-1])])
