@@ -10,6 +10,7 @@ pub mod embedding;
 pub mod error;
 pub mod json;
 pub mod kv_lock;
+pub mod language_model;
 pub mod model;
 pub mod registry;
 pub mod routes;

@@ -18,11 +18,11 @@ use candle_core::quantized::gguf_file::Content;
 use std::path::Path;
 
 /// The name components ask for (`ai_models = ["smollm2-135m-instruct"]`).
-pub const NAME: &str = "smollm2-135m-instruct";
+pub const NAME: &str = edge_api::language_model::MODEL;
 /// The file, as the package ships it.
 pub const GGUF_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 /// Prompt and answer together, in tokens.
-pub const CONTEXT: usize = 2048;
+pub const CONTEXT: usize = edge_api::language_model::CONTEXT_TOKENS;
 
 pub const ENGINE: Engine = Engine {
     name: NAME,
