@@ -28,7 +28,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio::sync::OnceCell;
 use wasmtime::component::{HasData, Linker};
-use worker::{EmbedError, Worker};
+use worker::Worker;
+pub use worker::{EmbedError, Embedded};
 
 /// Texts one call may carry: bounds the work and the answer one request can ask for.
 const MAX_TEXTS_PER_CALL: usize = 1024;
