@@ -3,7 +3,15 @@
 llama.cpp (through llama-cpp-python, pinned in llm-reference-requirements.txt) reads the same
 GGUF file the host runs and, for each of 20 chat prompts, writes down the prompt's tokens and
 the first 32 tokens it chooses by greedy decoding (temperature 0, no repeat penalty), stopping
-early at a token that ends the turn. The prompts are written with the chat template stored in
+early at a token that ends the turn.
+
+llama.cpp runs the file's weights expanded to 32 bits by its own quantize tool (ftype ALL_F32:
+every weight exactly the value its 4-bit block encodes). With the 4-bit file as it is, llama.cpp
+rounds every block of activations to 8 bits, and this model's few very large activations make
+that rounding chaotic: llama.cpp's own logits move by up to 0.87 between reading a prompt at
+once and token by token, so its greedy answers depend on its batch sizes. The host multiplies
+the 4-bit weights with 32-bit activations (crates/host-core/src/capabilities/llm/quantized.rs),
+the same arithmetic as llama.cpp on the expanded weights, to within 5e-5 in every logit. The prompts are written with the chat template stored in
 the file, rendered by Jinja2. The host's tests hold `infer` to these tokens
 (tests/data/llm-greedy.json), so the test command never builds llama.cpp; rerun this to
 regenerate them:
@@ -18,9 +26,12 @@ The key/value cache is kept in 32-bit floats (llama.cpp's default is 16-bit) so 
 implementations attend with the same precision.
 """
 
+import ctypes
 import hashlib
 import json
+import pathlib
 import sys
+import tempfile
 
 import jinja2
 import llama_cpp
@@ -28,6 +39,7 @@ import numpy as np
 
 TOKENS = 32
 GGML_TYPE_F32 = 0
+LLAMA_FTYPE_ALL_F32 = 0
 
 LONG = (
     "Here are my notes from the lab meeting. We measured the solubility of twelve small "
@@ -71,6 +83,24 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(f"usage: {sys.argv[0]} MODEL.gguf OUT.json")
     path, out = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        expanded = str(pathlib.Path(tmp) / "f32.gguf")
+        params = llama_cpp.llama_model_quantize_default_params()
+        params.ftype = LLAMA_FTYPE_ALL_F32
+        params.allow_requantize = True
+        if llama_cpp.llama_model_quantize(path.encode(), expanded.encode(), ctypes.byref(params)):
+            sys.exit("llama.cpp could not expand the weights")
+        cases, ends = run(expanded)
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    json.dump({"model_sha256": digest,
+               "implementation": f"llama-cpp-python {llama_cpp.__version__}, weights expanded to F32",
+               "end_tokens": sorted(ends), "cases": cases},
+              open(out, "w"), indent=1, ensure_ascii=False)
+    print(f"wrote {len(cases)} cases to {out}")
+
+
+def run(path):
     llm = llama_cpp.Llama(
         model_path=path, n_ctx=2048, n_batch=512, n_threads=2, verbose=False, logits_all=True,
         type_k=GGML_TYPE_F32, type_v=GGML_TYPE_F32,
@@ -97,12 +127,7 @@ def main():
         cases.append({"messages": chat, "prompt": prompt, "prompt_tokens": tokens,
                       "greedy_tokens": chosen, "greedy_text": text})
         print(f"{len(tokens):4} prompt tokens -> {text!r}")
-    with open(path, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    json.dump({"model_sha256": digest, "implementation": f"llama-cpp-python {llama_cpp.__version__}",
-               "end_tokens": sorted(ends), "cases": cases},
-              open(out, "w"), indent=1, ensure_ascii=False)
-    print(f"wrote {len(cases)} cases to {out}")
+    return cases, ends
 
 
 if __name__ == "__main__":

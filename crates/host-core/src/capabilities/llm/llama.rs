@@ -10,6 +10,7 @@
 //! cache and position, runs every projection once over all their rows (the weights are read
 //! once per pass, not once per stream) and only attention per run.
 
+use super::quantized::QuantMatrix;
 use anyhow::{Context, Result, bail};
 use candle_core::quantized::gguf_file::{Content, Value};
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
@@ -116,14 +117,37 @@ pub struct Run<'a> {
 
 struct Block {
     attention_norm: Tensor,
-    query: QMatMul,
-    key: QMatMul,
-    value: QMatMul,
-    attention_out: QMatMul,
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attention_out: Linear,
     feed_forward_norm: Tensor,
-    gate: QMatMul,
-    up: QMatMul,
-    down: QMatMul,
+    gate: Linear,
+    up: Linear,
+    down: Linear,
+}
+
+/// A weight matrix: this crate's kernels for Q4_1 and Q8_0 ([`super::quantized`]: 32-bit
+/// activations, as the reference is held to), candle's for any other type.
+enum Linear {
+    Blocks(QuantMatrix),
+    Candle(QMatMul),
+}
+
+impl Linear {
+    fn new(tensor: Arc<QTensor>) -> Result<Self> {
+        Ok(match QuantMatrix::new(tensor.clone()) {
+            Some(m) => Self::Blocks(m),
+            None => Self::Candle(QMatMul::from_arc(tensor)?),
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        match self {
+            Self::Blocks(m) => m.forward(x),
+            Self::Candle(m) => Ok(m.forward(x)?),
+        }
+    }
 }
 
 pub struct Llama {
@@ -133,7 +157,7 @@ pub struct Llama {
     embeddings: Embeddings,
     blocks: Vec<Block>,
     norm: Tensor,
-    output: QMatMul,
+    output: Linear,
     cos: Tensor,
     sin: Tensor,
     device: Device,
@@ -153,16 +177,14 @@ impl Llama {
         };
         let embedding = Arc::new(tensor("token_embd.weight")?);
         let output = match content.tensor_infos.contains_key("output.weight") {
-            true => QMatMul::from_qtensor(tensor("output.weight")?)?,
-            false => QMatMul::from_arc(embedding.clone())?,
+            true => Linear::new(Arc::new(tensor("output.weight")?))?,
+            false => Linear::new(embedding.clone())?,
         };
         let norm = tensor("output_norm.weight")?.dequantize(&device)?;
         let mut blocks = Vec::with_capacity(shape.layers);
         for i in 0..shape.layers {
-            let mut matrix = |n: &str| -> Result<QMatMul> {
-                Ok(QMatMul::from_qtensor(tensor(&format!(
-                    "blk.{i}.{n}.weight"
-                ))?)?)
+            let mut matrix = |n: &str| -> Result<Linear> {
+                Linear::new(Arc::new(tensor(&format!("blk.{i}.{n}.weight"))?))
             };
             blocks.push(Block {
                 query: matrix("attn_q")?,

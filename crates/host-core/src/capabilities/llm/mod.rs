@@ -15,6 +15,7 @@ pub mod engine;
 pub mod generator;
 mod llama;
 mod minilm;
+mod quantized;
 pub mod sampling;
 pub mod smollm2;
 pub mod vocabulary;
