@@ -3,7 +3,7 @@
 
 use crate::auth::require_admin;
 use crate::records::{self, dialog_key, dialog_not_found, guid_key, load, resolve_id};
-use edge_api::chat::{self, Dialog, NewDialog, NewMessage};
+use edge_api::chat::{self, Dialog, Message, NewDialog, NewMessage};
 use edge_api::time::now_rfc3339;
 use guest_kit::http::{self, ApiRequest, Response};
 use guest_kit::kv::{Change, Store};
@@ -191,9 +191,18 @@ pub fn append(req: &ApiRequest) -> Result<Response, ApiError> {
     let now = now_rfc3339();
     let message = input.into_message("message", || Uuid::new_v4().to_string(), &now)?;
     let store = Store::open_default()?;
-    let id = resolve_id(&store, &given)?.ok_or_else(|| dialog_not_found(&given))?;
+    append_to(&store, &given, message.clone(), &now)?;
+    Ok(http::json(201, &message))
+}
+
+/// Appends `message` to the dialog `given` (its id or GUID) as one compare-and-swap of the
+/// dialog, so concurrent appends are all kept: the one path every added message takes (an
+/// append, a generated reply). 404 for no such dialog, 409 for a message id it holds
+/// already, 400 when it is full, 413 when it would grow past its size.
+pub fn append_to(store: &Store, given: &str, message: Message, now: &str) -> Result<(), ApiError> {
+    let id = resolve_id(store, given)?.ok_or_else(|| dialog_not_found(given))?;
     let dialog = store.update(&dialog_key(&id), |current: Option<Dialog>| {
-        let mut dialog = current.ok_or_else(|| dialog_not_found(&given))?;
+        let mut dialog = current.ok_or_else(|| dialog_not_found(given))?;
         if dialog.messages.iter().any(|m| m.id == message.id) {
             return Err(ApiError::new(
                 ErrorCode::AlreadyExists,
@@ -203,22 +212,28 @@ pub fn append(req: &ApiRequest) -> Result<Response, ApiError> {
                 ),
             ));
         }
-        if dialog.messages.len() >= chat::MAX_MESSAGES_PER_DIALOG {
-            return Err(ApiError::invalid(
-                "message",
-                format!(
-                    "dialog `{id}` is full ({} messages)",
-                    chat::MAX_MESSAGES_PER_DIALOG
-                ),
-            ));
-        }
+        check_room(&dialog)?;
         dialog.messages.push(message.clone());
-        dialog.updated = dialog.updated.clone().max(now.clone());
+        dialog.updated = dialog.updated.clone().max(now.to_owned());
         chat::check_dialog_size(&dialog)?;
         Ok((Change::Put(dialog.clone()), dialog))
     })?;
-    records::save_summary(&store, &dialog)?;
-    Ok(http::json(201, &message))
+    records::save_summary(store, &dialog)
+}
+
+/// 400 when `dialog` holds as many messages as a dialog may.
+pub fn check_room(dialog: &Dialog) -> Result<(), ApiError> {
+    if dialog.messages.len() >= chat::MAX_MESSAGES_PER_DIALOG {
+        return Err(ApiError::invalid(
+            "message",
+            format!(
+                "dialog `{}` is full ({} messages)",
+                dialog.id,
+                chat::MAX_MESSAGES_PER_DIALOG
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `DELETE /api/dialog?id=`.

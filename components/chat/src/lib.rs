@@ -7,11 +7,15 @@
 //! | GET    | /api/chats?limit=&offset=    | 200 one page of summaries      |
 //! | POST   | /api/chats                   | 201 the new dialog             |
 //! | POST   | /api/dialog/messages?id=ID   | 201 the stored message         |
+//! | POST   | /api/dialog/reply?id=ID      | 201 the model's reply, stored  |
 //! | DELETE | /api/dialog?id=ID            | 200 `{success, message, id}`   |
 
 mod auth;
 mod dialogs;
+mod params;
+mod prompt;
 mod records;
+mod reply;
 
 use guest_kit::ApiError;
 use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, PerRequest, Response};
@@ -49,6 +53,7 @@ fn route(req: ApiRequest) -> Result<Response, ApiError> {
         ("/api/dialog", "GET") => dialogs::get(&req),
         ("/api/dialog", "DELETE") => dialogs::delete(&req),
         ("/api/dialog/messages", "POST") => dialogs::append(&req),
+        ("/api/dialog/reply", "POST") => reply::reply(&req),
         _ => Err(http::unhandled_route(&path)),
     }
 }

@@ -10,8 +10,9 @@ use crate::routes::Route;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// Interface A (spec 4.1) and the write API beside it (DESIGN.md).
-pub const ROUTES: [Route; 3] = [
+/// Interface A (spec 4.1) and the write API beside it (DESIGN.md), with the reply the
+/// language model writes (issue 60).
+pub const ROUTES: [Route; 4] = [
     Route {
         path: "/api/chats",
         methods: &["GET", "POST"],
@@ -22,6 +23,10 @@ pub const ROUTES: [Route; 3] = [
     },
     Route {
         path: "/api/dialog/messages",
+        methods: &["POST"],
+    },
+    Route {
+        path: "/api/dialog/reply",
         methods: &["POST"],
     },
 ];
