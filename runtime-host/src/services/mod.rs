@@ -10,7 +10,8 @@
 //!   ([`caller`]) and process monitoring;
 //! - [`chat`]: the chat service (interface A) as `up` starts it;
 //! - [`app`]: the services on one port, routed as `spin.toml` routes them;
-//! - [`metrics_endpoint`]: the host's metrics served to Prometheus.
+//! - [`metrics_endpoint`]: the host's metrics served to Prometheus;
+//! - [`llm_api`]: the AI models over HTTP (OpenAI's endpoints, Spin's remote LLM protocol).
 
 pub mod announce;
 pub mod app;
@@ -18,6 +19,7 @@ pub mod caller;
 pub mod chat;
 pub mod installation;
 pub mod launch;
+pub mod llm_api;
 pub mod metrics_endpoint;
 pub mod model;
 pub mod registry;

@@ -26,6 +26,7 @@ use crate::services::announce::announce;
 use crate::services::app;
 use crate::services::chat;
 use crate::services::launch::{DRAIN_GRACE, Launcher, default_component};
+use crate::services::llm_api::{self, LlmApi};
 use crate::services::metrics_endpoint::{self, MetricsRoute};
 use crate::services::model::spec::model_specs;
 use crate::services::registry::{self, RegistryOptions, check_ports};
@@ -139,6 +140,8 @@ struct Stack<'a> {
     /// an empty token file stops `up` at once, not after the models compiled.
     chat: chat::Recipe,
     admin_token: Option<Token>,
+    /// The AI models' HTTP API's token (`services::llm_api`), read likewise.
+    llm_api_token: Option<Token>,
 }
 
 /// A service serving, as the stack's table and the app port need it.
@@ -153,9 +156,11 @@ impl<'a> Stack<'a> {
         let data_dir = &args.runtime.data_dir;
         let chat = chat::Recipe::new(data_dir)?;
         let admin_token = Token::load("UP_ADMIN_TOKEN", data_dir, "admin_token")?;
+        let llm_api_token = Token::load(llm_api::TOKEN_VARIABLE, data_dir, llm_api::TOKEN_FILE)?;
         Ok(Self {
             chat,
             admin_token: Some(admin_token),
+            llm_api_token: Some(llm_api_token),
             launcher: Launcher::shared(&args.runtime, SHARED_SLOTS)?,
             kv: args.runtime.key_value().await?,
             started: Started::new(),
@@ -274,6 +279,16 @@ impl<'a> Stack<'a> {
             &format!("ready ({})", admin.token_note()),
         );
         app.answer_in_host(admin::ROUTE, admin);
+        // The AI models for OpenAI's clients and Spin's remote LLM protocol.
+        let token = self.llm_api_token.take().expect("the token is used once");
+        let ai = self.launcher.ai_models().clone();
+        let llm = Arc::new(LlmApi::new(ai, token, self.launcher.limits().deadline));
+        let llm_line = format!("{app_url}/v1/models");
+        let llm_note = format!("ready ({})", llm.token_note());
+        table.row("LLM API", &llm_line, &llm_note);
+        for route in llm_api::ROUTES {
+            app.answer_in_host(route, llm.clone());
+        }
         table.print();
         println!(
             "  {} model(s) serving. Open {app_url}/ in a browser. Ctrl-C stops everything.\n",
