@@ -26,9 +26,11 @@ impl Recipe {
         Ok(Self { token })
     }
 
-    /// The chat component at `component` launched on the stores `kv`, with its admin token
-    /// and no files or AI models, its bodies capped at `--max-body` or a whole dialog's
-    /// size, whichever is larger.
+    /// The chat component at `component` launched on the stores `kv`, with its admin token,
+    /// no files, and the language model its replies are written with (`ai_models` in
+    /// spin.toml; loaded on the first reply, so a host without it installed still serves
+    /// chat, and a reply says how to install it), its bodies capped at `--max-body` or a
+    /// whole dialog's size, whichever is larger.
     pub async fn launch(
         &self,
         launcher: &Launcher,
@@ -36,7 +38,11 @@ impl Recipe {
         kv: KeyValue,
     ) -> Result<Loaded> {
         let vars = [("chat_admin_token", self.token.value.clone())];
-        let grants = launcher.grants(kv, &vars, &Access::nothing("chat"))?;
+        let access = Access {
+            ai_models: vec![edge_api::language_model::MODEL.to_owned()],
+            ..Access::nothing("chat")
+        };
+        let grants = launcher.grants(kv, &vars, &access)?;
         // A whole dialog at the size limit must import (the component itself reads that
         // much only from the admin).
         let launcher = launcher.with_body_of_at_least(edge_api::chat::MAX_WRITE_BODY_BYTES);
