@@ -30,6 +30,11 @@ const Q8_0_BYTES: usize = 34;
 /// Weight rows (output columns) one task computes: small enough to spread a 576-wide layer
 /// over the cores, large enough that each task's weights are read once for every input row.
 const COLUMNS_PER_TASK: usize = 32;
+/// From this many rows of activations on (a prompt read at once), the matrix is expanded to
+/// 32 bits (a few MB: one matrix at a time) and multiplied by candle's general matrix product,
+/// which uses the cores' arithmetic fully; fewer rows (one token per stream) are
+/// bandwidth-bound, and the block kernels read a quarter of the bytes.
+const EXPAND_FROM_ROWS: usize = 16;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Kind {
@@ -79,6 +84,10 @@ impl QuantMatrix {
                 self.cols
             );
         }
+        if m >= EXPAND_FROM_ROWS {
+            let weights = self.tensor.dequantize(&Device::Cpu)?;
+            return Ok(x.matmul(&weights.t()?)?);
+        }
         let x = x.flatten_all()?.to_vec1::<f32>()?;
         let sums: Vec<f32> = match self.kind {
             Kind::Q4_1 => x.chunks_exact(BLOCK).map(|b| b.iter().sum()).collect(),
@@ -124,7 +133,10 @@ fn half_at(bytes: &[u8], at: usize) -> f32 {
 /// (Q4_1 only).
 fn dot(kind: Kind, w: &[u8], x: &[f32], sums: &[f32]) -> f32 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("f16c")
+    {
         // SAFETY: the CPU has the features the kernels are compiled for.
         return unsafe {
             match kind {
@@ -174,22 +186,30 @@ mod avx2 {
     use super::*;
     use std::arch::x86_64::*;
 
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     fn sum(v: __m256) -> f32 {
         let r = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
         let r = _mm_add_ps(r, _mm_movehl_ps(r, r));
         _mm_cvtss_f32(_mm_add_ss(r, _mm_movehdup_ps(r)))
     }
 
+    /// The f16 at `at` and the one after it, as floats (F16C, not `half`'s per-call check).
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn halves(b: &[u8], at: usize) -> (f32, f32) {
+        let bits = u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+        let v = _mm_cvtph_ps(_mm_cvtsi32_si128(bits as i32));
+        (_mm_cvtss_f32(v), _mm_cvtss_f32(_mm_movehdup_ps(v)))
+    }
+
     /// Eight bytes from `bytes` (low half of the register) as floats.
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     fn floats(bytes: __m128i) -> __m256 {
         _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes))
     }
 
     /// # Safety
     /// The CPU must have AVX2 and FMA; `w` holds Q4_1 blocks, one per block of `x` and `sums`.
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     pub unsafe fn dot_q4_1(w: &[u8], x: &[f32], sums: &[f32]) -> f32 {
         let (mut acc, mut minimums) = (_mm256_setzero_ps(), 0f32);
         let mask = _mm_set1_epi8(0xF);
@@ -198,7 +218,8 @@ mod avx2 {
             .zip(x.chunks_exact(BLOCK))
             .zip(sums)
         {
-            minimums += half_at(b, 2) * s;
+            let (d, m) = halves(b, 0);
+            minimums += m * s;
             // SAFETY: a block holds 16 bytes of weights after its two scales; `x` holds 32
             // floats; unaligned loads.
             let (packed, x0, x1, x2, x3) = unsafe {
@@ -213,24 +234,26 @@ mod avx2 {
             };
             let low = _mm_and_si128(packed, mask);
             let high = _mm_and_si128(_mm_srli_epi16(packed, 4), mask);
-            let mut t = _mm256_mul_ps(floats(low), x0);
-            t = _mm256_fmadd_ps(floats(_mm_srli_si128(low, 8)), x1, t);
-            t = _mm256_fmadd_ps(floats(high), x2, t);
-            t = _mm256_fmadd_ps(floats(_mm_srli_si128(high, 8)), x3, t);
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(b, 0)), t, acc);
+            let t0 = _mm256_fmadd_ps(floats(high), x2, _mm256_mul_ps(floats(low), x0));
+            let t1 = _mm256_fmadd_ps(
+                floats(_mm_srli_si128(high, 8)),
+                x3,
+                _mm256_mul_ps(floats(_mm_srli_si128(low, 8)), x1),
+            );
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_add_ps(t0, t1), acc);
         }
         sum(acc) + minimums
     }
 
     /// Eight signed bytes from `bytes` as floats.
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     fn signed_floats(bytes: __m128i) -> __m256 {
         _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes))
     }
 
     /// # Safety
     /// The CPU must have AVX2 and FMA; `w` holds Q8_0 blocks, one per block of `x`.
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     pub unsafe fn dot_q8_0(w: &[u8], x: &[f32]) -> f32 {
         let mut acc = _mm256_setzero_ps();
         for (b, x) in w.chunks_exact(Q8_0_BYTES).zip(x.chunks_exact(BLOCK)) {
@@ -246,11 +269,14 @@ mod avx2 {
                     _mm256_loadu_ps(p.add(24)),
                 )
             };
-            let mut t = _mm256_mul_ps(signed_floats(q0), x0);
-            t = _mm256_fmadd_ps(signed_floats(_mm_srli_si128(q0, 8)), x1, t);
-            t = _mm256_fmadd_ps(signed_floats(q1), x2, t);
-            t = _mm256_fmadd_ps(signed_floats(_mm_srli_si128(q1, 8)), x3, t);
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(half_at(b, 0)), t, acc);
+            let t0 = _mm256_fmadd_ps(signed_floats(q1), x2, _mm256_mul_ps(signed_floats(q0), x0));
+            let t1 = _mm256_fmadd_ps(
+                signed_floats(_mm_srli_si128(q1, 8)),
+                x3,
+                _mm256_mul_ps(signed_floats(_mm_srli_si128(q0, 8)), x1),
+            );
+            let (d, _) = halves(b, 0);
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_add_ps(t0, t1), acc);
         }
         sum(acc)
     }
