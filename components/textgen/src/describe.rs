@@ -17,11 +17,13 @@ const GOOD_FOR: &str = "short, simple replies in English: a greeting, rewording 
                         a sentence, a short list of ideas, a plain explanation of an everyday \
                         thing";
 const NOT_GOOD_FOR: &str = "facts: with 135 million parameters it often gets them wrong, and \
-                            says so with confidence (asked \"What is the capital of France?\" \
-                            it may answer with nonsense); nor arithmetic, reasoning over several \
-                            steps, long answers (they drift and repeat), code, languages other \
-                            than English, or chemistry (it knows nothing of molecules: use the \
-                            property models for those)";
+                            says so with confidence (here it said water boils at \"approximately \
+                            100°F\"; asked \"What is the capital of France?\" it answered Paris \
+                            at temperature 0, but once at 0.8 a city that does not exist); nor \
+                            arithmetic, reasoning over several steps, long answers (they drift \
+                            and repeat), code, languages other than English, or chemistry (it \
+                            knows nothing reliable of molecules: use the property models for \
+                            those)";
 
 pub fn info() -> ModelInfo {
     ModelInfo {

@@ -20,7 +20,8 @@ pub struct PredictCommand {
     #[arg(long, conflicts_with = "model")]
     pub url: Option<String>,
     /// Run the model in this process instead: a component (.wasm), a model directory (with a
-    /// model.toml, served by the ONNX component) or a built component's name (molprop, minilm).
+    /// model.toml, served by the ONNX component) or a built component's name (molprop, minilm,
+    /// textgen).
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// Settings of a model run in this process (--model).

@@ -68,7 +68,7 @@ pub struct UpArgs {
     pub app_port: u16,
     /// Directory of models: every `.wasm` in it is deployed as a model component, and every
     /// subdirectory holding a `model.toml` with the ONNX model component, mounted at /model.
-    /// Default: molprop and minilm from this installation and its model directories
+    /// Default: molprop, minilm and textgen from this installation and its model directories
     /// (`<prefix>/lib/runtime-host/models`, or the repository's `models/` for a cargo build);
     /// never the working directory's.
     #[arg(long)]
@@ -363,15 +363,19 @@ impl<'a> Stack<'a> {
     }
 
     /// The models `/health` does not wait for: without `--models`, minilm while the
-    /// embedding model's files are not installed (the table says how to add it; nobody
-    /// asked for it).
+    /// embedding model's files are not installed, and textgen while the language model's
+    /// are not (the table says how to add them; nobody asked for them).
     fn optional_models(&self) -> Vec<String> {
-        let embedding = edge_api::embedding::MODEL;
-        if self.args.models.is_none() && !self.launcher.ai_models().installed(embedding) {
-            vec!["minilm".to_owned()]
-        } else {
-            Vec::new()
-        }
+        let needs = [
+            ("minilm", edge_api::embedding::MODEL),
+            ("textgen", edge_api::language_model::MODEL),
+        ];
+        let ai = self.launcher.ai_models();
+        needs
+            .into_iter()
+            .filter(|(_, model)| self.args.models.is_none() && !ai.installed(model))
+            .map(|(name, _)| name.to_owned())
+            .collect()
     }
 
     /// Whether `--models DIR` is watched for changes (one deployment per model, a non-zero

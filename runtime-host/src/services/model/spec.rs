@@ -1,7 +1,7 @@
 //! What a model is made of, from a path: a component (`.wasm`), or an ONNX model directory
 //! (with a `model.toml`) served by the ONNX model component. `up` deploys the models of
-//! `--models` (or, by default, molprop, minilm and the installation's model directories);
-//! `predict --model` and the admin API take one.
+//! `--models` (or, by default, molprop, minilm, textgen and the installation's model
+//! directories); `predict --model` and the admin API take one.
 
 use crate::services::installation;
 use crate::services::launch::default_component;
@@ -179,17 +179,18 @@ fn found_in(dir: &Path) -> Result<Vec<ModelSpec>> {
     Ok(found.specs)
 }
 
-/// The embedding model for minilm (by its component's name), none for the others.
+/// The AI model a component of this build uses (by its name): the embedding model for
+/// minilm, the language model for textgen; none for the others.
 fn ai_models_of(name: &str) -> Vec<String> {
-    if name == "minilm" {
-        vec![edge_api::embedding::MODEL.to_owned()]
-    } else {
-        vec![]
+    match name {
+        "minilm" => vec![edge_api::embedding::MODEL.to_owned()],
+        "textgen" => vec![edge_api::language_model::MODEL.to_owned()],
+        _ => vec![],
     }
 }
 
 /// One model named on the command line: a component, an ONNX model directory, or the name of
-/// a component of this build (`molprop`, `minilm`).
+/// a component of this build (`molprop`, `minilm`, `textgen`).
 pub fn model_spec(given: &Path) -> Result<ModelSpec> {
     if let Some(spec) = spec_of(given)? {
         return Ok(spec);
@@ -202,36 +203,33 @@ pub fn model_spec(given: &Path) -> Result<ModelSpec> {
     }
     bail!(
         "{} is not a model: give a component (.wasm), a model directory (with a model.toml) \
-         or the name of a built model component (molprop, minilm)",
+         or the name of a built model component (molprop, minilm, textgen)",
         given.display()
     )
 }
 
-/// Models to deploy: those in `--models` (perhaps none yet), else molprop, the embedding
-/// model (minilm) and the installation's model directories (never `./models`: see
+/// The model components `up` deploys without `--models`: molprop, the embedding model and
+/// the text generation model.
+pub const DEFAULT_COMPONENTS: [&str; 3] = ["molprop", "minilm", "textgen"];
+
+/// Models to deploy: those in `--models` (perhaps none yet), else [`DEFAULT_COMPONENTS`]
+/// and the installation's model directories (never `./models`: see
 /// [`installation`]).
 pub fn model_specs(dir: Option<&Path>) -> Result<Vec<ModelSpec>> {
     let specs = match dir {
         Some(dir) => found_in(dir)?,
         None => {
-            let molprop = default_component("molprop")?;
-            let minilm = default_component("minilm")?;
-            let mut specs = vec![
-                ModelSpec {
-                    name: "molprop".into(),
-                    component: molprop.clone(),
+            let mut specs = Vec::new();
+            for name in DEFAULT_COMPONENTS {
+                let component = default_component(name)?;
+                specs.push(ModelSpec {
+                    name: name.into(),
+                    component: component.clone(),
                     mounts: vec![],
-                    ai_models: vec![],
-                    source: molprop,
-                },
-                ModelSpec {
-                    name: "minilm".into(),
-                    component: minilm.clone(),
-                    mounts: vec![],
-                    ai_models: vec![edge_api::embedding::MODEL.to_owned()],
-                    source: minilm,
-                },
-            ];
+                    ai_models: ai_models_of(name),
+                    source: component,
+                });
+            }
             if let Some(dir) = installation::models_dir() {
                 specs.extend(found_in(&dir)?);
             }

@@ -1,0 +1,115 @@
+//! What textgen says about itself: a small assistant, said plainly in `/info` and
+//! `/acceptable_ranges` (with the context and the limits as numbers), the SmolLM2 paper
+//! cited, and test examples that `/predict` answers; `runtime-host check` passes it.
+
+use super::{MODEL, serve};
+use e2e_tests::{Client, temp_dir};
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn it_says_what_it_is_good_for_and_its_examples_run() {
+    let data = temp_dir();
+    let host = serve(data.path(), &[]);
+    let c = Client::new();
+    let health = c.get(&host.url("/health")).await;
+    assert_eq!(health.status, 200, "{}", health.text());
+
+    let info = c.get(&host.url("/info")).await.value();
+    let description = info["description"].as_str().unwrap();
+    for said in [
+        "small assistant",
+        "short, simple replies",
+        "gets them wrong",
+        "capital of France",
+        "Check anything it states",
+        "2048 tokens",
+        MODEL,
+    ] {
+        assert!(
+            description.contains(said),
+            "/info says {said:?}: {description}"
+        );
+    }
+    assert!(
+        info["license"].as_str().unwrap().contains("Apache-2.0"),
+        "{info}"
+    );
+    assert_eq!(info["citation"], "https://arxiv.org/abs/2502.02737");
+
+    let ranges = c.get(&host.url("/acceptable_ranges")).await.value();
+    assert_eq!(ranges["input"]["context_tokens"], 2048, "{ranges}");
+    assert_eq!(ranges["input"]["max_tokens"], 1024, "{ranges}");
+    assert_eq!(ranges["input"]["parameters"]["temperature"]["default"], 0.0);
+    let scope = ranges["chemical_scope"].to_string();
+    for said in [
+        "short, simple replies",
+        "not good for facts",
+        "capital of France",
+        "2048 tokens",
+        "1024",
+    ] {
+        assert!(
+            scope.contains(said),
+            "/acceptable_ranges says {said:?}: {scope}"
+        );
+    }
+    assert!(
+        ranges["description"]
+            .as_str()
+            .unwrap()
+            .contains("2 trillion tokens")
+    );
+
+    let citation = c.get(&host.url("/citation")).await.value();
+    let paper = citation["paper_citation"].as_str().unwrap();
+    assert!(
+        paper.contains("Allal") && paper.contains("2502.02737") && paper.contains("2025"),
+        "{paper}"
+    );
+    assert!(
+        citation["software_bibtex"]
+            .as_str()
+            .unwrap()
+            .starts_with("@misc{")
+    );
+
+    let caps = c.get(&host.url("/capabilities")).await.value();
+    let capability = &caps["capabilities"][0];
+    assert_eq!(capability["name"], "text-generation", "{caps}");
+    assert_eq!(capability["input_types"], json!(["text"]));
+    for output in ["text", "prompt_tokens", "generated_tokens", "finish_reason"] {
+        assert!(capability["output_schema"].get(output).is_some(), "{caps}");
+    }
+
+    // Each example through /predict: a reply within its own max_tokens.
+    let examples = c.get(&host.url("/test_examples")).await.value();
+    let examples = examples["examples"].as_array().unwrap();
+    assert!(examples.len() >= 3, "{examples:?}");
+    for example in examples {
+        let mut data = example.as_object().unwrap().clone();
+        for key in ["name", "description", "category"] {
+            data.remove(key);
+        }
+        let max = data["max_tokens"].as_u64().unwrap();
+        let request = json!({"input_type": "text", "data": Value::Object(data)});
+        let r = c.post_json(&host.url("/predict"), &request, None).await;
+        assert_eq!(r.status, 200, "{}: {}", example["name"], r.text());
+        let v = r.value();
+        assert_eq!(v["success"], true, "{v}");
+        assert!(
+            !v["results"]["text"].as_str().unwrap().trim().is_empty(),
+            "{v}"
+        );
+        let made = v["results"]["generated_tokens"].as_u64().unwrap();
+        assert!((1..=max).contains(&made), "{v}");
+    }
+}
+
+/// The conformance checker judges it as it judges every model (it reads the examples,
+/// sends malformed requests, and compares the metadata with the answers).
+#[tokio::test(flavor = "multi_thread")]
+async fn runtime_host_check_passes_it() {
+    let data = temp_dir();
+    let host = serve(data.path(), &[]);
+    e2e_tests::assert_check_passes(host.base_url()).await;
+}
