@@ -19,6 +19,18 @@ pub fn host(dir: &Path) -> Host {
     builder(dir).start()
 }
 
+/// [`builder`] with the language model granted (as `up` and spin.toml grant it), so
+/// `POST /api/dialog/reply` writes replies. The model loads on the first reply.
+pub fn with_model(dir: &Path) -> HostBuilder {
+    builder(dir).ai_model(edge_api::language_model::MODEL, &crate::ai_models_dir())
+}
+
+/// Asks the model for dialog `id`'s next message (`POST /api/dialog/reply`) with `params`.
+pub async fn reply(c: &Client, h: &Host, id: &str, params: &Value) -> Reply {
+    let url = h.url(&format!("/api/dialog/reply?id={id}"));
+    c.post_json(&url, params, Some(TOKEN)).await
+}
+
 /// Creates a dialog through the write API: a 201 whose `Location` names the new dialog.
 pub async fn create(c: &Client, h: &Host, body: &Value) -> Dialog {
     let r = c.post_json(&h.url("/api/chats"), body, Some(TOKEN)).await;

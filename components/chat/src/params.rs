@@ -5,6 +5,7 @@
 
 use edge_api::ApiError;
 use serde::Deserialize;
+use serde_json::Number;
 use spin_sdk::llm::InferencingParams;
 
 /// Tokens a reply may have when the body does not say: a few sentences.
@@ -18,12 +19,12 @@ pub const MAX_TEMPERATURE: f64 = 2.0;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReplyParams {
-    max_tokens: Option<u32>,
+    max_tokens: Option<Number>,
     temperature: Option<f64>,
-    top_k: Option<u32>,
+    top_k: Option<Number>,
     top_p: Option<f64>,
     repeat_penalty: Option<f64>,
-    repeat_penalty_last_n_token_count: Option<u32>,
+    repeat_penalty_last_n_token_count: Option<Number>,
 }
 
 impl ReplyParams {
@@ -39,13 +40,13 @@ impl ReplyParams {
     /// [`DEFAULT_MAX_TOKENS`]; 400 for a value out of its range.
     pub fn checked(&self) -> Result<InferencingParams, ApiError> {
         let spin = InferencingParams::default();
-        let max_tokens = self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
-        if !(1..=MAX_TOKENS).contains(&max_tokens) {
-            return Err(ApiError::invalid(
-                "max_tokens",
-                format!("must be a whole number from 1 to {MAX_TOKENS}"),
-            ));
-        }
+        let max_tokens = whole(
+            &self.max_tokens,
+            DEFAULT_MAX_TOKENS,
+            1,
+            MAX_TOKENS,
+            "max_tokens",
+        )?;
         let temperature = number(self.temperature, spin.temperature, "temperature", |t| {
             (0.0..=MAX_TEMPERATURE).contains(&t)
         })
@@ -64,27 +65,48 @@ impl ReplyParams {
             |r| r > 0.0 && r <= 10.0,
         )
         .map_err(|field| ApiError::invalid(field, "must be above 0 and at most 10 (1 is none)"))?;
-        let last_n = self
-            .repeat_penalty_last_n_token_count
-            .unwrap_or(spin.repeat_penalty_last_n_token_count);
-        if last_n as usize > edge_api::language_model::CONTEXT_TOKENS {
-            return Err(ApiError::invalid(
-                "repeat_penalty_last_n_token_count",
-                format!(
-                    "must be at most the model's context, {} tokens",
-                    edge_api::language_model::CONTEXT_TOKENS
-                ),
-            ));
-        }
+        let context = edge_api::language_model::CONTEXT_TOKENS as u32;
+        let last_n = whole(
+            &self.repeat_penalty_last_n_token_count,
+            spin.repeat_penalty_last_n_token_count,
+            0,
+            context,
+            "repeat_penalty_last_n_token_count",
+        )?;
+        let top_k = whole(&self.top_k, spin.top_k, 0, u32::MAX, "top_k")?;
         Ok(InferencingParams {
             max_tokens,
             repeat_penalty,
             repeat_penalty_last_n_token_count: last_n,
             temperature,
-            top_k: self.top_k.unwrap_or(spin.top_k),
+            top_k,
             top_p,
         })
     }
+}
+
+/// `given` (or `default`) when it is a whole number from `min` to `max`, written any way JSON
+/// Schema's `integer` allows (`8` or `8.0`, as the OpenAPI document's type says); else 400.
+fn whole(
+    given: &Option<Number>,
+    default: u32,
+    min: u32,
+    max: u32,
+    field: &str,
+) -> Result<u32, ApiError> {
+    let Some(n) = given else {
+        return Ok(default);
+    };
+    let value = match (n.as_u64(), n.as_f64()) {
+        (Some(u), _) => u32::try_from(u).ok(),
+        (None, Some(f)) if f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&f) => {
+            Some(f as u32)
+        }
+        _ => None,
+    };
+    value.filter(|v| (min..=max).contains(v)).ok_or_else(|| {
+        ApiError::invalid(field, format!("must be a whole number from {min} to {max}"))
+    })
 }
 
 /// `given` (or `default`) as the `f32` Spin takes, when `ok` accepts it; else the field's
@@ -123,6 +145,9 @@ mod tests {
         assert_eq!(parse("{}").unwrap().max_tokens, DEFAULT_MAX_TOKENS);
         let p = parse(r#"{"max_tokens": 8, "temperature": 0, "top_k": 1}"#).unwrap();
         assert_eq!((p.max_tokens, p.temperature, p.top_k), (8, 0.0, 1));
+        // JSON Schema's integers include 8.0.
+        let p = parse(r#"{"max_tokens": 8.0, "top_k": 0.0}"#).unwrap();
+        assert_eq!((p.max_tokens, p.top_k), (8, 0));
     }
 
     #[test]
@@ -132,6 +157,8 @@ mod tests {
             (r#"{"max_tokens": 1025}"#, "max_tokens"),
             (r#"{"max_tokens": -1}"#, "max_tokens"),
             (r#"{"max_tokens": "8"}"#, "max_tokens"),
+            (r#"{"max_tokens": 8.5}"#, "max_tokens"),
+            (r#"{"top_k": 5000000000}"#, "top_k"),
             (r#"{"temperature": -0.1}"#, "temperature"),
             (r#"{"temperature": 2.5}"#, "temperature"),
             (r#"{"top_p": 0}"#, "top_p"),

@@ -9,7 +9,7 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread")]
 async fn chat_answers_validate_against_chat_json() {
     let dir = temp_dir();
-    let host = chat::host(dir.path());
+    let host = chat::with_model(dir.path()).start();
     let mut r = Recorder::new("chat", host.base_url());
     let t = Some(TOKEN);
     let dialog = json!({"id": "oa-1", "chatName": "OpenAPI", "messages": [
@@ -70,6 +70,28 @@ async fn chat_answers_validate_against_chat_json() {
     );
     assert_eq!(
         r.json(Method::POST, "/api/dialog/messages?id=nope", msg, t)
+            .await
+            .status,
+        404
+    );
+    // The model's reply (a few greedy tokens), and what the route refuses.
+    let params = json!({"max_tokens": 4, "temperature": 0});
+    let reply = "/api/dialog/reply?id=oa-1";
+    assert_eq!(
+        r.json(Method::POST, reply, params.clone(), t).await.status,
+        201
+    );
+    assert_eq!(r.call(Method::POST, reply, None, t).await.status, 201);
+    let bad = json!({"max_tokens": 0});
+    assert_eq!(r.json(Method::POST, reply, bad, t).await.status, 400);
+    assert_eq!(
+        r.json(Method::POST, reply, params.clone(), None)
+            .await
+            .status,
+        401
+    );
+    assert_eq!(
+        r.json(Method::POST, "/api/dialog/reply?id=nope", params, t)
             .await
             .status,
         404
