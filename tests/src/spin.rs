@@ -113,6 +113,17 @@ impl SpinApp {
         Self::start(spin, &from.display().to_string(), token, start)
     }
 
+    /// [`SpinApp::up_manifest`] with Spin's runtime configuration file `runtime_config`
+    /// (e.g. `[llm_compute]` sending the app's LLM calls to another server).
+    pub fn up_manifest_with(spin: &Path, from: &Path, ready: &str, runtime_config: &Path) -> Self {
+        let start = Start {
+            ready,
+            runtime_config: Some(runtime_config),
+            ..Start::app()
+        };
+        Self::start(spin, &from.display().to_string(), "unused", start)
+    }
+
     fn start(spin: &Path, from: &str, token: &str, start: Start) -> Self {
         let state = crate::temp_dir();
         let models = state.path().join("ai-models");

@@ -24,6 +24,7 @@
 
 mod layers;
 mod oip_python;
+mod openai_python;
 mod python_env;
 mod runner;
 mod services;

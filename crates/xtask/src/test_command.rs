@@ -2,7 +2,8 @@
 //! runs, then every test binary (several at a time) and the Redis pass, totalled.
 
 use super::{
-    cargo, each_output_line, install_models, oip_python, root, runner, services, test_binaries,
+    cargo, each_output_line, install_models, oip_python, openai_python, root, runner, services,
+    test_binaries,
 };
 use std::process::Command;
 
@@ -15,6 +16,7 @@ pub struct Prepared {
     valgrind: bool,
     python: bool,
     oip_python: bool,
+    openai_python: bool,
     spin: bool,
     oci_registry: bool,
     fleet: bool,
@@ -30,6 +32,7 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
         let valgrind = services::ensure_valgrind();
         let python = services::ensure_test_python(&root());
         let oip_python = oip_python::ensure(&root());
+        let openai_python = openai_python::ensure(&root());
         let spin = services::ensure_spin(&root());
         let oci_registry = services::ensure_oci_registry();
         let fleet = services::ensure_fleet();
@@ -41,6 +44,7 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
             valgrind,
             python,
             oip_python,
+            openai_python,
             spin,
             oci_registry,
             fleet,
@@ -63,6 +67,7 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
         valgrind,
         python,
         oip_python,
+        openai_python,
         spin,
         oci_registry,
         fleet,
@@ -75,6 +80,7 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
         && valgrind
         && python
         && oip_python
+        && openai_python
         && spin
         && oci_registry
         && fleet;
@@ -106,6 +112,9 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
     }
     if oip_python {
         env.push(("E2E_REQUIRE_OIP_PYTHON".to_owned(), "1".to_owned()));
+    }
+    if openai_python {
+        env.push(("E2E_REQUIRE_OPENAI_PYTHON".to_owned(), "1".to_owned()));
     }
     if spin {
         env.push(("E2E_REQUIRE_SPIN".to_owned(), "1".to_owned()));
@@ -147,6 +156,9 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
         println!(
             "tests: SKIPPED the Open Inference Protocol clients and schemathesis run (their tools missing; see above)"
         );
+    }
+    if !openai_python {
+        println!("tests: SKIPPED the OpenAI client's tests (its environment missing; see above)");
     }
     if !spin {
         println!("tests: SKIPPED the Spin scenarios (no spin CLI; see above)");

@@ -24,8 +24,10 @@
 //! | `POST /file?path=P`      | tries to write file P; answers whether that was refused |
 //! | `POST /llm/embed?model=M` | `fermyon:spin/llm` generate-embeddings of the body's JSON list of texts |
 //! | `GET /llm/infer?model=M` | `fermyon:spin/llm` infer with a fixed prompt      |
+//! | `POST /llm/infer?model=M` | infer with the body's `{"prompt", "options": {"max_tokens", "repeat_penalty", "repeat_penalty_last_n", "temperature", "top_k", "top_p"}}` (each option Spin's default when left out) |
 //!
-//! The `/llm/` routes answer 200 with `{"embeddings", "tokens"}` or `{"text"}`, or with
+//! The `/llm/` routes answer 200 with `{"embeddings", "tokens"}` or `{"text"}` (`POST
+//! /llm/infer` adds `prompt_tokens` and `generated_tokens`), or with
 //! `{"error": "<variant>", "message"}` when the host refused: the host's answer, unfiltered.
 //!
 //! `/instance` counts in a global on purpose: it shows the host reusing an instance.
@@ -116,6 +118,25 @@ fn fetched(req: &ApiRequest) -> Result<Response, ApiError> {
         200,
         &json!({"results": each, "took_ms": took_ms}),
     ))
+}
+
+/// `body["options"]` as the interface's parameters, Spin's default for each one left out.
+fn infer_options(body: &Value) -> spin_sdk::llm::InferencingParams {
+    let o = &body["options"];
+    let d = spin_sdk::llm::InferencingParams::default();
+    let float = |k: &str, d: f32| o[k].as_f64().map_or(d, |v| v as f32);
+    let int = |k: &str, d: u32| o[k].as_u64().map_or(d, |v| v as u32);
+    spin_sdk::llm::InferencingParams {
+        max_tokens: int("max_tokens", d.max_tokens),
+        repeat_penalty: float("repeat_penalty", d.repeat_penalty),
+        repeat_penalty_last_n_token_count: int(
+            "repeat_penalty_last_n",
+            d.repeat_penalty_last_n_token_count,
+        ),
+        temperature: float("temperature", d.temperature),
+        top_k: int("top_k", d.top_k),
+        top_p: float("top_p", d.top_p),
+    }
 }
 
 fn llm_error(e: spin_sdk::llm::Error) -> Value {
@@ -258,6 +279,24 @@ async fn route(req: ApiRequest) -> Result<Response, ApiError> {
                     Ok(r) => {
                         json!({"embeddings": r.embeddings, "tokens": r.usage.prompt_token_count})
                     }
+                    Err(e) => llm_error(e),
+                },
+            ))
+        }
+        "/llm/infer" if req.method == "POST" => {
+            let model = req.required_query("model", "AI model")?;
+            let body: Value = serde_json::from_slice(&req.body)
+                .map_err(|e| ApiError::invalid("body", format!("a JSON object: {e}")))?;
+            let prompt = body["prompt"].as_str().unwrap_or_default();
+            let model = spin_sdk::llm::InferencingModel::Other(&model);
+            Ok(http::json(
+                200,
+                &match spin_sdk::llm::infer_with_options(model, prompt, infer_options(&body)) {
+                    Ok(r) => json!({
+                        "text": r.text,
+                        "prompt_tokens": r.usage.prompt_token_count,
+                        "generated_tokens": r.usage.generated_token_count,
+                    }),
                     Err(e) => llm_error(e),
                 },
             ))

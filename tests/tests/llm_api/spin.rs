@@ -1,0 +1,78 @@
+//! The real Spin with its LLM calls sent to `runtime-host up` (Spin 4.0.2's `[llm_compute]
+//! type = "remote_http"`, its default protocol): the testbed component's `infer` and
+//! `generate-embeddings` under `spin up` give what runtime-host's own `/infer` and `/embed`
+//! give for the same prompt and texts, so an app written for Spin runs this host's models.
+
+use super::{EMBEDDING, LM, LlmStack, assert_same_vectors, vectors};
+use e2e_tests::spin::{SpinApp, spin_or_skip};
+use e2e_tests::{Client, component, temp_dir};
+use serde_json::json;
+
+const PROMPT: &str = "<|im_start|>user\nName three colours.<|im_end|>\n<|im_start|>assistant\n";
+const MAX_TOKENS: u32 = 16;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn spin_sends_its_llm_calls_to_runtime_host() {
+    let Some(spin) = spin_or_skip("Spin's remote LLM") else {
+        return;
+    };
+    let llm = LlmStack::up();
+    let work = temp_dir();
+    let runtime_config = work.path().join("runtime-config.toml");
+    std::fs::write(
+        &runtime_config,
+        format!(
+            "[llm_compute]\ntype = \"remote_http\"\nurl = {:?}\nauth_token = {:?}\n",
+            llm.stack.app(""),
+            llm.token
+        ),
+    )
+    .unwrap();
+    let manifest = work.path().join("spin.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "spin_manifest_version = 2\n\n[application]\nname = \"remote-llm\"\n\
+             version = \"1.0.0\"\n\n[[trigger.http]]\nroute = \"/...\"\ncomponent = \"testbed\"\n\n\
+             [component.testbed]\nsource = {}\nai_models = [{LM:?}, {EMBEDDING:?}]\n",
+            serde_json::to_string(&component("testbed").display().to_string()).unwrap(),
+        ),
+    )
+    .unwrap();
+    let app = SpinApp::up_manifest_with(&spin, &manifest, "/ok", &runtime_config);
+    let c = Client::new();
+
+    let options = json!({
+        "max_tokens": MAX_TOKENS,
+        "repeat_penalty": 1.0,
+        "repeat_penalty_last_n": 64,
+        "temperature": 0.0,
+        "top_k": 40,
+        "top_p": 0.9,
+    });
+    let url = app.url(&format!("/llm/infer?model={LM}"));
+    let r = c
+        .post_json(&url, &json!({"prompt": PROMPT, "options": options}), None)
+        .await;
+    assert_eq!(r.status, 200, "{}\n{}", r.text(), app.log());
+    let under_spin = r.value();
+    assert!(
+        under_spin["text"].is_string(),
+        "{under_spin}\n{}",
+        app.log()
+    );
+    let (text, prompt, generated) = llm.infer(PROMPT, MAX_TOKENS).await;
+    assert!(!text.trim().is_empty());
+    assert_eq!(under_spin["text"], text.as_str());
+    assert_eq!(under_spin["prompt_tokens"], prompt);
+    assert_eq!(under_spin["generated_tokens"], generated);
+
+    let texts = ["a red apple", "a sentence about the sea"];
+    let url = app.url(&format!("/llm/embed?model={EMBEDDING}"));
+    let r = c.post_json(&url, &json!(texts), None).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.value();
+    let (direct, tokens) = llm.embed(&texts).await;
+    assert_same_vectors(&vectors(&v["embeddings"]), &direct, "Spin and /embed");
+    assert_eq!(v["tokens"], tokens);
+}
