@@ -74,7 +74,8 @@ fn the_four_documents_and_their_servers_agree() {
     let doc = |name: &str| docs.join(format!("{name}.json")).display().to_string();
 
     let chat_dir = temp_dir();
-    let chat = chat::builder(chat_dir.path())
+    // With the language model, as `up` serves chat: a reply to a dialog it created is written.
+    let chat = chat::with_model(chat_dir.path())
         .arg("--deadline")
         .arg(deadline())
         .start();
