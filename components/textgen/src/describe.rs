@@ -7,7 +7,7 @@ use crate::MAX_BATCH;
 use crate::request::{MAX_TOKENS, PARAMETERS};
 use edge_api::language_model::{CONTEXT_TOKENS, MODEL};
 use model_sdk::*;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 use std::collections::BTreeMap;
 
 pub const NAME: &str = "textgen";
@@ -71,14 +71,6 @@ pub fn capabilities() -> Capabilities {
 }
 
 pub fn acceptable_ranges() -> AcceptableRanges {
-    let parameters: Map<String, Value> = PARAMETERS
-        .iter()
-        .map(|p| {
-            let described =
-                json!({"range": p.range.words(), "default": p.default, "meaning": p.meaning});
-            (p.field.to_owned(), described)
-        })
-        .collect();
     AcceptableRanges {
         model: NAME.into(),
         version: SPEC_VERSION.into(),
@@ -89,7 +81,7 @@ pub fn acceptable_ranges() -> AcceptableRanges {
                       card; Allal et al. 2025). It is served from a GGUF file with 4-bit \
                       weights (Q4_1). A generated text has no numeric training range, so \
                       property_ranges is empty; the context, the limits and the parameters \
-                      are under chemical_scope and input."
+                      are under chemical_scope."
             .into(),
         property_ranges: BTreeMap::new(),
         chemical_scope: ChemicalScope {
@@ -102,6 +94,7 @@ pub fn acceptable_ranges() -> AcceptableRanges {
                 ),
                 format!("up to {MAX_TOKENS} generated tokens per reply (data.max_tokens)"),
                 format!("up to {MAX_BATCH} messages per request in data.texts"),
+                format!("generation parameters: {}", parameters()),
             ],
             limitations: vec![
                 format!("not good for {NOT_GOOD_FOR}"),
@@ -122,13 +115,25 @@ pub fn acceptable_ranges() -> AcceptableRanges {
             "check every fact it states against a trustworthy source".into(),
             "a system message (data.system) sets the tone, e.g. \"Answer in one sentence.\"".into(),
         ],
-        input: Some(json!({
-            "context_tokens": CONTEXT_TOKENS,
-            "max_tokens": MAX_TOKENS,
-            "max_batch": MAX_BATCH,
-            "parameters": parameters,
-        })),
+        input: None,
     }
+}
+
+/// Every generation parameter with its range, default and meaning, in words.
+fn parameters() -> String {
+    PARAMETERS
+        .iter()
+        .map(|p| {
+            format!(
+                "{} ({}, default {}: {})",
+                p.field,
+                p.range.words(),
+                p.default,
+                p.meaning
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 pub fn citation() -> Citation {
@@ -148,34 +153,38 @@ pub fn citation() -> Citation {
     }
 }
 
-fn example(name: &str, description: &str, input: Value) -> Example {
+/// The most tokens an example's reply takes.
+pub const EXAMPLE_MAX_TOKENS: u32 = 32;
+
+fn example(name: &str, description: &str, text: &str) -> Example {
     Example {
         name: name.into(),
         description: description.into(),
         category: "chat".into(),
-        input: input.as_object().cloned().unwrap_or_default(),
+        input: Map::from_iter([("text".to_owned(), json!(text))]),
     }
 }
 
-/// The examples: short replies (they also make up `/health`'s self-test, so they stay
-/// small).
+/// The examples: short requests, answered in at most [`EXAMPLE_MAX_TOKENS`] tokens (the
+/// request format's value, which a client fills the example's text into; the self-test
+/// behind `/health` asks the same), so trying them, or checking the model, stays quick.
 pub fn test_examples() -> TestExamples {
     TestExamples {
         examples: vec![
             example(
                 "greeting",
                 "a greeting, answered in a sentence or two",
-                json!({"text": "Hello! Who are you?", "max_tokens": 24}),
+                "Hello! Who are you?",
             ),
             example(
                 "rewording",
                 "a sentence made more polite",
-                json!({"text": "Rewrite this more politely: Send me the report now.", "max_tokens": 24}),
+                "Rewrite this more politely: Send me the report now.",
             ),
             example(
-                "system message",
-                "a system message setting the tone of the reply",
-                json!({"system": "You answer in one short sentence.", "text": "What is a cloud?", "max_tokens": 24}),
+                "ideas",
+                "a short list",
+                "Give me three ideas for a rainy afternoon.",
             ),
         ],
         usage_instructions: UsageInstructions {
@@ -183,7 +192,7 @@ pub fn test_examples() -> TestExamples {
             method: "POST".into(),
             body_format: json!({
                 "input_type": "text",
-                "data": {"text": "<your message>", "max_tokens": 100},
+                "data": {"text": "<your message>", "max_tokens": EXAMPLE_MAX_TOKENS},
             }),
         },
         expected_output: json!({
@@ -202,12 +211,12 @@ pub fn test_examples() -> TestExamples {
         notes: vec![
             format!(
                 "generation parameters are fields of data beside the text: {}",
-                PARAMETERS
-                    .iter()
-                    .map(|p| format!("{} ({}, default {})", p.field, p.range.words(), p.default))
-                    .collect::<Vec<_>>()
-                    .join("; ")
+                parameters()
             ),
+            "data.system sets the system message, e.g. {\"system\": \"You answer in one \
+             short sentence.\", \"text\": \"What is a cloud?\"}; without it the model's \
+             default one is used"
+                .into(),
             "temperature 0 (the default) is greedy decoding: the same request gets the same \
              reply"
                 .into(),
@@ -218,5 +227,25 @@ pub fn test_examples() -> TestExamples {
             ),
             "a small model: expect simple replies, and check any fact it states".into(),
         ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Clients (the console, `runtime-host check`) put an example's one input where the
+    /// request format has its placeholder and keep the format's other fields: each example
+    /// is one `text`, and the format asks for a short reply.
+    #[test]
+    fn each_example_is_one_text_that_fills_the_format() {
+        let examples = test_examples();
+        for example in &examples.examples {
+            let fields: Vec<&String> = example.input.keys().collect();
+            assert_eq!(fields, ["text"], "{}", example.name);
+        }
+        let data = &examples.usage_instructions.body_format["data"];
+        assert_eq!(data["text"], "<your message>");
+        assert_eq!(data["max_tokens"], EXAMPLE_MAX_TOKENS);
     }
 }

@@ -78,6 +78,18 @@ impl Model for TextGen {
         request::data_schema()
     }
 
+    /// An example's text with the request format's `max_tokens`, as a client filling the
+    /// format in sends it: the self-test stays as quick as trying an example.
+    fn example_request(&self, example: &model_sdk::Example) -> model_sdk::PredictionRequest {
+        let mut data = example.input.clone();
+        data.entry("max_tokens")
+            .or_insert(json!(describe::EXAMPLE_MAX_TOKENS));
+        model_sdk::PredictionRequest {
+            input_type: "text".into(),
+            data,
+        }
+    }
+
     fn predict(&self, _: InputType, data: &Map<String, Value>) -> Result<Value, PredictError> {
         let generation = request::read(data)?;
         let done = llm::infer_with_options(
