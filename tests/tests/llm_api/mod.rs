@@ -15,8 +15,9 @@ use serde_json::{Value, json};
 pub const LM: &str = edge_api::language_model::MODEL;
 pub const EMBEDDING: &str = edge_api::embedding::MODEL;
 
-/// `up` serving the minilm model component beside the API (its `/predict` is what the API's
-/// embeddings are held to), with the API's token.
+/// `up` serving the minilm and textgen model components beside the API (minilm's
+/// `/predict` is what the API's embeddings are held to; textgen is compared with itself
+/// under Spin), with the API's token.
 pub struct LlmStack {
     pub stack: Stack,
     pub token: String,
@@ -27,7 +28,10 @@ impl LlmStack {
     pub fn up() -> Self {
         let (data, models) = (temp_dir(), temp_dir());
         // A copy: `up` refuses a model file that is a link.
-        std::fs::copy(component("minilm"), models.path().join("minilm.wasm")).unwrap();
+        for model in ["minilm", "textgen"] {
+            let file = models.path().join(format!("{model}.wasm"));
+            std::fs::copy(component(model), file).unwrap();
+        }
         let dir = models.path().display().to_string();
         let stack = Stack::up_at(data.path(), &["--models", &dir], 4);
         let token = std::fs::read_to_string(data.path().join("llm_api_token"))

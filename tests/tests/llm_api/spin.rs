@@ -1,7 +1,9 @@
 //! The real Spin with its LLM calls sent to `runtime-host up` (Spin 4.0.2's `[llm_compute]
 //! type = "remote_http"`, its default protocol): the testbed component's `infer` and
 //! `generate-embeddings` under `spin up` give what runtime-host's own `/infer` and `/embed`
-//! give for the same prompt and texts, so an app written for Spin runs this host's models.
+//! give for the same prompt and texts, and the project's app under `spin up` (the `textgen`
+//! model, the chat's reply) answers with the words it answers under runtime-host, so an app
+//! written for Spin runs this host's models.
 
 use super::{EMBEDDING, LM, LlmStack, assert_same_vectors, vectors};
 use e2e_tests::spin::{SpinApp, spin_or_skip};
@@ -18,16 +20,7 @@ async fn spin_sends_its_llm_calls_to_runtime_host() {
     };
     let llm = LlmStack::up();
     let work = temp_dir();
-    let runtime_config = work.path().join("runtime-config.toml");
-    std::fs::write(
-        &runtime_config,
-        format!(
-            "[llm_compute]\ntype = \"remote_http\"\nurl = {:?}\nauth_token = {:?}\n",
-            llm.stack.app(""),
-            llm.token
-        ),
-    )
-    .unwrap();
+    let runtime_config = remote_llm(work.path(), &llm);
     let manifest = work.path().join("spin.toml");
     std::fs::write(
         &manifest,
@@ -75,4 +68,85 @@ async fn spin_sends_its_llm_calls_to_runtime_host() {
     let (direct, tokens) = llm.embed(&texts).await;
     assert_same_vectors(&vectors(&v["embeddings"]), &direct, "Spin and /embed");
     assert_eq!(v["tokens"], tokens);
+}
+
+/// The project's own app (spin.toml) under `spin up`, its LLM calls sent to `runtime-host
+/// up`: the generation model `textgen` and the chat's reply give, under Spin, the words they
+/// give under runtime-host for the same request.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_app_under_spin_generates_and_replies_with_runtime_hosts_model() {
+    if spin_or_skip("the app under Spin on runtime-host's model").is_none() {
+        return;
+    }
+    let llm = LlmStack::up();
+    let work = temp_dir();
+    let runtime_config = remote_llm(work.path(), &llm);
+    const TOKEN: &str = "remote-llm-chat-token";
+    let app = SpinApp::up_with("the app", TOKEN, Some(&runtime_config), &[])
+        .expect("spin was found above");
+    let c = Client::new();
+    let hosts = [
+        (app.url(""), TOKEN.to_owned()),
+        (llm.stack.app(""), llm.stack.admin_token.clone()),
+    ];
+
+    let predict = json!({"input_type": "text", "data": {
+        "text": "Name three colours.",
+        "max_tokens": MAX_TOKENS, "temperature": 0, "repeat_penalty": 1.0,
+    }});
+    let mut answers = Vec::new();
+    for (base, _) in &hosts {
+        let r = c
+            .post_json(&format!("{base}/models/textgen/predict"), &predict, None)
+            .await;
+        assert_eq!(r.status, 200, "{base}: {}\n{}", r.text(), app.log());
+        let results = r.value()["results"].clone();
+        assert!(
+            !results["text"].as_str().unwrap().trim().is_empty(),
+            "{results}"
+        );
+        answers.push(results);
+    }
+    assert_eq!(
+        answers[0], answers[1],
+        "textgen under Spin and runtime-host"
+    );
+
+    let dialog = json!({"chatName": "remote", "messages": [
+        {"role": "user", "content": "Name a colour of the sky."}
+    ]});
+    let greedy = json!({"max_tokens": MAX_TOKENS, "temperature": 0});
+    let mut replies = Vec::new();
+    for (base, token) in &hosts {
+        let r = c
+            .post_json(&format!("{base}/api/chats"), &dialog, Some(token))
+            .await;
+        assert_eq!(r.status, 201, "{base}: {}", r.text());
+        let id = r.value()["id"].as_str().unwrap().to_owned();
+        let url = format!("{base}/api/dialog/reply?id={id}");
+        let r = c.post_json(&url, &greedy, Some(token)).await;
+        assert_eq!(r.status, 201, "{base}: {}\n{}", r.text(), app.log());
+        let v = r.value();
+        replies.push((v["message"]["content"].clone(), v["usage"].clone()));
+    }
+    assert!(
+        !replies[0].0.as_str().unwrap().trim().is_empty(),
+        "{replies:?}"
+    );
+    assert_eq!(
+        replies[0], replies[1],
+        "the chat's reply under Spin and runtime-host"
+    );
+}
+
+/// Spin's runtime configuration sending LLM calls to `llm`'s app port, written in `dir`.
+fn remote_llm(dir: &std::path::Path, llm: &LlmStack) -> std::path::PathBuf {
+    let file = dir.join("runtime-config.toml");
+    let config = format!(
+        "[llm_compute]\ntype = \"remote_http\"\nurl = {:?}\nauth_token = {:?}\n",
+        llm.stack.app(""),
+        llm.token
+    );
+    std::fs::write(&file, config).unwrap();
+    file
 }
