@@ -17,11 +17,13 @@
 //! adds); values that are costly to keep current (instance pools, predictions counted by the
 //! models themselves, the registry's size) are read when Prometheus scrapes.
 
+mod generation;
 mod outbound;
 mod pool;
 pub mod routes;
 pub mod store;
 
+pub use generation::Generation;
 pub use pool::PoolFigures;
 
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
@@ -101,6 +103,7 @@ pub struct HostMetrics {
     pub registry_active: Gauge,
     pub registry_reaped: Counter,
     pub outbound_denied: Family<DeploymentLabels, Counter>,
+    generation: generation::Families,
 }
 
 fn request_seconds() -> Histogram {
@@ -144,6 +147,7 @@ impl HostMetrics {
             registry_active: Gauge::default(),
             registry_reaped: Counter::default(),
             outbound_denied: Family::default(),
+            generation: generation::Families::default(),
         };
         let r = &mut m.registry;
         r.register(
@@ -231,6 +235,7 @@ impl HostMetrics {
         );
         let what = "Outgoing HTTP requests refused to a component (capabilities::outbound)";
         r.register("outbound_denied", what, m.outbound_denied.clone());
+        m.generation.register(r);
         m
     }
 

@@ -130,10 +130,10 @@ async fn greedy_decoding_matches_llama_cpp_token_for_token() {
     }
 }
 
-async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output>
+async fn futures_join<F>(futures: impl Iterator<Item = F>) -> Vec<F::Output>
 where
+    F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
-    F: Send + 'static,
 {
     let handles: Vec<_> = futures.map(tokio::spawn).collect();
     let mut out = Vec::new();

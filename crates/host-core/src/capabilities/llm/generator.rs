@@ -103,6 +103,7 @@ pub struct Generator {
     pending: Arc<AtomicUsize>,
     vocabulary: Arc<Vocabulary>,
     context: usize,
+    metrics: crate::metrics::Generation,
 }
 
 impl Generator {
@@ -111,11 +112,13 @@ impl Generator {
         let pending = Arc::new(AtomicUsize::new(0));
         let vocabulary = Arc::new(vocabulary);
         let context = llama.context();
+        let metrics = crate::metrics::Generation::new(name);
         let thread = Thread {
             llama,
             vocabulary: vocabulary.clone(),
             jobs,
             pending: pending.clone(),
+            metrics: metrics.clone(),
         };
         std::thread::Builder::new()
             .name(format!("llm-{name}"))
@@ -125,6 +128,7 @@ impl Generator {
             pending,
             vocabulary,
             context,
+            metrics,
         })
     }
 
@@ -164,6 +168,7 @@ impl Generator {
         let taken = self.pending.fetch_add(1, Ordering::SeqCst);
         if taken >= MAX_STREAMS + MAX_WAITING {
             self.pending.fetch_sub(1, Ordering::SeqCst);
+            self.metrics.refused();
             return Err(GenerateError::Busy);
         }
         let (tx, rx) = events::unbounded_channel();
@@ -234,6 +239,7 @@ struct Thread {
     vocabulary: Arc<Vocabulary>,
     jobs: mpsc::Receiver<Job>,
     pending: Arc<AtomicUsize>,
+    metrics: crate::metrics::Generation,
 }
 
 impl Thread {
@@ -259,6 +265,7 @@ impl Thread {
                 }
                 keep
             });
+            self.metrics.queue(self.pending.load(Ordering::SeqCst));
             if !live.is_empty() {
                 self.step(&mut live);
             }
@@ -266,6 +273,7 @@ impl Thread {
     }
 
     fn open(&self, job: Job) -> Live {
+        self.metrics.tokens("prompt", job.prompt.len());
         let room = job.prompt.len() + job.params.max_tokens as usize;
         Live {
             cache: self.llama.cache(room),
@@ -328,6 +336,7 @@ impl Thread {
         };
         drop(runs);
         let mut finished = Vec::new();
+        let mut made = 0;
         for (i, (s, mut logits)) in live.iter_mut().zip(logits).enumerate() {
             s.prompt_left -= inputs[i].len().min(s.prompt_left);
             if s.prompt_left > 0 {
@@ -344,11 +353,13 @@ impl Thread {
             }
             s.history.push(token);
             s.generated += 1;
+            made += 1;
             self.send_text(s);
             if s.generated >= s.job.params.max_tokens as usize {
                 finished.push((i, Finish::Length));
             }
         }
+        self.metrics.tokens("generated", made);
         for (i, finish) in finished.into_iter().rev() {
             let mut s = live.swap_remove(i);
             self.send_rest(&mut s);

