@@ -13,12 +13,13 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// The components `up` runs.
-const STACK: [&str; 6] = [
+const STACK: [&str; 7] = [
     "registry",
     "chat",
     "console",
     "molprop",
     "minilm",
+    "textgen",
     "onnx_model",
 ];
 

@@ -1,7 +1,7 @@
-//! `runtime-host up`: registry, chat and 36 model deployments in one process (six each of
-//! molprop, the embedding model minilm, and the repository's four ONNX models: solubility,
-//! iris, the picture model digits and the sound model spoken-digits); Ctrl-C leaves the
-//! registry empty and exits 0.
+//! `runtime-host up`: registry, chat and 42 model deployments in one process (six each of
+//! molprop, the embedding model minilm, the text generation model textgen, and the
+//! repository's four ONNX models: solubility, iris, the picture model digits and the sound
+//! model spoken-digits); Ctrl-C leaves the registry empty and exits 0.
 
 use e2e_tests::{Client, HostBuilder, Stack};
 use edge_api::registry::RegistryListing;
@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]
-async fn up_runs_36_models_of_six_kinds_on_distinct_ports_and_stops_cleanly() {
+async fn up_runs_42_models_of_seven_kinds_on_distinct_ports_and_stops_cleanly() {
     let mut stack = Stack::up(&["--copies", "6"], 45);
     let c = Client::new();
     let list: RegistryListing = c.get(&stack.registry("/registry")).await.json();
@@ -20,9 +20,9 @@ async fn up_runs_36_models_of_six_kinds_on_distinct_ports_and_stops_cleanly() {
         .iter()
         .filter(|r| !r.app_name.ends_with("busy-port-guard"))
         .collect();
-    assert_eq!(models.len(), 36, "{list:?}");
+    assert_eq!(models.len(), 42, "{list:?}");
     let distinct: HashSet<u16> = models.iter().map(|r| r.port).collect();
-    assert_eq!(distinct.len(), 36, "36 distinct ports");
+    assert_eq!(distinct.len(), 42, "42 distinct ports");
     let kinds: HashSet<&str> = models.iter().map(|r| r.model_name.as_str()).collect();
     assert_eq!(
         kinds,
@@ -32,7 +32,8 @@ async fn up_runs_36_models_of_six_kinds_on_distinct_ports_and_stops_cleanly() {
             "solubility",
             "iris",
             "digits",
-            "spoken-digits"
+            "spoken-digits",
+            "textgen"
         ])
     );
     assert!(models.iter().all(|r| r.process_id == stack.pid()));
@@ -53,7 +54,7 @@ async fn up_runs_36_models_of_six_kinds_on_distinct_ports_and_stops_cleanly() {
                 .map(str::to_owned)
         });
     println!(
-        "runtime-host up with registry, chat and 36 models: {}",
+        "runtime-host up with registry, chat and 42 models: {}",
         rss.unwrap_or_default()
     );
 

@@ -9,9 +9,11 @@ use hyper::Method;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
+mod ask;
 mod lists;
 mod media;
 mod pages;
+use ask::ask_the_assistant;
 use lists::{accessibility, chats, long_lists};
 use pages::{batch_page, models_pages, served_models, try_it};
 
@@ -152,7 +154,8 @@ async fn the_app_port_routes_every_service_as_spin_toml_does() {
             "minilm",
             "molprop",
             "solubility",
-            "spoken-digits"
+            "spoken-digits",
+            "textgen"
         ])
     );
 
@@ -233,7 +236,8 @@ async fn depictions(c: &Client, stack: &Stack) {
 
 /// The console in headless Chromium against a real `up`: the models page lists molprop with
 /// its port and process; a test example shows its result; the chats page opens a sample
-/// dialog; a wrong admin token shows the chat service's 403 message, the right one appends.
+/// dialog; a wrong admin token shows the chat service's 403 message, the right one appends;
+/// a message written in the dialog's box gets the language model's reply.
 /// Each page is saved as a screenshot under `target/console-screenshots/`.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_console_works_in_a_real_browser() {
@@ -247,6 +251,7 @@ async fn the_console_works_in_a_real_browser() {
     try_it(&browser, &stack, &c).await;
     batch_page(&browser, &stack, &c).await;
     chats(&browser, &stack, &c).await;
+    ask_the_assistant(&browser, &stack, &c).await;
     long_lists(&browser, &stack, &c).await;
     accessibility(&browser, &stack).await;
     browser.close().await;

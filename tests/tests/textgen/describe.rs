@@ -102,11 +102,23 @@ async fn it_says_what_it_is_good_for_and_its_examples_run() {
     }
 }
 
-/// The conformance checker judges it as it judges every model (it reads the examples,
-/// sends malformed requests, and compares the metadata with the answers).
+/// The conformance checkers judge it as they judge every model: v1.2 (the examples,
+/// malformed requests, the metadata against the answers, a batch of the examples against
+/// each alone) and the Open Inference Protocol (JSON and binary tensors giving the same
+/// reply: greedy by default).
 #[tokio::test(flavor = "multi_thread")]
-async fn runtime_host_check_passes_it() {
+async fn runtime_host_check_passes_it_on_both_protocols() {
     let data = temp_dir();
     let host = serve(data.path(), &[]);
     e2e_tests::assert_check_passes(host.base_url()).await;
+    let out = std::process::Command::new(e2e_tests::host_binary())
+        .args(["check", "--oip", &host.base_url()])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    assert!(
+        report.contains("PASS  OIP.textgen.infer.binary"),
+        "{report}"
+    );
 }
