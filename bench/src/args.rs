@@ -51,7 +51,8 @@ pub struct BenchArgs {
     /// fleet (chat writes and predictions through HAProxy with 1-3 hosts on one Redis, and a
     /// host killed under load; needs root), media (pictures and sounds: digits and
     /// spoken-digits beside a Python peer, and the media crate's steps natively), oip (the
-    /// Open Inference Protocol's infer, JSON and binary, against /predict). Default: all.
+    /// Open Inference Protocol's infer, JSON and binary, against /predict), llm (the language
+    /// model streamed by `up` beside llama-cpp-python's server). Default: all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// The `runtime-host` binary to measure (default: the one beside this program).

@@ -16,6 +16,7 @@
 //! 11. `/predict` and `/health` while the Prometheus metrics are scraped, and not. 12. Spin.
 //! 13. `/predict` at a fixed rate (open loop), host beside native. 14. Pictures and sounds
 //!     (digits and spoken-digits) beside a Python peer (FastAPI, Pillow, scipy). 15. `/v2` infer.
+//! 16. The language model beside llama.cpp (llama-cpp-python's server), streamed.
 
 mod args;
 mod chats;
@@ -25,6 +26,7 @@ mod fleet;
 mod inputs;
 mod instructions;
 mod library;
+mod llm;
 mod load;
 mod media;
 mod memory;
@@ -120,6 +122,9 @@ async fn run(args: BenchArgs) -> Result<()> {
     if wanted("media") {
         media::media(&paths, &args, duration, rounds, &mut report).await?;
     }
+    if wanted("llm") {
+        llm::section(&paths, &args, rounds, &mut report).await?;
+    }
     if wanted("startup") {
         startup::startup(&paths, &mut report).await?;
     }
@@ -168,6 +173,7 @@ async fn run(args: BenchArgs) -> Result<()> {
     report.print();
     // Printed by its section, which itself fills the report (so the report cannot call it).
     media::print(&report.media, &report.media_steps);
+    llm::print(&report.llm);
     if let Some(file) = &args.json {
         std::fs::write(file, serde_json::to_string_pretty(&report)?)
             .with_context(|| format!("writing {}", file.display()))?;

@@ -348,6 +348,26 @@ pub async fn up(
     models: &Path,
     extra: &[String],
 ) -> Result<(Proc, Vec<(String, SocketAddr)>)> {
+    let (proc, lines) = up_printed(p, name, models, extra).await?;
+    // The table `up` prints: `  <name>  http://<addr>  registered`, one row per model.
+    let models = lines
+        .iter()
+        .filter(|l| l.trim_end().ends_with("registered"))
+        .map(|l| {
+            let model = l.split_whitespace().next().unwrap_or_default().to_owned();
+            Ok((model, addr_in(l)?))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((proc, models))
+}
+
+/// [`up`], returning what it printed up to `stack ready` (its table: the app port's rows).
+pub async fn up_printed(
+    p: &Paths,
+    name: &str,
+    models: &Path,
+    extra: &[String],
+) -> Result<(Proc, Vec<String>)> {
     let data = super::procs::fresh_dir(&p.work, name)?;
     let registry = loopback(free_port()?);
     // Below Linux's ephemeral range, so client sockets rarely hold one of these.
@@ -372,14 +392,5 @@ pub async fn up(
     let lines = proc
         .lines_until("stack ready", Duration::from_secs(300))
         .await?;
-    // The table `up` prints: `  <name>  http://<addr>  registered`, one row per model.
-    let models = lines
-        .iter()
-        .filter(|l| l.trim_end().ends_with("registered"))
-        .map(|l| {
-            let model = l.split_whitespace().next().unwrap_or_default().to_owned();
-            Ok((model, addr_in(l)?))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok((proc, models))
+    Ok((proc, lines))
 }

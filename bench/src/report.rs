@@ -45,6 +45,8 @@ pub struct Report {
     /// Section `oip`: the Open Inference Protocol beside v1.2, by load (`property` names
     /// it; sides: v1.2, oip-json, oip-binary).
     pub oip: Vec<super::oip::OipRow>,
+    /// Section `llm`: the language model beside llama-cpp-python.
+    pub llm: Option<super::llm::LlmReport>,
     /// Section `media`: steps timed without the load generator.
     pub media_steps: Vec<StepRow>,
     pub targets: Vec<Target>,
