@@ -33,7 +33,7 @@ pub async fn embed(
     name: &str,
     texts: Vec<String>,
 ) -> Result<Embedded, HostResponse> {
-    embedding_model(models, name)?;
+    embedding_model(models, name).map_err(|refused| *refused)?;
     models.embed(name, texts).await.map_err(|e| match e {
         EmbedError::Invalid(m) => error(400, "invalid_request", m),
         EmbedError::Runtime(m) => error(500, "model_error", m),

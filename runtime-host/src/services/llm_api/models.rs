@@ -13,7 +13,7 @@ const OWNER: &str = "runtime-host";
 
 /// The language model `name`, loaded on first use.
 pub async fn language_model(models: &AiModels, name: &str) -> Result<Generator, HostResponse> {
-    installed(models, name)?;
+    installed(models, name).map_err(|refused| *refused)?;
     if !AiModels::generates(name) {
         return Err(error(
             400,
@@ -27,33 +27,34 @@ pub async fn language_model(models: &AiModels, name: &str) -> Result<Generator, 
         .map_err(|why| error(500, "model_error", why))
 }
 
-/// Checks that `name` is an installed embedding model.
-pub fn embedding_model(models: &AiModels, name: &str) -> Result<(), HostResponse> {
+/// Checks that `name` is an installed embedding model (the refusal boxed: an answer is large
+/// beside `Ok`).
+pub fn embedding_model(models: &AiModels, name: &str) -> Result<(), Box<HostResponse>> {
     installed(models, name)?;
     if AiModels::generates(name) {
-        return Err(error(
+        return Err(Box::new(error(
             400,
             "model_not_supported",
             format!("`{name}` is a language model; it makes no embeddings"),
-        ));
+        )));
     }
     Ok(())
 }
 
 /// 404 for a model this host does not run, or whose files are not in place (saying where
 /// they go and how to put them there).
-fn installed(models: &AiModels, name: &str) -> Result<(), HostResponse> {
+fn installed(models: &AiModels, name: &str) -> Result<(), Box<HostResponse>> {
     if catalogue::find(name).is_none() {
         let runs = catalogue::names();
-        return Err(error(
+        return Err(Box::new(error(
             404,
             "model_not_found",
             format!("this host runs no model `{name}`; it runs {runs}"),
-        ));
+        )));
     }
     if !models.installed(name) {
         let why = not_installed(name, &models.model_dir(name));
-        return Err(error(404, "model_not_installed", why));
+        return Err(Box::new(error(404, "model_not_installed", why)));
     }
     Ok(())
 }
@@ -76,6 +77,6 @@ pub fn list(models: &AiModels) -> HostResponse {
 pub fn one(models: &AiModels, id: &str) -> HostResponse {
     match installed(models, id) {
         Ok(()) => answer(200, &entry(id)),
-        Err(resp) => resp,
+        Err(refused) => *refused,
     }
 }
