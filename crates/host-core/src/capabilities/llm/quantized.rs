@@ -75,6 +75,36 @@ impl QuantMatrix {
             }
     }
 
+    /// The whole matrix in 32 bits, `(n, k)`, row by row on every core.
+    fn expanded(&self) -> Result<Tensor> {
+        let weights = self.tensor.data()?;
+        let (row_bytes, k, kind) = (self.row_bytes(), self.cols, self.kind);
+        let mut out = vec![0f32; self.rows * k];
+        out.par_chunks_mut(k).enumerate().for_each(|(j, row)| {
+            let w = &weights[j * row_bytes..(j + 1) * row_bytes];
+            match kind {
+                Kind::Q4_1 => {
+                    for (b, y) in w.chunks_exact(Q4_1_BYTES).zip(row.chunks_exact_mut(BLOCK)) {
+                        let (d, m) = (half_at(b, 0), half_at(b, 2));
+                        for e in 0..16 {
+                            y[e] = (b[4 + e] & 0xF) as f32 * d + m;
+                            y[e + 16] = (b[4 + e] >> 4) as f32 * d + m;
+                        }
+                    }
+                }
+                Kind::Q8_0 => {
+                    for (b, y) in w.chunks_exact(Q8_0_BYTES).zip(row.chunks_exact_mut(BLOCK)) {
+                        let d = half_at(b, 0);
+                        for e in 0..BLOCK {
+                            y[e] = b[2 + e] as i8 as f32 * d;
+                        }
+                    }
+                }
+            }
+        });
+        Ok(Tensor::from_vec(out, (self.rows, k), &Device::Cpu)?)
+    }
+
     /// `x (m, k) · selfᵀ`: `(m, n)`.
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let (m, k) = x.dims2()?;
@@ -85,8 +115,7 @@ impl QuantMatrix {
             );
         }
         if m >= EXPAND_FROM_ROWS {
-            let weights = self.tensor.dequantize(&Device::Cpu)?;
-            return Ok(x.matmul(&weights.t()?)?);
+            return Ok(x.matmul(&self.expanded()?.t()?)?);
         }
         let x = x.flatten_all()?.to_vec1::<f32>()?;
         let sums: Vec<f32> = match self.kind {
@@ -372,6 +401,21 @@ mod tests {
         )
         .unwrap();
         let matrix = QuantMatrix::new(Arc::new(tensor)).unwrap();
+        // Expanded for a prompt, the weights are candle's own expansion, value for value.
+        let ours = matrix
+            .expanded()
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap();
+        let candle = matrix
+            .tensor
+            .dequantize(&Device::Cpu)
+            .unwrap()
+            .flatten_all()
+            .unwrap();
+        assert_eq!(ours, candle.to_vec1::<f32>().unwrap());
         let x: Vec<f32> = (0..3 * k).map(|_| rng.random_range(-1.0..1.0)).collect();
         let all = matrix
             .forward(&Tensor::from_vec(x.clone(), (3, k), &Device::Cpu).unwrap())
