@@ -40,6 +40,7 @@ static ASSETS: &[Asset] = &[
     asset!("js/media.js", JS),
     asset!("js/batch.js", JS),
     asset!("js/chats.js", JS),
+    asset!("js/ask.js", JS),
 ];
 
 /// Scripts and styles from this origin only, requests to this origin only, and no framing:

@@ -14,8 +14,9 @@ export class ApiError extends Error {
 /** Longest a call may take before the page gives up on it. */
 const TIMEOUT_MS = 15000;
 
-/** Fetches `path` and returns the parsed JSON body; throws `ApiError` on any failure. */
-export async function call(path, { method = "GET", body, token } = {}) {
+/** Fetches `path` and returns the parsed JSON body; throws `ApiError` on any failure.
+ *  `timeoutMs` is for the few calls that take longer by nature (a model writing a reply). */
+export async function call(path, { method = "GET", body, token, timeoutMs = TIMEOUT_MS } = {}) {
   const headers = { accept: "application/json" };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (token) headers.authorization = `Bearer ${token}`;
@@ -25,12 +26,12 @@ export async function call(path, { method = "GET", body, token } = {}) {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      signal: AbortSignal.timeout(timeoutMs),
       cache: "no-store",
     });
   } catch (e) {
     const why = e && e.name === "TimeoutError"
-      ? `no answer within ${TIMEOUT_MS / 1000} s`
+      ? `no answer within ${timeoutMs / 1000} s`
       : "the service could not be reached";
     throw new ApiError(`${method} ${path}: ${why}`, 0, "network", null);
   }

@@ -1,7 +1,9 @@
-// The chats pages: the list of dialogs, one dialog's messages by role, and appending a
-// message with the admin token. Long lists are shown a page at a time.
+// The chats pages: the list of dialogs, one dialog's messages by role, asking the language
+// model for the next message (ask.js) and appending a message, with the admin token. Long
+// lists are shown a page at a time.
 
 import { call } from "./api.js";
+import { askForm } from "./ask.js";
 import { h, replace, errorBox, num, when, pager } from "./dom.js";
 
 const CHATS_PER_PAGE = 50;
@@ -47,22 +49,31 @@ export async function chatsPage() {
 }
 
 function messageItem(m) {
-  const who = [m.role, m.name, m.model].filter(Boolean).join(" · ");
+  // The role is capitalized by the style sheet; a name or a model's name is shown as written.
+  const by = [m.name, m.model].filter(Boolean).join(" · ");
   return h("li", { class: `message role-${ROLES.includes(m.role) ? m.role : "other"}` },
-    h("div", { class: "meta" }, h("strong", { class: "role" }, who), " ", when(m.created)),
+    h("div", { class: "meta" }, h("strong", { class: "role" }, m.role),
+      by ? [" · ", h("strong", { class: "by" }, by)] : null, " ", when(m.created)),
     h("p", { class: "content" }, m.content));
 }
 
-function appendForm(id, onAppended) {
-  const status = h("div", { id: "append-status", "aria-live": "polite" });
-  const token = h("input", {
+/** The admin token field both forms of a dialog's page send with their writes. */
+function tokenField() {
+  return h("input", {
     id: "admin-token", name: "token", type: "password", autocomplete: "off",
     value: sessionStorage.getItem(TOKEN_KEY) ?? "",
   });
+}
+
+function rememberToken(token) {
+  sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+function appendForm(id, token, onAppended) {
+  const status = h("div", { id: "append-status", "aria-live": "polite" });
   const role = h("select", { id: "message-role", name: "role" }, ROLES.map((r) => h("option", { value: r }, r)));
   const content = h("textarea", { id: "message-content", name: "content", rows: 3, required: true });
   const form = h("form", { id: "append-form", novalidate: true },
-    h("div", { class: "field" }, h("label", { for: "admin-token" }, "Admin token"), token),
     h("div", { class: "field" }, h("label", { for: "message-role" }, "Role"), role),
     h("div", { class: "field" }, h("label", { for: "message-content" }, "Message"), content),
     h("button", { type: "submit" }, "Append message"),
@@ -84,7 +95,7 @@ function appendForm(id, onAppended) {
       const message = await call(`/api/dialog/messages?id=${encodeURIComponent(id)}`, {
         method: "POST", token: token.value.trim(), body: { role: role.value, content: content.value },
       });
-      sessionStorage.setItem(TOKEN_KEY, token.value.trim());
+      rememberToken(token.value.trim());
       content.value = "";
       replace(status, h("p", { class: "ok", role: "status" }, `Appended message ${message.id}.`));
       onAppended(message);
@@ -102,17 +113,21 @@ export async function dialogPage(id) {
   const count = h("span", {}, num(dialog.messages.length));
   const messages = h("div", {}, list,
     pager(dialog.messages, MESSAGES_PER_PAGE, messageItem, list, "messages"));
+  const token = tokenField();
+  function show(message) {
+    // Shown at once when the list is already at its end; otherwise "show more" reaches it.
+    const atEnd = list.children.length === dialog.messages.length;
+    dialog.messages.push(message);
+    if (atEnd) list.append(messageItem(message));
+    count.textContent = num(dialog.messages.length);
+  }
   return h("article", {},
     h("p", {}, h("a", { href: "#/chats" }, "← All chats")),
     h("h1", {}, dialog.chatName),
     h("p", { class: "muted" }, "id ", h("code", {}, dialog.id), " · ", count, " messages · updated ",
       when(dialog.updated)),
     messages,
-    appendForm(dialog.id, (message) => {
-      // Shown at once when the list is already at its end; otherwise "show more" reaches it.
-      const atEnd = list.children.length === dialog.messages.length;
-      dialog.messages.push(message);
-      if (atEnd) list.append(messageItem(message));
-      count.textContent = num(dialog.messages.length);
-    }));
+    h("div", { class: "field" }, h("label", { for: "admin-token" }, "Admin token (for writing)"), token),
+    askForm(dialog.id, token, { onMessage: show, remember: rememberToken }),
+    appendForm(dialog.id, token, show));
 }
