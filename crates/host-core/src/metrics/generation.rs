@@ -1,51 +1,60 @@
 //! The language model's generator (`capabilities::llm::generator`): tokens read and written,
 //! requests waiting or under way, and requests turned away because the queue was full, per
 //! model. A queue that stays full, or refusals that climb, say the host needs more cores or
-//! fewer callers.
+//! fewer callers. Its families live here and join the host's registry through [`register`].
 
-use super::{ModelLabels, Name, global};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
-use std::sync::Arc;
+use std::sync::OnceLock;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct TokenLabels {
-    pub model: Name,
+struct ModelLabels {
+    model: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TokenLabels {
+    model: String,
     /// `prompt` or `generated`.
-    pub kind: &'static str,
+    kind: &'static str,
 }
 
 #[derive(Default)]
-pub struct Families {
+struct Families {
     tokens: Family<TokenLabels, Counter>,
     queue: Family<ModelLabels, Gauge>,
     refused: Family<ModelLabels, Counter>,
 }
 
-impl Families {
-    pub(super) fn register(&self, r: &mut Registry) {
-        let tokens = "Tokens the language model read (prompt) and wrote (generated)";
-        r.register("generation_tokens", tokens, self.tokens.clone());
-        let queue = "Requests waiting on or being served by the language model";
-        r.register("generation_queue_requests", queue, self.queue.clone());
-        let refused = "Requests turned away because every stream was busy and the queue full";
-        r.register("generation_refused", refused, self.refused.clone());
-    }
+fn families() -> &'static Families {
+    static FAMILIES: OnceLock<Families> = OnceLock::new();
+    FAMILIES.get_or_init(Families::default)
+}
+
+/// Adds the generator's families to the host's registry.
+pub(super) fn register(r: &mut Registry) {
+    let f = families();
+    let tokens = "Tokens the language model read (prompt) and wrote (generated)";
+    r.register("generation_tokens", tokens, f.tokens.clone());
+    let queue = "Requests waiting on or being served by the language model";
+    r.register("generation_queue_requests", queue, f.queue.clone());
+    let refused = "Requests turned away because every stream was busy and the queue full";
+    r.register("generation_refused", refused, f.refused.clone());
 }
 
 /// One model's generation metrics.
 #[derive(Clone)]
 pub struct Generation {
-    model: Name,
+    model: String,
 }
 
 impl Generation {
     pub fn new(model: &str) -> Self {
         Self {
-            model: Name(Arc::from(model)),
+            model: model.to_owned(),
         }
     }
 
@@ -60,26 +69,17 @@ impl Generation {
             model: self.model.clone(),
             kind,
         };
-        global()
-            .generation
-            .tokens
-            .get_or_create(&labels)
-            .inc_by(n as u64);
+        families().tokens.get_or_create(&labels).inc_by(n as u64);
     }
 
     pub fn queue(&self, requests: usize) {
-        global()
-            .generation
+        families()
             .queue
             .get_or_create(&self.labels())
             .set(requests as i64);
     }
 
     pub fn refused(&self) {
-        global()
-            .generation
-            .refused
-            .get_or_create(&self.labels())
-            .inc();
+        families().refused.get_or_create(&self.labels()).inc();
     }
 }

@@ -103,7 +103,6 @@ pub struct HostMetrics {
     pub registry_active: Gauge,
     pub registry_reaped: Counter,
     pub outbound_denied: Family<DeploymentLabels, Counter>,
-    generation: generation::Families,
 }
 
 fn request_seconds() -> Histogram {
@@ -147,7 +146,6 @@ impl HostMetrics {
             registry_active: Gauge::default(),
             registry_reaped: Counter::default(),
             outbound_denied: Family::default(),
-            generation: generation::Families::default(),
         };
         let r = &mut m.registry;
         r.register(
@@ -235,7 +233,7 @@ impl HostMetrics {
         );
         let what = "Outgoing HTTP requests refused to a component (capabilities::outbound)";
         r.register("outbound_denied", what, m.outbound_denied.clone());
-        m.generation.register(r);
+        generation::register(r);
         m
     }
 
