@@ -224,6 +224,32 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
         let after = format!("runtime-host model ({model}), after the loads");
         assert!(memory.contains(&after.as_str()), "{memory:?}");
     }
+    // The language model (issue 60), where its file is installed: `up` streamed every row
+    // (llama-cpp-python, a Python peer, is left out here), every token counted as `usage`
+    // says, and its memory read before and after the model loaded.
+    let model = edge_api::language_model::MODEL;
+    if e2e_tests::ai_models_dir().join(model).is_dir() {
+        let llm = &r["llm"];
+        assert_eq!(llm["sides"].as_array().unwrap().len(), 1, "{llm}");
+        let ours = &llm["sides"][0];
+        assert_eq!(ours["name"], "runtime-host", "{llm}");
+        for row in [
+            "one_stream_tokens_per_s",
+            "first_token_ms",
+            "concurrent_tokens_per_s",
+        ] {
+            assert!(ours[row]["median"].as_f64().unwrap() > 0.0, "{row}: {llm}");
+        }
+        assert_eq!(ours["one_stream_tokens"], serde_json::json!([8]), "{llm}");
+        assert_eq!(ours["concurrent_tokens"], serde_json::json!([32]), "{llm}");
+        assert_eq!(ours["usage_mismatches"], 0, "{llm}");
+        assert!(llm["long_prompt_tokens"].as_u64().unwrap() > 150, "{llm}");
+        let mib = |k: &str| ours[k].as_f64().unwrap();
+        assert!(mib("rss_loaded_mib") > mib("rss_before_load_mib") + 50.0, "{llm}");
+        assert!(stdout.contains("language model"), "{stdout}");
+    } else {
+        assert!(stdout.contains("llm skipped"), "{stdout}");
+    }
     assert!(r["targets"].as_array().unwrap().len() >= 5);
     assert!(stdout.contains("targets"), "the table is printed");
 }
