@@ -245,7 +245,10 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
         assert_eq!(ours["usage_mismatches"], 0, "{llm}");
         assert!(llm["long_prompt_tokens"].as_u64().unwrap() > 150, "{llm}");
         let mib = |k: &str| ours[k].as_f64().unwrap();
-        assert!(mib("rss_loaded_mib") > mib("rss_before_load_mib") + 50.0, "{llm}");
+        assert!(
+            mib("rss_loaded_mib") > mib("rss_before_load_mib") + 50.0,
+            "{llm}"
+        );
         assert!(stdout.contains("language model"), "{stdout}");
     } else {
         assert!(stdout.contains("llm skipped"), "{stdout}");
