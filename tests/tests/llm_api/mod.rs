@@ -1,7 +1,7 @@
 //! `runtime-host up`'s language-model API on the app port (issue 60): OpenAI's own Python
 //! client calls it as an OpenAI user's code does ([`openai_client`]), and the real `spin up`
 //! sends its components' `infer` and `generate-embeddings` calls to it through Spin's
-//! `remote_http` LLM runtime configuration ([`spin`]). The errors, the token, the body cap,
+//! `remote_http` LLM runtime configuration, with either of its protocols ([`spin`]). The errors, the token, the body cap,
 //! the full queue and a client hanging up are tested at the Rust level beside the code
 //! (runtime-host/src/services/llm_api/tests.rs), on a real listener with the real models.
 

@@ -20,19 +20,7 @@ async fn spin_sends_its_llm_calls_to_runtime_host() {
     };
     let llm = LlmStack::up();
     let work = temp_dir();
-    let runtime_config = remote_llm(work.path(), &llm);
-    let manifest = work.path().join("spin.toml");
-    std::fs::write(
-        &manifest,
-        format!(
-            "spin_manifest_version = 2\n\n[application]\nname = \"remote-llm\"\n\
-             version = \"1.0.0\"\n\n[[trigger.http]]\nroute = \"/...\"\ncomponent = \"testbed\"\n\n\
-             [component.testbed]\nsource = {}\nai_models = [{LM:?}, {EMBEDDING:?}]\n",
-            serde_json::to_string(&component("testbed").display().to_string()).unwrap(),
-        ),
-    )
-    .unwrap();
-    let app = SpinApp::up_manifest_with(&spin, &manifest, "/ok", &runtime_config);
+    let app = testbed_under_spin(&spin, work.path(), &llm, "default");
     let c = Client::new();
 
     let options = json!({
@@ -60,14 +48,70 @@ async fn spin_sends_its_llm_calls_to_runtime_host() {
     assert_eq!(under_spin["prompt_tokens"], prompt);
     assert_eq!(under_spin["generated_tokens"], generated);
 
+    embeddings_agree(&app, &llm).await;
+}
+
+/// Spin's `api_type = "open_ai"` reaches `/v1/chat/completions` and `/v1/embeddings` and
+/// reads their answers. Spin then sends the prompt as one user message and drops the
+/// temperature, so the text is sampled: its counts are checked, not its words.
+#[tokio::test(flavor = "multi_thread")]
+async fn spins_open_ai_client_reads_the_openai_endpoints() {
+    let Some(spin) = spin_or_skip("Spin's remote LLM, open_ai") else {
+        return;
+    };
+    let llm = LlmStack::up();
+    let work = temp_dir();
+    let app = testbed_under_spin(&spin, work.path(), &llm, "open_ai");
+    let question = "Name three colours.";
+    let body = json!({"prompt": question, "options": {"max_tokens": 8}});
+    let url = app.url(&format!("/llm/infer?model={LM}"));
+    let r = Client::new().post_json(&url, &body, None).await;
+    assert_eq!(r.status, 200, "{}\n{}", r.text(), app.log());
+    let v = r.value();
+    assert!(v["text"].is_string(), "{v}\n{}", app.log());
+    let generated = v["generated_tokens"].as_u64().unwrap();
+    assert!((1..=8).contains(&generated), "{v}");
+    // The prompt Spin's client made: the question as the chat's one user message.
+    let chat = json!({"model": LM, "max_tokens": 1,
+        "messages": [{"role": "user", "content": question}]});
+    let direct = llm.post("/v1/chat/completions", &chat).await;
+    assert_eq!(v["prompt_tokens"], direct["usage"]["prompt_tokens"], "{v}");
+    embeddings_agree(&app, &llm).await;
+}
+
+/// The testbed component under `spin up`, granted both models, its LLM calls sent to
+/// `llm` with Spin's `api_type`.
+fn testbed_under_spin(
+    spin: &std::path::Path,
+    work: &std::path::Path,
+    llm: &LlmStack,
+    api_type: &str,
+) -> SpinApp {
+    let runtime_config = remote_llm(work, llm, api_type);
+    let manifest = work.join("spin.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "spin_manifest_version = 2\n\n[application]\nname = \"remote-llm\"\n\
+             version = \"1.0.0\"\n\n[[trigger.http]]\nroute = \"/...\"\ncomponent = \"testbed\"\n\n\
+             [component.testbed]\nsource = {}\nai_models = [{LM:?}, {EMBEDDING:?}]\n",
+            serde_json::to_string(&component("testbed").display().to_string()).unwrap(),
+        ),
+    )
+    .unwrap();
+    SpinApp::up_manifest_with(spin, &manifest, "/ok", &runtime_config)
+}
+
+/// The testbed's `generate-embeddings` under Spin gives runtime-host's own `/embed` vectors.
+async fn embeddings_agree(app: &SpinApp, llm: &LlmStack) {
     let texts = ["a red apple", "a sentence about the sea"];
     let url = app.url(&format!("/llm/embed?model={EMBEDDING}"));
-    let r = c.post_json(&url, &json!(texts), None).await;
+    let r = Client::new().post_json(&url, &json!(texts), None).await;
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.value();
     let (direct, tokens) = llm.embed(&texts).await;
     assert_same_vectors(&vectors(&v["embeddings"]), &direct, "Spin and /embed");
-    assert_eq!(v["tokens"], tokens);
+    assert_eq!(v["tokens"], tokens, "{v}");
 }
 
 /// The project's own app (spin.toml) under `spin up`, its LLM calls sent to `runtime-host
@@ -80,7 +124,7 @@ async fn the_app_under_spin_generates_and_replies_with_runtime_hosts_model() {
     }
     let llm = LlmStack::up();
     let work = temp_dir();
-    let runtime_config = remote_llm(work.path(), &llm);
+    let runtime_config = remote_llm(work.path(), &llm, "default");
     const TOKEN: &str = "remote-llm-chat-token";
     let app = SpinApp::up_with("the app", TOKEN, Some(&runtime_config), &[])
         .expect("spin was found above");
@@ -139,11 +183,13 @@ async fn the_app_under_spin_generates_and_replies_with_runtime_hosts_model() {
     );
 }
 
-/// Spin's runtime configuration sending LLM calls to `llm`'s app port, written in `dir`.
-fn remote_llm(dir: &std::path::Path, llm: &LlmStack) -> std::path::PathBuf {
+/// Spin's runtime configuration sending LLM calls to `llm`'s app port with `api_type`,
+/// written in `dir`.
+fn remote_llm(dir: &std::path::Path, llm: &LlmStack, api_type: &str) -> std::path::PathBuf {
     let file = dir.join("runtime-config.toml");
     let config = format!(
-        "[llm_compute]\ntype = \"remote_http\"\nurl = {:?}\nauth_token = {:?}\n",
+        "[llm_compute]\ntype = \"remote_http\"\nurl = {:?}\nauth_token = {:?}\n\
+         api_type = {api_type:?}\n",
         llm.stack.app(""),
         llm.token
     );
