@@ -284,8 +284,7 @@ impl<'a> Stack<'a> {
         let ai = self.launcher.ai_models().clone();
         let llm = Arc::new(LlmApi::new(ai, token, self.launcher.limits().deadline));
         let llm_line = format!("{app_url}/v1/models");
-        let llm_note = format!("ready ({})", llm.token_note());
-        table.row("LLM API", &llm_line, &llm_note);
+        table.row("LLM API", &llm_line, &llm.table_note());
         for route in llm_api::ROUTES {
             app.answer_in_host(route, llm.clone());
         }

@@ -22,8 +22,8 @@ mod sse;
 mod tests;
 
 use chat::{ChatRequest, Meta};
-use host_core::capabilities::llm::AiModels;
 use host_core::capabilities::llm::generator::{Event, MAX_NEW_TOKENS, Request, Stream};
+use host_core::capabilities::llm::{AiModels, catalogue};
 use host_core::http::responses::HostResponse;
 use host_core::http::router::HostRoute;
 use host_core::support::token::{Admission, Token};
@@ -58,9 +58,23 @@ impl LlmApi {
         }
     }
 
-    /// Where the token is, for `up`'s table (never the token).
-    pub fn token_note(&self) -> &str {
-        &self.token.note
+    /// `up`'s table's status of the API: where the token is (never the token), and which
+    /// model is not installed (it answers 404 saying how to install it; the table says so at
+    /// once).
+    pub fn table_note(&self) -> String {
+        let missing: Vec<&str> = catalogue::ENGINES
+            .iter()
+            .map(|e| e.name)
+            .filter(|name| !self.models.installed(name))
+            .collect();
+        match missing.as_slice() {
+            [] => format!("ready ({})", self.token.note),
+            _ => format!(
+                "ready ({}; not installed: {}, see `cargo xtask install-models`)",
+                self.token.note,
+                missing.join(", ")
+            ),
+        }
     }
 
     async fn respond(&self, req: hyper::Request<Incoming>) -> HostResponse {

@@ -331,3 +331,20 @@ async fn a_full_queue_is_503_with_retry_after() {
     .await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
 }
+
+#[test]
+fn the_table_names_the_token_file_and_what_is_not_installed() {
+    let token = || Token {
+        value: TOKEN.to_owned(),
+        note: "token in /data/llm_api_token".to_owned(),
+    };
+    let empty = std::env::temp_dir().join(format!("no-models-{}", uuid::Uuid::new_v4().simple()));
+    let note = LlmApi::new(AiModels::new(empty), token(), Duration::from_secs(1)).table_note();
+    assert!(
+        note.contains("/data/llm_api_token") && !note.contains(TOKEN),
+        "{note}"
+    );
+    assert!(note.contains(LM) && note.contains(EMBEDDING), "{note}");
+    let note = LlmApi::new(models(), token(), Duration::from_secs(1)).table_note();
+    assert_eq!(note, "ready (token in /data/llm_api_token)");
+}
