@@ -144,7 +144,16 @@ fn refusal(error: llm::Error) -> Refusal {
             ErrorCode::Overloaded,
             format!("the language model is busy: {why}"),
         )),
+        // runtime-host without the model's files.
         llm::Error::RuntimeError(why) if why.contains("not installed") => unavailable(why),
+        // Spin's own engine, which has no such model: Spin is to send its calls elsewhere.
+        llm::Error::RuntimeError(why) if why.contains("no model directory") => {
+            unavailable(format!(
+                "the language model `{MODEL}` is not available here ({why}): under Spin, send \
+                 its LLM calls to runtime-host (`[llm_compute]` in the runtime configuration, \
+                 docs/spin.md)"
+            ))
+        }
         llm::Error::RuntimeError(why) => Refusal::Error(ApiError::internal(format!(
             "the language model failed: {why}"
         ))),
