@@ -1,7 +1,7 @@
 //! What `POST /api/dialog/reply` refuses, each as a JSON error with its status, and without
 //! changing the dialog: the admin token as for every write, unknown dialogs, parameters the
-//! model cannot use, a dialog with nothing to answer, and a host whose model is not granted
-//! or not installed (503 saying what to do).
+//! model cannot use, a dialog with nothing to answer, a host whose model is not granted or
+//! not installed (503 saying what to do), and a model whose queue is full (503, Retry-After).
 
 use e2e_tests::chat::{self, TOKEN, create};
 use e2e_tests::{Client, HostBuilder, component, temp_dir};
@@ -113,4 +113,63 @@ async fn without_the_model_a_reply_is_503_saying_what_to_do() {
         .await
         .json();
     assert_eq!(got.messages.len(), 1, "nothing appended");
+}
+
+/// A full queue: past the model's streams and waiting places (8 + 32), a reply is refused at
+/// once with 503 `overloaded` and the host's wait in `Retry-After`, and stores nothing. One
+/// instance per request (`--max-instances 0`), or the host's instance limit would hold the
+/// requests back before they reach the model; a short deadline ends the long ones.
+#[tokio::test(flavor = "multi_thread")]
+async fn past_the_models_queue_a_reply_is_503_with_retry_after_and_stores_nothing() {
+    let dir = temp_dir();
+    let h = chat::with_model(dir.path())
+        .arg("--max-instances")
+        .arg("0")
+        .arg("--deadline")
+        .arg("6s")
+        .start();
+    let c = Client::new();
+    let d = create(
+        &c,
+        &h,
+        &json!({"chatName": "crowd", "messages": [
+            {"role": "user", "content": "Tell me a long story about a dragon."}]}),
+    )
+    .await;
+    let url = h.url(&format!("/api/dialog/reply?id={}", d.id));
+    let body = json!({"max_tokens": 1000}).to_string().into_bytes();
+    let auth = format!("Bearer {TOKEN}");
+    let asks: Vec<_> = (0..48)
+        .map(|_| {
+            let (c, url, body, auth) = (c.clone(), url.clone(), body.clone(), auth.clone());
+            tokio::spawn(async move {
+                let headers = [
+                    ("content-type", "application/json"),
+                    ("authorization", auth.as_str()),
+                ];
+                c.try_send(hyper::Method::POST, &url, Some(body), &headers)
+                    .await
+            })
+        })
+        .collect();
+    let (mut busy, mut stored) = (Vec::new(), 0);
+    for ask in asks {
+        match ask.await.unwrap() {
+            Ok(r) if r.status == 503 => busy.push(r),
+            Ok(r) if r.status == 201 => stored += 1,
+            _ => {}
+        }
+    }
+    assert!(!busy.is_empty(), "48 at once fill 40 places");
+    for r in &busy {
+        let body = r.assert_error(503, "overloaded");
+        assert!(body.error.contains("busy"), "{}", body.error);
+        assert_eq!(r.header("retry-after"), Some("2"), "{}", body.error);
+    }
+    // Only a reply that was written is stored: none of the refused or cut-off ones.
+    let got: Dialog = c
+        .get(&h.url(&format!("/api/dialog?id={}", d.id)))
+        .await
+        .json();
+    assert_eq!(got.messages.len(), 1 + stored);
 }
