@@ -8,6 +8,7 @@
 mod busy;
 mod deploy;
 mod describe;
+mod hang_up;
 
 use e2e_tests::{Client, Host, HostBuilder, ai_models_dir, component, temp_dir, workspace_root};
 use serde_json::{Value, json};

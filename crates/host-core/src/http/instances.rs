@@ -346,8 +346,10 @@ impl InstancePool {
             }
         });
 
+        let mut caller_waits = AbortIfAbandoned(Some(task.abort_handle()));
         match tokio::time::timeout_at(deadline.into(), answer).await {
             Ok(Ok(Ok(resp))) => {
+                caller_waits.0 = None;
                 Ok(release_order::ends_after_release(resp, bodiless, deadline, on_release).await)
             }
             Ok(Ok(Err(code))) => Err(Failure::Guest(code)),
@@ -364,6 +366,19 @@ impl InstancePool {
                 task.abort();
                 Err(Failure::Timeout)
             }
+        }
+    }
+}
+
+/// Aborts a guest's task if its caller stops waiting for the response head (the client went
+/// away): the guest's work, a generation say, stops instead of running on to the deadline.
+/// Disarmed once the head is handed on, since the body still streams from the task.
+struct AbortIfAbandoned(Option<tokio::task::AbortHandle>);
+
+impl Drop for AbortIfAbandoned {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
         }
     }
 }

@@ -163,9 +163,10 @@ impl AiModels {}
 pub fn not_installed(name: &str, dir: &Path) -> String {
     match catalogue::find(name) {
         Some(e) => format!(
-            "the AI model `{name}` is not installed: {} are expected in {}. {}, or point \
+            "the AI model `{name}` is not installed: {} {} expected in {}. {}, or point \
              --ai-models-dir at a directory holding {name}/",
             e.files.join(" and "),
+            if e.files.len() == 1 { "is" } else { "are" },
             dir.display(),
             capitalized(e.install),
         ),
