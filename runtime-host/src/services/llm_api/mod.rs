@@ -22,7 +22,7 @@ mod sse;
 mod tests;
 
 use chat::{ChatRequest, Meta};
-use host_core::capabilities::llm::generator::{Event, MAX_NEW_TOKENS, Request, Stream};
+use host_core::capabilities::llm::generator::{Event, MAX_NEW_TOKENS, Prompt, Request, Stream};
 use host_core::capabilities::llm::{AiModels, catalogue};
 use host_core::http::responses::HostResponse;
 use host_core::http::router::HostRoute;
@@ -138,19 +138,19 @@ impl LlmApi {
             Err(why) => return error(400, "invalid_request", why),
         };
         let vocabulary = generator.vocabulary();
-        let prompt = match vocabulary.chat_prompt(&plan.messages) {
-            Ok(p) => p,
+        // The messages' text is tokenized as text: a message cannot write a turn's markers.
+        let used = match vocabulary.encode_chat(&plan.messages) {
+            Ok(ids) => ids.len(),
             Err(e) => return error(500, "model_error", format!("{e:#}")),
         };
         let mut params = plan.params;
         if plan.max_tokens.is_none() {
             // The rest of the context: the prompt's tokens counted as the generator will.
-            let used = vocabulary.encode(&prompt).map_or(0, |t| t.len());
             let room = generator.context().saturating_sub(used).max(1);
             params.max_tokens = MAX_NEW_TOKENS.min(room as u32);
         }
         let request = Request {
-            prompt,
+            prompt: Prompt::Chat(plan.messages),
             params,
             deadline: Some(Instant::now() + self.deadline),
         };

@@ -17,7 +17,7 @@
 use super::embeddings::embed;
 use super::models::language_model;
 use super::reply::{answer, refused};
-use host_core::capabilities::llm::generator::Request;
+use host_core::capabilities::llm::generator::{Prompt, Request};
 use host_core::capabilities::llm::sampling::Params;
 use host_core::http::responses::HostResponse;
 use serde::Deserialize;
@@ -78,7 +78,7 @@ pub async fn infer(
         .options
         .map_or_else(Params::default, Options::params);
     let request = Request {
-        prompt: request.prompt,
+        prompt: Prompt::Text(request.prompt),
         params,
         deadline: Some(Instant::now() + deadline),
     };

@@ -4,7 +4,7 @@
 //! (`cargo xtask install-models`; `cargo xtask test` does it first).
 
 use super::{LlmApi, ROUTES};
-use host_core::capabilities::llm::generator::{GenerateError, Generator, Request};
+use host_core::capabilities::llm::generator::{GenerateError, Generator, Prompt, Request};
 use host_core::capabilities::llm::sampling::Params;
 use host_core::capabilities::llm::{AiModels, not_installed, smollm2};
 use host_core::http::listener::Listening;
@@ -302,7 +302,7 @@ async fn a_full_queue_is_503_with_retry_after() {
             ..Params::default()
         };
         let request = Request {
-            prompt: ENDLESS.to_owned(),
+            prompt: Prompt::Text(ENDLESS.to_owned()),
             params,
             deadline: None,
         };

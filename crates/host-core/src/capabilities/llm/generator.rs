@@ -16,7 +16,7 @@
 
 use super::llama::{Cache, Llama, Run};
 use super::sampling::{self, Params};
-use super::vocabulary::Vocabulary;
+use super::vocabulary::{Message, Vocabulary};
 use rand::SeedableRng;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,9 +35,19 @@ const PROMPT_CHUNK: usize = 256;
 /// What a caller turned away for a full queue is told to wait, in seconds.
 pub const RETRY_AFTER_SECONDS: u64 = 2;
 
+/// What the model continues.
+pub enum Prompt {
+    /// Text as it is, the chat format's markers in it read as the markers (`infer`'s prompt,
+    /// as Spin's engines read it).
+    Text(String),
+    /// A chat, written with the model's own template; the messages' text is read as text, so
+    /// a message cannot open a turn of another role by writing `<|im_start|>`.
+    Chat(Vec<Message>),
+}
+
 /// One request for text.
 pub struct Request {
-    pub prompt: String,
+    pub prompt: Prompt,
     pub params: Params,
     pub deadline: Option<Instant>,
 }
@@ -150,10 +160,11 @@ impl Generator {
                 "max-tokens {max} is above this host's limit of {MAX_NEW_TOKENS}"
             )));
         }
-        let prompt = self
-            .vocabulary
-            .encode(&request.prompt)
-            .map_err(|e| GenerateError::Invalid(e.to_string()))?;
+        let prompt = match &request.prompt {
+            Prompt::Text(text) => self.vocabulary.encode(text),
+            Prompt::Chat(messages) => self.vocabulary.encode_chat(messages),
+        }
+        .map_err(|e| GenerateError::Invalid(e.to_string()))?;
         if prompt.is_empty() {
             return Err(GenerateError::Invalid("the prompt is empty".into()));
         }

@@ -251,7 +251,7 @@ impl llm::Host for LlmCtx<'_> {
         // No deadline of its own: when the component's request is cut off, this call is
         // dropped with it, and so is the stream (the generator stops making its tokens).
         let request = generator::Request {
-            prompt,
+            prompt: generator::Prompt::Text(prompt),
             params,
             deadline: None,
         };

@@ -19,8 +19,15 @@ use tokenizers::pre_tokenizers::sequence::Sequence;
 /// end-of-generation token of its own besides its end-of-sequence token.
 const TURN_ENDS: &[&str] = &["<|im_end|>", "<|endoftext|>", "<|eot_id|>", "</s>"];
 
+/// Placeholder marks around a message's number in a rendered template (private-use
+/// characters: no template writes them).
+const OPEN: char = '\u{E000}';
+const CLOSE: char = '\u{E001}';
+
 pub struct Vocabulary {
     tokenizer: Tokenizer,
+    /// The same tokenizer reading special tokens' text as text (a chat message's words).
+    literal: Tokenizer,
     /// Tokens after which generation stops (not part of the answer).
     ends: Vec<u32>,
     template: Option<String>,
@@ -59,8 +66,11 @@ impl Vocabulary {
         let template = meta("tokenizer.chat_template")
             .and_then(|v| v.to_string().ok())
             .cloned();
+        let mut literal = tokenizer.clone();
+        literal.set_encode_special_tokens(true);
         Ok(Self {
             tokenizer,
+            literal,
             ends,
             template,
         })
@@ -75,6 +85,38 @@ impl Vocabulary {
             .map_err(|e| anyhow!("tokenizing: {e}"))?
             .get_ids()
             .to_vec())
+    }
+
+    /// The tokens of `messages` written with the chat template: the template's own text with
+    /// its markers as special tokens, each message's text as text only. The template is
+    /// rendered with a placeholder for each message's text, and the pieces tokenized apart;
+    /// for ordinary text this gives the tokens of the rendered string (tested on the
+    /// reference chats), while `<|im_end|>` written in a message stays those characters.
+    pub fn encode_chat(&self, messages: &[Message]) -> Result<Vec<u32>> {
+        let placeholders: Vec<Message> = (0..messages.len())
+            .map(|i| Message {
+                role: messages[i].role.clone(),
+                content: format!("{OPEN}{i}{CLOSE}"),
+            })
+            .collect();
+        let rendered = self.chat_prompt(&placeholders)?;
+        let mut ids = Vec::new();
+        let mut rest = rendered.as_str();
+        while let Some(start) = rest.find(OPEN) {
+            ids.extend(self.encode(&rest[..start])?);
+            let after = &rest[start + OPEN.len_utf8()..];
+            let end = after.find(CLOSE).context("a placeholder left open")?;
+            let i: usize = after[..end].parse().context("a placeholder's number")?;
+            let text = &messages
+                .get(i)
+                .context("a placeholder past the messages")?
+                .content;
+            let literal = self.literal.encode_fast(text.as_str(), false);
+            ids.extend(literal.map_err(|e| anyhow!("tokenizing: {e}"))?.get_ids());
+            rest = &after[end + CLOSE.len_utf8()..];
+        }
+        ids.extend(self.encode(rest)?);
+        Ok(ids)
     }
 
     /// The text of `ids`, special tokens left out.
