@@ -280,6 +280,7 @@ impl InstancePool {
             .data_mut()
             .start_request(deadline, self.limits.deadline);
         warm.store.set_epoch_deadline(1);
+        let gone = warm.store.data_mut().watch_caller();
 
         // Answered without a body: HTTP leaves it out (RFC 9110, 6.4.1).
         let bodiless = req.method() == hyper::Method::HEAD;
@@ -346,7 +347,7 @@ impl InstancePool {
             }
         });
 
-        let mut caller_waits = AbortIfAbandoned(Some(task.abort_handle()));
+        let mut caller_waits = TellIfAbandoned(Some(gone));
         match tokio::time::timeout_at(deadline.into(), answer).await {
             Ok(Ok(Ok(resp))) => {
                 caller_waits.0 = None;
@@ -370,15 +371,14 @@ impl InstancePool {
     }
 }
 
-/// Aborts a guest's task if its caller stops waiting for the response head (the client went
-/// away): the guest's work, a generation say, stops instead of running on to the deadline.
-/// Disarmed once the head is handed on, since the body still streams from the task.
-struct AbortIfAbandoned(Option<tokio::task::AbortHandle>);
+/// Tells the guest's host calls if its caller stops waiting for the response head (the client
+/// went away): a generation stops, the guest finishes normally. Disarmed once the head is out.
+struct TellIfAbandoned(Option<tokio::sync::watch::Sender<bool>>);
 
-impl Drop for AbortIfAbandoned {
+impl Drop for TellIfAbandoned {
     fn drop(&mut self) {
-        if let Some(task) = self.0.take() {
-            task.abort();
+        if let Some(gone) = self.0.take() {
+            let _ = gone.send(true);
         }
     }
 }

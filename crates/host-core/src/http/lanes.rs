@@ -67,9 +67,21 @@ where
     if body_len < BATCH_BYTES {
         return work.await;
     }
-    match runtime().spawn(work).await {
+    // Aborted if this future is dropped (its client went away), so the request's own guards
+    // run now, as they would on the main runtime, rather than whenever the work ends.
+    let mut task = AbortOnDrop(runtime().spawn(work));
+    match (&mut task.0).await {
         Ok(output) => output,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(_) => unreachable!("the batch runtime lives as long as the process"),
+    }
+}
+
+/// A task that is aborted when its handle is dropped (tokio's handle only detaches it).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

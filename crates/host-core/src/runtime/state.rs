@@ -4,7 +4,7 @@
 
 use crate::capabilities::files::Mounts;
 use crate::capabilities::keyvalue::{KeyValue, KvCtx};
-use crate::capabilities::llm::{AiGrant, LlmCtx};
+use crate::capabilities::llm::{AiGrant, CallerGone, LlmCtx};
 use crate::capabilities::outbound::Outbound;
 use crate::capabilities::variables::{ConfigCtx, Variables};
 use crate::runtime::limits::{DeadlineExceeded, MemoryLimiter};
@@ -66,6 +66,9 @@ pub struct InstanceState {
     /// When the request being served must be done, and the budget it was given.
     deadline: Instant,
     budget: Duration,
+    /// Turns true when the request's caller went away (`crate::http::instances`): a
+    /// language model's generation for it stops.
+    caller_gone: CallerGone,
 }
 
 impl InstanceState {
@@ -87,6 +90,7 @@ impl InstanceState {
             limiter,
             deadline: Instant::now(),
             budget: Duration::ZERO,
+            caller_gone: CallerGone::never(),
         })
     }
 
@@ -118,6 +122,15 @@ impl InstanceState {
     pub fn start_request(&mut self, deadline: Instant, budget: Duration) {
         self.deadline = deadline;
         self.budget = budget;
+        self.caller_gone = CallerGone::never();
+    }
+
+    /// Lets the current request's host calls learn that its caller went away: the sender
+    /// returned raises it (`send(true)`).
+    pub fn watch_caller(&mut self) -> tokio::sync::watch::Sender<bool> {
+        let (gone, caller_gone) = CallerGone::channel();
+        self.caller_gone = caller_gone;
+        gone
     }
 
     /// Whether the current request may keep running: the epoch callback asks at each tick.
@@ -141,7 +154,7 @@ impl InstanceState {
     }
 
     pub fn llm(&mut self) -> LlmCtx<'_> {
-        LlmCtx(&self.ai)
+        LlmCtx(&self.ai, &self.caller_gone)
     }
 }
 

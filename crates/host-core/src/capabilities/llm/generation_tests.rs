@@ -155,6 +155,12 @@ async fn requests_past_the_context_or_the_limits_are_refused_clearly() {
         panic!()
     };
     assert!(why.contains("limit of 1024"), "{why}");
+    // A text too long to fit whatever its tokens is refused before it is tokenized.
+    let huge = "x".repeat(2048 * generator.vocabulary().longest_token() + 1);
+    let Err(GenerateError::Invalid(why)) = generator.submit(greedy(&huge, 5)) else {
+        panic!()
+    };
+    assert!(why.contains("bytes"), "{why}");
     let Err(GenerateError::Invalid(why)) = generator.submit(greedy("", 5)) else {
         panic!()
     };

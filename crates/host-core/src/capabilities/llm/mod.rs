@@ -157,8 +157,6 @@ enum Loaded {
     Generation(Box<(llama::Llama, vocabulary::Vocabulary)>),
 }
 
-impl AiModels {}
-
 /// What a missing model says: where its files belong and how to put them there.
 pub fn not_installed(name: &str, dir: &Path) -> String {
     match catalogue::find(name) {
@@ -212,7 +210,35 @@ impl AiGrant {
     }
 }
 
-pub struct LlmCtx<'a>(pub &'a AiGrant);
+pub struct LlmCtx<'a>(pub &'a AiGrant, pub &'a CallerGone);
+
+/// Whether the caller of the request a component serves went away: set by the host's HTTP
+/// layer when it stops waiting for the response head. Only `infer` listens (its generation
+/// stops and it answers an error); the guest itself runs on and finishes what it was doing,
+/// so nothing it was writing is left half done.
+#[derive(Clone)]
+pub struct CallerGone(tokio::sync::watch::Receiver<bool>);
+
+impl CallerGone {
+    /// A pair: the signal, and the sender that raises it (`send(true)`).
+    pub fn channel() -> (tokio::sync::watch::Sender<bool>, Self) {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        (tx, Self(rx))
+    }
+
+    /// One that never goes off.
+    pub fn never() -> Self {
+        Self::channel().1
+    }
+
+    /// Resolves when the caller is gone; never when the sender is dropped without saying so.
+    pub async fn wait(&self) {
+        let mut rx = self.0.clone();
+        if rx.wait_for(|gone| *gone).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
 
 struct LlmData;
 impl HasData for LlmData {
@@ -255,7 +281,14 @@ impl llm::Host for LlmCtx<'_> {
             params,
             deadline: None,
         };
-        Ok(match generator.complete(request).await {
+        let caller_gone = self.1.clone();
+        let done = tokio::select! {
+            done = generator.complete(request) => done,
+            () = caller_gone.wait() => Err(GenerateError::Runtime(
+                "the request's client went away; its generation was stopped".into(),
+            )),
+        };
+        Ok(match done {
             Ok(done) => Ok(llm::InferencingResult {
                 text: done.text,
                 usage: llm::InferencingUsage {

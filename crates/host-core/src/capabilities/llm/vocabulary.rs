@@ -28,6 +28,9 @@ pub struct Vocabulary {
     tokenizer: Tokenizer,
     /// The same tokenizer reading special tokens' text as text (a chat message's words).
     literal: Tokenizer,
+    /// The most bytes of text one token stands for: a text longer than the context times this
+    /// cannot fit, and is refused before it is tokenized.
+    longest: usize,
     /// Tokens after which generation stops (not part of the answer).
     ends: Vec<u32>,
     template: Option<String>,
@@ -68,9 +71,17 @@ impl Vocabulary {
             .cloned();
         let mut literal = tokenizer.clone();
         literal.set_encode_special_tokens(true);
+        // Byte-level tokens write each byte as one character.
+        let longest = tokenizer
+            .get_vocab(true)
+            .keys()
+            .map(|t| t.chars().count())
+            .max()
+            .unwrap_or(1);
         Ok(Self {
             tokenizer,
             literal,
+            longest: longest.max(1),
             ends,
             template,
         })
@@ -117,6 +128,11 @@ impl Vocabulary {
         }
         ids.extend(self.encode(rest)?);
         Ok(ids)
+    }
+
+    /// The most bytes of text one token stands for.
+    pub fn longest_token(&self) -> usize {
+        self.longest
     }
 
     /// The text of `ids`, special tokens left out.
