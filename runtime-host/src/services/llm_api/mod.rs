@@ -177,6 +177,7 @@ async fn collect(mut stream: Stream, meta: &Meta) -> HostResponse {
                 return reply::answer(200, &body);
             }
             Event::Failed(message) => return error(500, "model_error", message),
+            Event::Expired(message) => return error(504, "timeout", message),
         }
     }
     error(500, "model_error", "the model's thread stopped mid-answer")

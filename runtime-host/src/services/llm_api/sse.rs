@@ -79,7 +79,7 @@ impl Events {
                 self.out.push_back(Bytes::from_static(b"data: [DONE]\n\n"));
                 self.ended = true;
             }
-            Some(Event::Failed(message)) => self.fail(message),
+            Some(Event::Failed(message) | Event::Expired(message)) => self.fail(message),
             None => self.fail("the model's thread stopped mid-answer".to_owned()),
         }
     }

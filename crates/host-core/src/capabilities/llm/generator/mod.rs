@@ -201,7 +201,9 @@ impl Generator {
                         finish,
                     });
                 }
-                Event::Failed(message) => return Err(GenerateError::Runtime(message)),
+                Event::Failed(message) | Event::Expired(message) => {
+                    return Err(GenerateError::Runtime(message));
+                }
             }
         }
         Err(GenerateError::Runtime(

@@ -87,7 +87,7 @@ impl Thread {
             return false;
         }
         if s.job.deadline.is_some_and(|d| Instant::now() >= d) {
-            let _ = s.job.events.send(Event::Failed(format!(
+            let _ = s.job.events.send(Event::Expired(format!(
                 "the request's deadline passed after {} generated tokens",
                 s.generated
             )));

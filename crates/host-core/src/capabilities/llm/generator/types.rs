@@ -35,8 +35,10 @@ pub enum Event {
     Text(String),
     /// The end: every generated token (the end-of-turn token left out), and why it ended.
     Done { tokens: Vec<u32>, finish: Finish },
-    /// It broke off: the deadline passed, or the model failed.
+    /// It broke off: the model failed.
     Failed(String),
+    /// It broke off: the request's deadline passed (the message says after how many tokens).
+    Expired(String),
 }
 
 /// A request as the thread takes it: the prompt's tokens, checked.
