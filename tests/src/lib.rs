@@ -19,6 +19,7 @@ pub mod contract {
 pub mod browser;
 pub mod chat;
 pub mod host;
+pub mod llm;
 pub mod oci;
 pub mod processes;
 pub mod prometheus;

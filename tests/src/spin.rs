@@ -99,9 +99,19 @@ impl SpinApp {
     }
 
     /// The app pushed to a registry, run from its `reference` (`spin up --from`, certificate
-    /// checks off for a plain-HTTP registry on loopback) in an empty directory.
-    pub fn up_from_reference(spin: &Path, reference: &str, token: &str) -> Self {
-        Self::start(spin, reference, token, Start::app())
+    /// checks off for a plain-HTTP registry on loopback) in an empty directory, with Spin's
+    /// runtime configuration file where given (its LLM calls sent to runtime-host, say).
+    pub fn up_from_reference(
+        spin: &Path,
+        reference: &str,
+        token: &str,
+        runtime_config: Option<&Path>,
+    ) -> Self {
+        let start = Start {
+            runtime_config,
+            ..Start::app()
+        };
+        Self::start(spin, reference, token, start)
     }
 
     /// `spin up` of another manifest (`from`), serving once `ready` answers 200.

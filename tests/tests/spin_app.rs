@@ -4,8 +4,11 @@
 //! the console's drawings are what runtime-host serves, and the chat API reads and writes with
 //! the admin token given as a Spin variable. The same scenario runs on the app as pushed to a
 //! local OCI registry and run from its reference in an empty directory, the way Spin apps
-//! ship (Fermyon Cloud and SpinKube pull such a reference).
+//! ship (Fermyon Cloud and SpinKube pull such a reference). Both run with Spin's LLM calls
+//! sent to `runtime-host up` (`[llm_compute] type = "remote_http"`, as docs/spin.md tells a
+//! deployment to): Spin's own engine has no SmolLM2, and `textgen` is one of the app's models.
 
+use e2e_tests::llm::LlmStack;
 use e2e_tests::oci::OciRegistry;
 use e2e_tests::spin::{SpinApp, spin_or_skip};
 use e2e_tests::{Client, HostBuilder, component, workspace_root};
@@ -38,9 +41,13 @@ fn probe(route: &str) -> (String, u16) {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_app_under_spin_serves_every_route_passes_check_and_keeps_chats() {
     let _turn = TURN.lock().await;
-    let Some(app) = SpinApp::up("the app under Spin", TOKEN) else {
+    let test = "the app under Spin";
+    if spin_or_skip(test).is_none() {
         return;
-    };
+    }
+    let (llm, work) = (LlmStack::up(), e2e_tests::temp_dir());
+    let config = llm.spin_config(work.path(), "default");
+    let app = SpinApp::up_with(test, TOKEN, Some(&config), &[]).expect("spin was found above");
     serves_every_route_passes_check_and_keeps_chats(&app).await;
 }
 
@@ -64,7 +71,9 @@ async fn the_app_pushed_to_an_oci_registry_runs_from_its_reference() {
         "{}",
         tags.text()
     );
-    let app = SpinApp::up_from_reference(&spin, &reference, TOKEN);
+    let (llm, work) = (LlmStack::up(), e2e_tests::temp_dir());
+    let config = llm.spin_config(work.path(), "default");
+    let app = SpinApp::up_from_reference(&spin, &reference, TOKEN, Some(&config));
     serves_every_route_passes_check_and_keeps_chats(&app).await;
 }
 
@@ -218,4 +227,50 @@ async fn a_trained_model_from_its_snapshot_answers_under_spin_as_under_runtime_h
         assert_eq!(spin, c.get(&host.url(path)).await.value(), "{path}");
     }
     e2e_tests::assert_check_passes(app.url("")).await;
+}
+
+/// Plain `spin up` has no SmolLM2 (Spin's own engine finds no model directory for it): the
+/// generation model says so at `/health` and `/predict`, 503 `not_ready`, with what to put in
+/// Spin's runtime configuration to send its LLM calls to runtime-host, so an operator who
+/// forgot it learns the fix from the model itself.
+#[tokio::test(flavor = "multi_thread")]
+async fn textgen_under_plain_spin_says_how_to_give_spin_the_model() {
+    let _turn = TURN.lock().await;
+    let Some(spin) = spin_or_skip("textgen under plain Spin") else {
+        return;
+    };
+    let work = e2e_tests::temp_dir();
+    let manifest = work.path().join("spin.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "spin_manifest_version = 2\n\n[application]\nname = \"textgen\"\n\
+             version = \"1.0.0\"\n\n[[trigger.http]]\nroute = \"/...\"\ncomponent = \"model\"\n\n\
+             [component.model]\nsource = {}\nkey_value_stores = [\"default\"]\n\
+             ai_models = [{:?}]\n",
+            serde_json::to_string(&component("textgen").display().to_string()).unwrap(),
+            e2e_tests::llm::LM,
+        ),
+    )
+    .unwrap();
+    let app = SpinApp::up_manifest(&spin, &manifest, TOKEN, "/info");
+    let c = Client::new();
+    let health = c.get(&app.url("/health")).await;
+    let predict = c
+        .post_json(
+            &app.url("/predict"),
+            &json!({"input_type": "text", "data": {"text": "Hi", "max_tokens": 4}}),
+            None,
+        )
+        .await;
+    for r in [health, predict] {
+        let e = r.assert_error(503, "not_ready");
+        for said in [
+            "no model directory",
+            "[llm_compute]",
+            "type = \"remote_http\"",
+        ] {
+            assert!(e.error.contains(said), "{said}: {}\n{}", e.error, app.log());
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! What the host's refusals of `infer` become: the caller's mistake (400 with the host's own
-//! words), a busy model (503 with `Retry-After`, so a client knows to come back), or a
-//! fault (500).
+//! words), a busy model (503 with `Retry-After`, so a client knows to come back), a host
+//! without the language model (Spin's own engine: 503 `not_ready` saying how to give Spin
+//! runtime-host's), or a fault (500).
 //!
 //! The SDK answers a [`PredictError::Invalid`] with its error's own status (503 included)
 //! but has no way to add a header, so a busy refusal is remembered for the request under
@@ -16,6 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const BUSY: &str = "the model is busy";
 /// Where the seconds are in that message.
 const WAIT: &str = "try again in ";
+/// What Spin's own LLM engine says of a model it has no files for; Spin 4 has none for
+/// SmolLM2 and is to send its LLM calls to runtime-host instead.
+const SPIN_HAS_NO_MODEL: &str = "no model directory";
 
 /// Seconds a busy refusal of the request under way asked the caller to wait; 0 for none. An
 /// instance may serve several requests one after another, so each request starts with
@@ -29,6 +33,22 @@ pub fn predict_error(e: llm::Error) -> PredictError {
             "the host does not give this component the AI model `{MODEL}`: grant it with \
              `ai_models = [\"{MODEL}\"]` in spin.toml, or `--ai-model {MODEL}` to runtime-host"
         )),
+        // Not the caller's mistake nor a fault of this model: the deployment has yet to be
+        // given the language model. Spin 4 reports it as invalid input; either kind is read.
+        llm::Error::InvalidInput(m) | llm::Error::RuntimeError(m)
+            if m.contains(SPIN_HAS_NO_MODEL) =>
+        {
+            PredictError::Invalid(ApiError::new(
+                ErrorCode::NotReady,
+                format!(
+                    "the language model `{MODEL}` is not available here ({m}): under Spin, send \
+                     its LLM calls to runtime-host with a runtime configuration file (`spin up \
+                     --runtime-config-file`) holding `[llm_compute]` with `type = \"remote_http\"`, \
+                     `url` = `runtime-host up`'s app port and `auth_token` = its \
+                     `.data/llm_api_token` (docs/spin.md)"
+                ),
+            ))
+        }
         llm::Error::InvalidInput(m) => {
             // The host counts the prompt's tokens; too many for the context is a long input.
             let code = match m.contains("context") {
@@ -94,6 +114,22 @@ mod tests {
             status(llm::Error::ModelNotSupported),
             (500, ErrorCode::InternalError)
         );
+        let spin = "no model directory found in registry for model 'smollm2-135m-instruct'";
+        for refused in [
+            predict_error(llm::Error::InvalidInput(spin.into())),
+            predict_error(llm::Error::RuntimeError(spin.into())),
+        ] {
+            let PredictError::Invalid(e) = refused else {
+                panic!("{refused:?}")
+            };
+            assert_eq!((e.status, e.code), (503, ErrorCode::NotReady));
+            assert!(e.message.contains(spin), "{}", e.message);
+            assert!(
+                e.message.contains("type = \"remote_http\""),
+                "{}",
+                e.message
+            );
+        }
         forget_busy();
         let busy = "the model is busy: every stream is taken and the queue is full; try again \
                     in 2 s";

@@ -87,7 +87,7 @@ fn testbed_under_spin(
     llm: &LlmStack,
     api_type: &str,
 ) -> SpinApp {
-    let runtime_config = remote_llm(work, llm, api_type);
+    let runtime_config = llm.spin_config(work, api_type);
     let manifest = work.join("spin.toml");
     std::fs::write(
         &manifest,
@@ -124,7 +124,7 @@ async fn the_app_under_spin_generates_and_replies_with_runtime_hosts_model() {
     }
     let llm = LlmStack::up();
     let work = temp_dir();
-    let runtime_config = remote_llm(work.path(), &llm, "default");
+    let runtime_config = llm.spin_config(work.path(), "default");
     const TOKEN: &str = "remote-llm-chat-token";
     let app = SpinApp::up_with("the app", TOKEN, Some(&runtime_config), &[])
         .expect("spin was found above");
@@ -181,18 +181,4 @@ async fn the_app_under_spin_generates_and_replies_with_runtime_hosts_model() {
         replies[0], replies[1],
         "the chat's reply under Spin and runtime-host"
     );
-}
-
-/// Spin's runtime configuration sending LLM calls to `llm`'s app port with `api_type`,
-/// written in `dir`.
-fn remote_llm(dir: &std::path::Path, llm: &LlmStack, api_type: &str) -> std::path::PathBuf {
-    let file = dir.join("runtime-config.toml");
-    let config = format!(
-        "[llm_compute]\ntype = \"remote_http\"\nurl = {:?}\nauth_token = {:?}\n\
-         api_type = {api_type:?}\n",
-        llm.stack.app(""),
-        llm.token
-    );
-    std::fs::write(&file, config).unwrap();
-    file
 }
