@@ -146,8 +146,11 @@ fn refusal(error: llm::Error) -> Refusal {
         )),
         // runtime-host without the model's files.
         llm::Error::RuntimeError(why) if why.contains("not installed") => unavailable(why),
-        // Spin's own engine, which has no such model: Spin is to send its calls elsewhere.
-        llm::Error::RuntimeError(why) if why.contains("no model directory") => {
+        // Spin's own engine, which has no such model (Spin 4.0.2 says so as invalid input):
+        // Spin is to send its calls elsewhere.
+        llm::Error::RuntimeError(why) | llm::Error::InvalidInput(why)
+            if why.contains("no model directory") =>
+        {
             unavailable(format!(
                 "the language model `{MODEL}` is not available here ({why}): under Spin, send \
                  its LLM calls to runtime-host (`[llm_compute]` in the runtime configuration, \
