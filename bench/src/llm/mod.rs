@@ -55,6 +55,14 @@ impl Sample {
             (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
         };
     }
+
+    pub fn lowest(&self) -> f64 {
+        self.runs.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    pub fn highest(&self) -> f64 {
+        self.runs.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+    }
 }
 
 /// One server's figures.

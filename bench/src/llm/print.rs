@@ -15,26 +15,33 @@ pub fn targets(report: &mut Report) {
     let (Some(ours), Some(peer)) = (llm.side(OURS), llm.side(PEER)) else {
         return;
     };
-    let (o, p) = (
-        ours.one_stream_tokens_per_s.median,
-        peer.one_stream_tokens_per_s.median,
-    );
-    let ratio = o / p.max(1e-9);
+    // The best rounds beside the medians: llama.cpp's threads spin at every step, so a busy
+    // machine slows it far more than ours, and its median then flatters ours.
+    let (o, p) = (&ours.one_stream_tokens_per_s, &peer.one_stream_tokens_per_s);
+    let ratio = o.median / p.median.max(1e-9);
+    let best = o.highest() / p.highest().max(1e-9);
     report.target(
         "LLM: one stream's tokens/s vs llama.cpp",
         ">= 0.7x",
-        format!("{ratio:.2}x ({o:.1} vs {p:.1} tokens/s)"),
+        format!(
+            "{ratio:.2}x ({:.1} vs {:.1} tokens/s); best rounds {best:.2}x",
+            o.median, p.median
+        ),
         ratio >= 0.7,
     );
-    let (o, p) = (ours.first_token_ms.median, peer.first_token_ms.median);
-    let ratio = o / p.max(1e-9);
+    let (o, p) = (&ours.first_token_ms, &peer.first_token_ms);
+    let ratio = o.median / p.median.max(1e-9);
+    let best = o.lowest() / p.lowest().max(1e-9);
     let tokens = llm
         .long_prompt_tokens
         .map_or("~200".to_owned(), |n| n.to_string());
     report.target(
         &format!("LLM: first token, {tokens}-token prompt"),
         "<= 1.3x llama.cpp's time",
-        format!("{ratio:.2}x ({o:.0} vs {p:.0} ms)"),
+        format!(
+            "{ratio:.2}x ({:.0} vs {:.0} ms); best rounds {best:.2}x",
+            o.median, p.median
+        ),
         ratio <= 1.3,
     );
 }
@@ -127,12 +134,10 @@ type PickMib = fn(&LlmSide) -> Option<f64>;
 
 /// A sample as `median [lowest-highest]`.
 fn cell(s: &Sample) -> String {
-    let low = s.runs.iter().copied().fold(f64::INFINITY, f64::min);
-    let high = s.runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if s.runs.is_empty() {
         return "-".into();
     }
-    format!("{:.1} [{low:.1}-{high:.1}]", s.median)
+    format!("{:.1} [{:.1}-{:.1}]", s.median, s.lowest(), s.highest())
 }
 
 /// Ours over the peer's, where both have the figure.
