@@ -46,7 +46,7 @@ pub struct Report {
     /// it; sides: v1.2, oip-json, oip-binary).
     pub oip: Vec<super::oip::OipRow>,
     /// Section `llm`: the language model beside llama-cpp-python.
-    pub llm: Option<super::llm::LlmReport>,
+    pub llm: Option<super::llm::figures::LlmReport>,
     /// Section `media`: steps timed without the load generator.
     pub media_steps: Vec<StepRow>,
     pub targets: Vec<Target>,

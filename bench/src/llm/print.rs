@@ -1,7 +1,7 @@
 //! The section's table and its targets (issue 60 §3): one stream at >= 0.7x llama.cpp's
 //! tokens/s, the first token of a ~200-token prompt within 1.3x llama.cpp's time.
 
-use super::{LlmReport, LlmSide, Sample};
+use super::figures::{LlmReport, LlmSide, Sample};
 use crate::report::Report;
 
 const OURS: &str = "runtime-host";
