@@ -131,7 +131,12 @@ fn long_dialog(turns: usize, text: &str) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dialog_past_the_context_is_answered_from_its_latest_messages() {
     let dir = temp_dir();
-    let h = chat::with_model(dir.path()).start();
+    // Each reply reads a prompt of nearly the whole context (2,048 tokens): seconds on two
+    // idle cores, and several times that on a loaded CI machine, so past the default 30 s.
+    let h = chat::with_model(dir.path())
+        .arg("--deadline")
+        .arg("120s")
+        .start();
     let c = Client::new();
     // English-like text (about 4 bytes a token) and digits (about 2: the component's first
     // estimate is too long and it tries again with fewer messages). Each dialog is several
