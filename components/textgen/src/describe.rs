@@ -154,7 +154,7 @@ pub fn citation() -> Citation {
 }
 
 /// The most tokens an example's reply takes.
-pub const EXAMPLE_MAX_TOKENS: u32 = 32;
+pub const EXAMPLE_MAX_TOKENS: u32 = 16;
 
 fn example(name: &str, description: &str, text: &str) -> Example {
     Example {
