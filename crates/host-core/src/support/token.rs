@@ -61,6 +61,15 @@ impl Token {
         Ok(Self { value, note })
     }
 
+    /// Whether the `Authorization` header of `headers` carries this token.
+    pub fn admits_headers(&self, headers: &hyper::HeaderMap) -> Admission {
+        self.admits(
+            headers
+                .get(hyper::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok()),
+        )
+    }
+
     /// Whether `Authorization` header `given` carries this token (compared in constant time).
     pub fn admits(&self, given: Option<&str>) -> Admission {
         // The scheme is case-insensitive (RFC 9110, section 11.1): `bearer` is `Bearer`.

@@ -56,11 +56,7 @@ impl Admin {
     }
 
     async fn respond(&self, req: hyper::Request<Incoming>) -> HostResponse {
-        let auth = req
-            .headers()
-            .get(hyper::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
-        match self.token.admits(auth) {
+        match self.token.admits_headers(req.headers()) {
             Admission::Admitted => {}
             Admission::Missing => {
                 let mut resp = responses::error(

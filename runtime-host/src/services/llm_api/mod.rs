@@ -78,11 +78,7 @@ impl LlmApi {
     }
 
     async fn respond(&self, req: hyper::Request<Incoming>) -> HostResponse {
-        let auth = req
-            .headers()
-            .get(hyper::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
-        match self.token.admits(auth) {
+        match self.token.admits_headers(req.headers()) {
             Admission::Admitted => {}
             Admission::Missing => {
                 return unauthorized(
