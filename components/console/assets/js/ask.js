@@ -4,7 +4,7 @@
 // the page's others.
 
 import { call } from "./api.js";
-import { h, replace, errorBox, num } from "./dom.js";
+import { h, replace, errorBox, num, blank } from "./dom.js";
 
 /** How long the page waits for a reply: a long one on a busy machine takes a minute. */
 const REPLY_TIMEOUT_MS = 180000;
@@ -38,17 +38,9 @@ export function askForm(id, token, { onMessage, remember }) {
     status);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    if (blank(token, "enter the admin token first", status)) return;
+    if (blank(content, "the message is empty", status)) return;
     const secret = token.value.trim();
-    if (!secret) {
-      replace(status, errorBox({ message: "enter the admin token first" }, "Not sent"));
-      token.focus();
-      return;
-    }
-    if (!content.value.trim()) {
-      replace(status, errorBox({ message: "the message is empty" }, "Not sent"));
-      content.focus();
-      return;
-    }
     button.disabled = true;
     try {
       await ask(id, secret, content, Number(maxTokens.value), status, { onMessage, remember });

@@ -4,7 +4,7 @@
 
 import { call } from "./api.js";
 import { askForm } from "./ask.js";
-import { h, replace, errorBox, num, when, pager } from "./dom.js";
+import { h, replace, errorBox, num, when, pager, blank } from "./dom.js";
 
 const CHATS_PER_PAGE = 50;
 const MESSAGES_PER_PAGE = 100;
@@ -80,16 +80,8 @@ function appendForm(id, token, onAppended) {
     status);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    if (!token.value.trim()) {
-      replace(status, errorBox({ message: "enter the admin token first" }, "Not sent"));
-      token.focus();
-      return;
-    }
-    if (!content.value.trim()) {
-      replace(status, errorBox({ message: "the message is empty" }, "Not sent"));
-      content.focus();
-      return;
-    }
+    if (blank(token, "enter the admin token first", status)) return;
+    if (blank(content, "the message is empty", status)) return;
     replace(status, h("p", { role: "status" }, "Sending…"));
     try {
       const message = await call(`/api/dialog/messages?id=${encodeURIComponent(id)}`, {

@@ -59,6 +59,15 @@ export function errorBox(error, what) {
     error && error.message ? error.message : String(error), detail);
 }
 
+/** True, with `message` shown in `status` and the field focused, when a form's `field` is
+ *  blank: the forms' shared check before anything is sent. */
+export function blank(field, message, status) {
+  if (field.value.trim()) return false;
+  replace(status, errorBox({ message }, "Not sent"));
+  field.focus();
+  return true;
+}
+
 /** A small labelled flag: "ok", "warn" or "bad". */
 export function badge(kind, text) {
   return h("span", { class: `badge ${kind}` }, text);
