@@ -5,7 +5,9 @@
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-/// The models the stack serves by default (and spin.toml serves), by name.
+/// The models the stack serves by default (and spin.toml serves), by name, besides the
+/// language model's `textgen` ([`TEXT_MODEL`]): their answers are computed, not generated, so
+/// the protocol tests compare them across clients and hosts.
 pub const SHIPPED_MODELS: [&str; 6] = [
     "molprop",
     "minilm",
@@ -14,6 +16,9 @@ pub const SHIPPED_MODELS: [&str; 6] = [
     "digits",
     "spoken-digits",
 ];
+
+/// The generation model the stack also serves by default.
+pub const TEXT_MODEL: &str = "textgen";
 
 pub struct Stack {
     child: Child,

@@ -3,6 +3,7 @@
 //! repository's four ONNX models: solubility, iris, the picture model digits and the sound
 //! model spoken-digits); Ctrl-C leaves the registry empty and exits 0.
 
+use e2e_tests::stack::{SHIPPED_MODELS, TEXT_MODEL};
 use e2e_tests::{Client, HostBuilder, Stack};
 use edge_api::registry::RegistryListing;
 use std::collections::HashSet;
@@ -26,15 +27,10 @@ async fn up_runs_42_models_of_seven_kinds_on_distinct_ports_and_stops_cleanly() 
     let kinds: HashSet<&str> = models.iter().map(|r| r.model_name.as_str()).collect();
     assert_eq!(
         kinds,
-        HashSet::from([
-            "molprop",
-            "minilm",
-            "solubility",
-            "iris",
-            "digits",
-            "spoken-digits",
-            "textgen"
-        ])
+        SHIPPED_MODELS
+            .into_iter()
+            .chain([TEXT_MODEL])
+            .collect::<HashSet<_>>()
     );
     assert!(models.iter().all(|r| r.process_id == stack.pid()));
     for port in &distinct {
