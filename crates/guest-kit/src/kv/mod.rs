@@ -10,11 +10,20 @@
 
 use edge_api::error::{ApiError, ErrorCode};
 use serde::{Serialize, de::DeserializeOwned};
-use spin_sdk::wit::wasi::keyvalue::{atomics, batch, store};
+use spin_sdk::wit::wasi::keyvalue::store;
 
+mod backend;
+#[cfg(test)]
+mod fakes;
 mod lock;
+#[cfg(test)]
+mod lock_tests;
 mod update;
+#[cfg(test)]
+mod update_tests;
 
+use backend::Found;
+pub use backend::{Backend, CasHandle, SwapError};
 use update::Swaps;
 
 thread_local! {
@@ -38,7 +47,8 @@ fn probe_key() -> String {
     format!("guest-kit/swap-probe/{nanos}-{n}-{:016x}", random_bits())
 }
 
-/// 64 bits from the host's random source (`wasi:random`); natively (unit tests) the clock.
+/// 64 bits from the host's random source (`wasi:random`); natively (unit tests, whose
+/// threads probe one fake store at once) std's per-thread random hash keys.
 #[cfg(target_arch = "wasm32")]
 fn random_bits() -> u64 {
     wasi::random::random::get_random_u64()
@@ -46,9 +56,8 @@ fn random_bits() -> u64 {
 
 #[cfg(not(target_arch = "wasm32"))]
 fn random_bits() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos().into())
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(0u8)
 }
 
 /// Longest pause between two attempts.
@@ -79,8 +88,10 @@ pub enum Change<T> {
     Keep,
 }
 
-pub struct Store {
-    bucket: store::Bucket,
+/// A key-value store: Spin's `wasi:keyvalue` bucket in every component (the default `B`),
+/// a fake in the unit tests.
+pub struct Store<B = store::Bucket> {
+    bucket: B,
     label: String,
 }
 
@@ -98,9 +109,6 @@ fn store_err(what: &str, key: &str, e: store::Error) -> ApiError {
         format!("key-value store failed to {what} `{key}`: {why}"),
     )
 }
-
-/// A key and its value, if it has one.
-type Found = (String, Option<Vec<u8>>);
 
 /// A key and its value, or why that value could not be decoded.
 pub type Decoded<T> = (String, Result<T, ApiError>);
@@ -142,10 +150,18 @@ impl Store {
 
     pub fn open(label: &str) -> Result<Self, ApiError> {
         let bucket = store::open(label).map_err(|e| store_err("open store", label, e))?;
-        Ok(Self {
+        Ok(Store::on(bucket, label))
+    }
+}
+
+impl<B: Backend> Store<B> {
+    /// The store `bucket`, opened under `label` (what an instance learns of a store's
+    /// compare-and-swap is kept by label).
+    pub fn on(bucket: B, label: &str) -> Self {
+        Self {
             bucket,
             label: label.to_owned(),
-        })
+        }
     }
 
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ApiError> {
@@ -247,7 +263,7 @@ impl Store {
         if BATCH_READS_FAIL.get() {
             return one_by_one();
         }
-        match batch::get_many(&self.bucket, keys) {
+        match self.bucket.get_many(keys) {
             Ok(found) => Ok(found),
             Err(e) => {
                 let failed = store_err("read", &keys.join(","), e);
@@ -266,6 +282,8 @@ impl Store {
     /// their own encoding (Spin's SQLite store and `runtime-host`: 8 bytes little-endian;
     /// Spin's Redis store: decimal text, as INCRBY does), and only `increment` reads both.
     pub fn increment(&self, key: &str, delta: i64) -> Result<i64, ApiError> {
-        atomics::increment(&self.bucket, key, delta).map_err(|e| store_err("increment", key, e))
+        self.bucket
+            .increment(key, delta)
+            .map_err(|e| store_err("increment", key, e))
     }
 }

@@ -2,10 +2,10 @@
 //! compare-and-swap where that holds, else the lock of [`super::lock`].
 
 use super::SWAPS;
+use super::{Backend, CasHandle, SwapError};
 use super::{Change, Store, backoff, decode, encode, lock, probe_key, store_err};
 use edge_api::error::{ApiError, ErrorCode};
 use serde::{Serialize, de::DeserializeOwned};
-use spin_sdk::wit::wasi::keyvalue::atomics;
 
 /// What a store's compare-and-swap can be trusted with ([`Store::swaps`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +27,8 @@ pub(super) enum Swaps {
 /// request can spend (at most 96 round trips and about 1.5 s). The lock of [`super::lock`]
 /// is tried as many times, with the same pauses.
 const MAX_CAS_ATTEMPTS: u32 = 96;
-impl Store {
+
+impl<B: Backend> Store<B> {
     /// Atomic read-modify-write of the JSON record at `key`.
     ///
     /// `f` sees the current value (or `None`) and returns what to do plus a result. When it
@@ -59,7 +60,7 @@ impl Store {
         // After a lost race the store hands back a handle holding the value that won. It is
         // used at once after the first loss; after a pause it would be stale (others write
         // meanwhile), so later attempts pause first and then read the record afresh.
-        let lock = || atomics::Cas::new(&self.bucket, key).map_err(|e| store_err("lock", key, e));
+        let lock = || self.bucket.cas(key).map_err(|e| store_err("lock", key, e));
         let mut fresh = Some(lock()?);
         for lost in 0..MAX_CAS_ATTEMPTS {
             let cas = match fresh.take() {
@@ -87,11 +88,11 @@ impl Store {
                 (Change::Keep, result) => return Ok(result),
                 (Change::Put(new), result) => (new, result),
             };
-            match atomics::swap(cas, &new.0) {
+            match cas.swap(&new.0) {
                 Ok(()) => return Ok(new.1),
-                Err(atomics::CasError::CasFailed(winner)) if lost == 0 => fresh = Some(winner),
-                Err(atomics::CasError::CasFailed(_)) => {}
-                Err(atomics::CasError::StoreError(e)) => return Err(store_err("write", key, e)),
+                Err(SwapError::Lost(winner)) if lost == 0 => fresh = Some(winner),
+                Err(SwapError::Lost(_)) => {}
+                Err(SwapError::Store(e)) => return Err(store_err("write", key, e)),
             }
         }
         Err(ApiError::new(
@@ -104,7 +105,7 @@ impl Store {
     }
 
     /// One read-modify-write of `key` by the holder of its lock (taken at `taken`).
-    fn read_change_write<R>(
+    pub(super) fn read_change_write<R>(
         &self,
         key: &str,
         taken: i64,
@@ -158,7 +159,7 @@ impl Store {
     /// as a swap from an absent key is a plain upsert there ([`Swaps::OnExistingKeys`]); its
     /// Redis store reports both as lost, written or not, so nothing can be told from its
     /// swaps ([`Swaps::Untrusted`]: updates take a lock made of increments, [`lock`]).
-    fn swaps(&self) -> Result<Swaps, ApiError> {
+    pub(super) fn swaps(&self) -> Result<Swaps, ApiError> {
         let known = SWAPS.with_borrow(|all| {
             all.iter()
                 .find(|(label, _)| *label == self.label)
@@ -169,22 +170,23 @@ impl Store {
         }
         let probe = probe_key();
         let open = || {
-            let cas = atomics::Cas::new(&self.bucket, &probe)
+            let cas = self
+                .bucket
+                .cas(&probe)
                 .map_err(|e| store_err("lock", &probe, e))?;
             cas.current().map_err(|e| store_err("read", &probe, e))?;
             Ok::<_, ApiError>(cas)
         };
         let (first, second) = (open()?, open()?);
-        let first = atomics::swap(first, b"first");
-        let second = atomics::swap(second, b"second");
+        let first = first.swap(b"first");
+        let second = second.swap(b"second");
         let written = self.get(&probe)?;
         self.delete(&probe)?;
-        use atomics::CasError::{CasFailed, StoreError};
         let swaps = match (first, second, written.as_deref()) {
-            (Err(StoreError(e)), _, _) | (_, Err(StoreError(e)), _) => {
+            (Err(SwapError::Store(e)), _, _) | (_, Err(SwapError::Store(e)), _) => {
                 return Err(store_err("write", &probe, e));
             }
-            (Ok(()), Err(CasFailed(_)), Some(b"first")) => Swaps::All,
+            (Ok(()), Err(SwapError::Lost(_)), Some(b"first")) => Swaps::All,
             (Ok(()), Ok(()), Some(b"second")) => Swaps::OnExistingKeys,
             _ => {
                 self.check_increments_work()?;
