@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 const MAX_TOKENS: usize = 1024;
 
 /// The model. The component serves it through the SDK; natively, the benchmark's reference
-/// server (`bench/peers/native`) runs the very same code.
+/// server (`bench/peers/molprop-native`) runs the very same code.
 pub struct MolProp;
 
 #[cfg(target_arch = "wasm32")]
