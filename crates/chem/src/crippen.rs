@@ -181,8 +181,8 @@ mod tests {
     fn table_source(types: &[AtomType]) -> String {
         let mut out = String::from(
             "//! Generated from `data/crippen.tsv` by the test `the_compiled_table_is_the_data_file`\n\
-             //! (`UPDATE_GENERATED=1 cargo test -p chem` rewrites it). Do not edit. Over 400 lines: one\n\
-             //! entry per atom type of the table, generated.\n\n\
+             //! (`UPDATE_GENERATED=1 cargo test -p chem` rewrites it). Do not edit.\n\
+             //! Over 400 lines: one entry per atom type of the table, generated.\n\n\
              use super::AtomType;\n\
              use crate::smarts::{BondExpr, Expr, Pattern, Prim};\n\n\
              pub(super) static TABLE: &[AtomType] = &[\n",

