@@ -77,7 +77,8 @@ fn backoff(lost: u32) {
     std::thread::sleep(std::time::Duration::from_micros(pause_us));
 }
 
-/// Label of the store every component uses (DESIGN.md).
+/// Label of the store every component uses: Spin's default store, which each component of
+/// `spin.toml` names in its `key_value_stores`.
 pub const DEFAULT_LABEL: &str = "default";
 
 /// What an [`Store::update`] closure decided to do with the record.
