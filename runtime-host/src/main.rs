@@ -8,7 +8,7 @@ mod commands;
 mod services;
 
 use clap::Parser;
-use host_core::http::guard;
+use host_core::http::settings;
 use host_core::support::{heap, log_writer, signals, stop};
 
 fn main() {
@@ -37,7 +37,10 @@ async fn run() {
         .with_ansi(log_writer::colours())
         .init();
     let cli = cli::Cli::parse();
-    guard::allow_hosts(&cli.allowed_hosts);
+    // The HTTP layer's settings, one value for the whole process, before anything serves.
+    if let Err(held) = settings::install(cli.http_settings()) {
+        unreachable!("the HTTP settings are installed once, here (found {held:?})");
+    }
     // Before anything else, so no Ctrl-C during start-up is lost (see signals.rs).
     if let Err(e) = signals::install() {
         eprintln!("error: cannot install the SIGINT/SIGTERM handlers: {e}");

@@ -18,21 +18,11 @@
 
 use crate::headers;
 use crate::responses::{self, HostResponse};
-use host_support::hostname::hostname;
 use edge_api::error::ErrorCode;
+use host_support::hostname::hostname;
 use hyper::header::{HOST, HeaderValue, ORIGIN};
 use hyper::{Method, Request, Version};
 use std::net::{IpAddr, SocketAddr};
-use std::sync::OnceLock;
-
-/// Extra names this machine answers to on loopback (`--allowed-host`), beside `localhost`,
-/// loopback addresses and the machine's hostname.
-static ALLOWED_HOSTS: OnceLock<Vec<String>> = OnceLock::new();
-
-/// Sets the extra names for the rest of the process (first call wins).
-pub fn allow_hosts(names: &[String]) {
-    let _ = ALLOWED_HOSTS.set(names.iter().map(|n| n.to_ascii_lowercase()).collect());
-}
 
 /// Checks and cleans `req` in place; `Err` is the answer to send instead.
 pub fn admit<B>(req: &mut Request<B>, local: SocketAddr) -> Result<(), Box<HostResponse>> {
@@ -186,9 +176,11 @@ fn is_this_machine(name: &str) -> bool {
     if hostname().is_ok_and(|h| h.eq_ignore_ascii_case(&name)) {
         return true;
     }
-    ALLOWED_HOSTS
-        .get()
-        .is_some_and(|names| names.contains(&name))
+    // The extra names of `--allowed-host` (the process's settings).
+    crate::settings::current()
+        .allowed_hosts
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(&name))
 }
 
 /// Whether `origin` (`scheme://host[:port]`) is the origin of a request sent to `host`.

@@ -3,7 +3,8 @@
 //! all of a body but its last byte and waits holds that memory until its deadline: 2,000
 //! such clients took a host from 1.3 GB to 4.0 GB. So every body being received counts
 //! against two process-wide limits, its declared length as soon as its headers arrive:
-//! bytes held (`--max-held-bodies`) and bodies being received at once (`--max-receiving`).
+//! bytes held (`--max-held-bodies`) and bodies being received at once (`--max-receiving`),
+//! both from the process's [`crate::settings`].
 //! Past either, the request is answered 503 `overloaded` at once and its connection closed;
 //! requests without a body (`/health`, every GET) never count, so they keep being answered.
 //!
@@ -20,9 +21,9 @@
 //! client (each model, the console, scripts) comes from 127.0.0.1, so a share per address
 //! would be one share for all.
 
+use crate::settings;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-pub use host_runtime::limits::{DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_RECEIVING};
 
 /// The largest read buffer of one connection (hyper's `max_buf_size`; its default is about
 /// 400 KiB). Request headers must fit in it; 64 KiB is far beyond any this host's clients send.
@@ -33,23 +34,66 @@ pub const READ_BUFFER: usize = 64 << 10;
 /// still share the old allocation, so up to twice that.
 pub const READ_BUFFER_HELD: usize = 2 * READ_BUFFER;
 
-static MAX_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_HELD_BYTES);
-static MAX_RECEIVING: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_RECEIVING);
-static BYTES: AtomicUsize = AtomicUsize::new(0);
-static RECEIVING: AtomicUsize = AtomicUsize::new(0);
-
-/// Sets the process's limits (from the command line, once at start).
-pub fn configure(max_bytes: usize, max_receiving: usize) {
-    MAX_BYTES.store(max_bytes, Ordering::Relaxed);
-    MAX_RECEIVING.store(max_receiving.max(1), Ordering::Relaxed);
+/// Two limits and what is counted against them.
+#[derive(Debug)]
+pub struct Budget {
+    max_bytes: usize,
+    max_receiving: usize,
+    bytes: AtomicUsize,
+    receiving: AtomicUsize,
 }
 
-/// Bytes held and bodies being received now, for the metrics.
+impl Budget {
+    pub const fn new(max_bytes: usize, max_receiving: usize) -> Self {
+        Self {
+            max_bytes,
+            max_receiving,
+            bytes: AtomicUsize::new(0),
+            receiving: AtomicUsize::new(0),
+        }
+    }
+
+    /// Bytes held and bodies being received now.
+    pub fn now(&self) -> (usize, usize) {
+        (
+            self.bytes.load(Ordering::Relaxed),
+            self.receiving.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Counts one more body being received, refused past `--max-receiving`.
+    pub fn begin(&'static self) -> Result<Held, Refused> {
+        let max = self.max_receiving;
+        let taken = self
+            .receiving
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            });
+        match taken {
+            Ok(_) => Ok(Held {
+                budget: self,
+                bytes: 0,
+            }),
+            Err(_) => Err(Refused(format!(
+                "the host is receiving {max} request bodies at once, its limit \
+                 (--max-receiving); retry shortly"
+            ))),
+        }
+    }
+}
+
+/// The process's budget, from its settings.
+pub fn process() -> &'static Budget {
+    static PROCESS: OnceLock<Budget> = OnceLock::new();
+    PROCESS.get_or_init(|| {
+        let s = settings::current();
+        Budget::new(s.max_held_bytes, s.max_receiving)
+    })
+}
+
+/// Bytes held and bodies being received now in the process, for the metrics.
 pub fn now() -> (usize, usize) {
-    (
-        BYTES.load(Ordering::Relaxed),
-        RECEIVING.load(Ordering::Relaxed),
-    )
+    process().now()
 }
 
 /// Why a body was refused: what a 503 says.
@@ -59,31 +103,25 @@ pub struct Refused(pub String);
 /// One body being received and what it holds; given back when dropped.
 #[derive(Debug)]
 pub struct Held {
+    budget: &'static Budget,
     bytes: usize,
 }
 
 impl Held {
-    /// Counts one more body being received, refused past `--max-receiving`.
+    /// Counts one more body being received in the process, refused past `--max-receiving`.
     pub fn begin() -> Result<Self, Refused> {
-        let max = MAX_RECEIVING.load(Ordering::Relaxed);
-        let taken = RECEIVING.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-            (n < max).then_some(n + 1)
-        });
-        match taken {
-            Ok(_) => Ok(Self { bytes: 0 }),
-            Err(_) => Err(Refused(format!(
-                "the host is receiving {max} request bodies at once, its limit \
-                 (--max-receiving); retry shortly"
-            ))),
-        }
+        process().begin()
     }
 
     /// Counts `n` more bytes held, refused past `--max-held-bodies`.
     pub fn grow(&mut self, n: usize) -> Result<(), Refused> {
-        let max = MAX_BYTES.load(Ordering::Relaxed);
-        let taken = BYTES.fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
-            held.checked_add(n).filter(|&t| t <= max)
-        });
+        let max = self.budget.max_bytes;
+        let taken = self
+            .budget
+            .bytes
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                held.checked_add(n).filter(|&t| t <= max)
+            });
         match taken {
             Ok(_) => {
                 self.bytes += n;
@@ -110,8 +148,8 @@ impl Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        BYTES.fetch_sub(self.bytes, Ordering::AcqRel);
-        RECEIVING.fetch_sub(1, Ordering::AcqRel);
+        self.budget.bytes.fetch_sub(self.bytes, Ordering::AcqRel);
+        self.budget.receiving.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -119,23 +157,22 @@ impl Drop for Held {
 mod tests {
     use super::*;
 
-    /// One test touches the process-wide counters, so no other test races it.
     #[test]
     fn bodies_are_refused_past_either_limit_and_given_back_when_done() {
-        configure(10, 2);
-        let mut a = Held::begin().unwrap();
+        let budget: &'static Budget = Box::leak(Box::new(Budget::new(10, 2)));
+        let now = || budget.now();
+        let mut a = budget.begin().unwrap();
         a.grow(6).unwrap();
-        let mut b = Held::begin().unwrap();
-        assert!(Held::begin().is_err(), "a third body at once");
+        let mut b = budget.begin().unwrap();
+        assert!(budget.begin().is_err(), "a third body at once");
         assert!(b.grow(5).is_err(), "16 bytes of 10");
         b.grow(4).unwrap();
         assert_eq!(now(), (10, 2));
         drop(a);
         assert_eq!(now(), (4, 1));
-        let mut c = Held::begin().unwrap();
+        let mut c = budget.begin().unwrap();
         c.grow(6).unwrap();
         drop((b, c));
         assert_eq!(now(), (0, 0));
-        configure(DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_RECEIVING);
     }
 }

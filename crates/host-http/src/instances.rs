@@ -26,11 +26,11 @@
 
 use crate::release_order;
 use crate::responses::HostResponse;
+use anyhow::Result;
+use bytes::Bytes;
 use host_metrics::PoolFigures;
 use host_runtime::limits::Limits;
 use host_runtime::state::{Grants, InstanceState};
-use anyhow::Result;
-use bytes::Bytes;
 use http_body_util::Full;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};

@@ -4,7 +4,7 @@
 //! guideline is 100 ms), as a guest yields only every epoch tick and the short request
 //! queued behind all of them on the same worker threads. So a request with a large body (a
 //! batch: [`BATCH_BYTES`] or more) runs its guest on a runtime of its own whose threads
-//! (`--batch-lanes`, by default one per core) are niced (10): batches still use every core
+//! (`--batch-lanes` in the process's [`crate::settings`], by default one per core) are niced (10): batches still use every core
 //! the short requests leave, and the kernel runs a short request's thread first whenever it
 //! has work, so `/health` answers in milliseconds beside them.
 
@@ -19,23 +19,11 @@ pub const BATCH_BYTES: usize = 16 << 10;
 const BATCH_NICENESS: i32 = 10;
 
 static LANES: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-static WANTED: OnceLock<usize> = OnceLock::new();
-
-/// Default of `--batch-lanes`: one per core.
-pub fn default_lanes() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// Sets the number of batch threads for the rest of the process (first call wins; the
-/// threads start with the first batch).
-pub fn configure(lanes: usize) {
-    let _ = WANTED.set(lanes.max(1));
-}
 
 fn runtime() -> &'static tokio::runtime::Runtime {
     LANES.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(*WANTED.get_or_init(default_lanes))
+            .worker_threads(crate::settings::current().batch_lanes)
             .thread_name("batch-lane")
             .on_thread_start(lower_priority)
             .enable_all()

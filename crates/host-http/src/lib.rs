@@ -1,6 +1,6 @@
 //! Layer 5, serving HTTP to components: accepting connections ([`listener`], with each
 //! connection's two ends in [`connection`]), what every request passes first ([`guard`]),
-//! the header names the host reads and writes ([`headers`]), request bodies read whole
+//! the settings the whole process shares ([`settings`]), the header names the host reads and writes ([`headers`]), request bodies read whole
 //! ([`body`]) within what the process may hold ([`held`]), the host's own answers
 //! ([`responses`]), routing an app's paths as Spin does ([`router`]), a deployment's
 //! replaceable place ([`slot`]), batches taking turns ([`lanes`]), and one component's
@@ -21,4 +21,5 @@ pub mod release_order;
 pub mod responses;
 pub mod router;
 pub mod server;
+pub mod settings;
 pub mod slot;

@@ -1,9 +1,9 @@
 //! Responses the host itself writes (errors raised before or instead of the guest's answer),
 //! in the same JSON error body the components use.
 
-use host_runtime::limits::DeadlineExceeded;
 use bytes::Bytes;
 use edge_api::error::{ApiError, ErrorCode};
+use host_runtime::limits::DeadlineExceeded;
 use http_body_util::{BodyExt, Full};
 use std::time::Duration;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;

@@ -5,13 +5,13 @@
 //! ([`crate::compiled`]) so a restart does not recompile, and a ticker drives epoch
 //! interruption, which enforces request deadlines.
 
-use host_capabilities::{keyvalue, llm, variables};
 use crate::compiled::{self, Artifact};
 use crate::function_cache;
 use crate::limits::Limits;
 use crate::state::InstanceState;
-use host_support::heap;
 use anyhow::{Context, Result};
+use host_capabilities::{keyvalue, llm, variables};
+use host_support::heap;
 use std::path::Path;
 use std::time::Duration;
 use wasmtime::component::Linker;
@@ -171,10 +171,7 @@ pub fn load_proxy(
     path: &Path,
     cache_dir: &Path,
 ) -> Result<ProxyPre<InstanceState>> {
-    let bytes = crate::component_file::read(
-        path,
-        crate::component_file::Links::Followed,
-    )?;
+    let bytes = crate::component_file::read(path, crate::component_file::Links::Followed)?;
     proxy_from_bytes(engine, &bytes, path, cache_dir)
 }
 

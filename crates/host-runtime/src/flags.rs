@@ -2,19 +2,23 @@
 //! AI models, the compilation cache), and what each becomes at start-up: the commands
 //! flatten [`RuntimeArgs`] into their own, as Spin's layers each own their flags.
 
+use crate::limits::{self, Limits};
+use crate::state::Grants;
+use anyhow::{Context, Result};
+use clap::Args;
 use host_capabilities::files::Mounts;
 use host_capabilities::keyvalue::KeyValue;
 use host_capabilities::llm::{AiGrant, AiModels};
 use host_capabilities::outbound::Outbound;
 use host_capabilities::variables::Variables;
-use crate::limits::{self, Limits};
-use crate::state::Grants;
 use host_support::duration::parse_duration;
-use anyhow::{Context, Result};
-use clap::Args;
 use keyvalue_stores::config::StoreConfig;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// The `--help` heading of the switches that exist for the tests and the bench: shown, so
+/// nobody meets them by surprise, and apart, so nobody takes them for the product's settings.
+pub const TESTING: &str = "Testing and benchmarking (not for production)";
 
 /// Options every command that runs components shares.
 #[derive(Args, Debug, Clone)]
@@ -59,7 +63,7 @@ pub struct RuntimeArgs {
     /// Make the store's compare-and-swap behave as that of Spin 4.0.2's `redis` store (every
     /// swap reports a conflict, written or not) or `sqlite` store (a swap from an absent key
     /// always writes): for testing that components stay correct on them.
-    #[arg(long, hide = true, value_name = "STORE")]
+    #[arg(long, value_name = "STORE", help_heading = TESTING)]
     pub simulate_spin_swap: Option<host_capabilities::keyvalue::SimulatedSwap>,
     /// Serve a component only once Cranelift's optimized code for it is ready. Without
     /// this, a component the compilation cache lacks answers at once from Winch's baseline
@@ -68,7 +72,7 @@ pub struct RuntimeArgs {
     pub optimized_only: bool,
     /// Serve components from Winch's baseline code only, never moving to Cranelift's: for
     /// measuring what baseline code costs per request (the bench).
-    #[arg(long, hide = true)]
+    #[arg(long, help_heading = TESTING)]
     pub baseline_only: bool,
     /// Longest a request may run, e.g. `30s`, `500ms`.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]

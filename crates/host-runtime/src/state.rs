@@ -2,12 +2,12 @@
 //! memory limiter, and the deadline of the request it is serving. An instance serves one
 //! request at a time, possibly several in a row (see `http::instances`).
 
+use crate::limits::{DeadlineExceeded, MemoryLimiter};
 use host_capabilities::files::Mounts;
 use host_capabilities::keyvalue::{KeyValue, KvCtx};
 use host_capabilities::llm::{AiGrant, CallerGone, LlmCtx};
 use host_capabilities::outbound::Outbound;
 use host_capabilities::variables::{ConfigCtx, Variables};
-use crate::limits::{DeadlineExceeded, MemoryLimiter};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};

@@ -83,8 +83,9 @@ pub struct PredictArgs {
     /// No progress lines (the summary is still printed).
     #[arg(long, short)]
     pub quiet: bool,
-    /// Time between plain progress lines (when standard error is not a terminal).
-    #[arg(long, default_value = "5", value_name = "SECONDS", hide = true)]
+    /// Time between plain progress lines when standard error is not a terminal (a log file,
+    /// a CI job); on a terminal, one line is redrawn in place.
+    #[arg(long, default_value = "5", value_name = "SECONDS")]
     pub progress_every: u64,
     /// Longest one request may take.
     #[arg(long, default_value = "120", value_name = "SECONDS")]

@@ -7,6 +7,8 @@ use crate::commands::{
 };
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use host_core::http::settings::{HttpSettings, default_batch_lanes};
+use host_core::runtime::flags::RuntimeArgs;
 use host_core::support::private;
 
 #[derive(Parser, Debug)]
@@ -62,7 +64,45 @@ pub enum Command {
     Prepare(prepare::PrepareArgs),
 }
 
+impl Cli {
+    /// The HTTP settings of the whole process, from the global flags and the flags of the
+    /// command's runtime (defaults for a command that runs no components).
+    pub fn http_settings(&self) -> HttpSettings {
+        let mut settings = HttpSettings {
+            allowed_hosts: self.allowed_hosts.clone(),
+            ..HttpSettings::default()
+        };
+        if let Some(runtime) = self.command.runtime() {
+            settings.max_held_bytes = (runtime.max_held_bodies as usize) << 20;
+            settings.max_receiving = runtime.max_receiving as usize;
+            settings.batch_lanes = runtime
+                .batch_lanes
+                .map_or_else(default_batch_lanes, |n| n as usize);
+        }
+        settings
+    }
+}
+
 impl Command {
+    /// The flags of running components, for a command that runs them.
+    fn runtime(&self) -> Option<&RuntimeArgs> {
+        match self {
+            Command::Serve(args) => Some(&args.runtime),
+            Command::Registry(args) => Some(&args.runtime),
+            Command::Model(args) => match &args.action {
+                None => Some(&args.runtime),
+                Some(model::ModelAction::Check(check)) => Some(&check.runtime),
+                Some(model::ModelAction::Init(_)) => None,
+            },
+            Command::Up(args) => Some(&args.runtime),
+            Command::Predict(args) => Some(&args.runtime),
+            Command::Snapshot(args) => Some(&args.runtime),
+            Command::Compile(args) => Some(&args.runtime),
+            Command::Prepare(args) => Some(&args.runtime),
+            Command::Check(_) | Command::Chats(_) => None,
+        }
+    }
+
     /// Runs the command; `Err` says why it failed (a `Stopped` one was stopped in order).
     pub async fn run(self) -> Result<()> {
         if self.serves() {

@@ -68,15 +68,6 @@ impl Launcher {
 
     fn with(engine: wasmtime::Engine, runtime: &RuntimeArgs, limits: Limits) -> Result<Self> {
         let cache_dir = runtime.cache_dir()?;
-        // What the process may hold of bodies still arriving, for every server it runs.
-        host_core::http::held::configure(
-            (runtime.max_held_bodies as usize) << 20,
-            runtime.max_receiving as usize,
-        );
-        let lanes = runtime.batch_lanes.map(|n| n as usize);
-        host_core::http::lanes::configure(
-            lanes.unwrap_or_else(host_core::http::lanes::default_lanes),
-        );
         let baseline = match runtime.optimized_only {
             true => None,
             false => engine::build_baseline_engine(&limits)

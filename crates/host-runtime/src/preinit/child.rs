@@ -19,9 +19,9 @@
 //! initialization fails), the process does the work itself afterwards as it always could,
 //! and says why in its own log.
 
-use host_capabilities::files::Mounts;
 use crate::limits::Limits;
 use anyhow::{Context, Result};
+use host_capabilities::files::Mounts;
 use std::path::Path;
 use std::process::Stdio;
 

@@ -2,13 +2,13 @@
 //! to make and under which key, and whether the cache already holds its compiled code.
 
 use super::wizer::INIT_INTERFACE;
-use host_capabilities::files::Mounts;
 use crate::cache::file;
 use crate::compiled::Artifact;
 use crate::component_file::{self, Links};
 use crate::engine;
 use crate::state::InstanceState;
 use anyhow::Result;
+use host_capabilities::files::Mounts;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use wasmtime::Engine;
