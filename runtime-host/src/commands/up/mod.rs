@@ -131,3 +131,31 @@ fn print(report: &StartReport) {
     }
     println!("stack ready");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Up {
+        #[command(flatten)]
+        up: UpArgs,
+    }
+
+    #[test]
+    fn up_takes_the_registry_wait_as_model_does() {
+        let wait = |args: &[&str]| {
+            Up::try_parse_from(args)
+                .unwrap()
+                .up
+                .registering
+                .registry_wait
+        };
+        assert_eq!(wait(&["up"]), Duration::from_secs(10));
+        assert_eq!(
+            wait(&["up", "--registry-wait", "3s"]),
+            Duration::from_secs(3)
+        );
+    }
+}
