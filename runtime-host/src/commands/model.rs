@@ -11,7 +11,7 @@ use crate::services::model::hooks::{self, ShutdownRoute};
 use crate::services::model::init::{InitRequest, init};
 use crate::services::model::lifecycle::deploy;
 use crate::services::model::manifest::{check_mounts, listed};
-use crate::services::model::registration::DeployOptions;
+use crate::services::model::registration::{DeployOptions, RegistryWait};
 use crate::services::model::versions::version_blocking;
 use anyhow::Result;
 use clap::{Args, Subcommand};
@@ -45,9 +45,8 @@ pub struct ModelArgs {
     /// Time between heartbeats (keep it well inside the registry's TTL).
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub heartbeat_interval: Duration,
-    /// How long to keep trying the registry at start-up.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    pub registry_wait: Duration,
+    #[command(flatten)]
+    pub registering: RegistryWait,
     /// Longest one try of the model's self-test may run (its own deadline, apart from
     /// --deadline: it runs every test example, while other start-ups may share the cores).
     #[arg(long, default_value = "120s", value_parser = parse_duration)]
@@ -138,7 +137,7 @@ pub async fn run(args: ModelArgs) -> Result<()> {
         preferred_port: args.preferred_port,
         host: args.host,
         heartbeat_interval: args.heartbeat_interval,
-        registry_wait: args.registry_wait,
+        registry_wait: args.registering.registry_wait,
         self_test_deadline: args.self_test_deadline,
         model_version: Some(version),
     };

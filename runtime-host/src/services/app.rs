@@ -52,7 +52,7 @@ pub fn router(
     app.route(CONSOLE_ROUTE, console)
 }
 
-/// Where a load balancer checks that the host serves (`up`'s answer: `commands::up::health`).
+/// Where a load balancer checks that the host serves (`up`'s answer: `services::deployments::health`).
 pub const HEALTH_PATH: &str = "/health";
 
 #[cfg(test)]

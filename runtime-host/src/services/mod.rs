@@ -9,6 +9,11 @@
 //! - [`registry`]: the port registry (interface C) with caller identification
 //!   ([`caller`]) and process monitoring;
 //! - [`chat`]: the chat service (interface A) as `up` starts it;
+//! - [`deployments`]: the models a stack runs, deployed at start and managed while it runs
+//!   (added, upgraded, removed), with their admin API, `/health` and the Open Inference
+//!   Protocol's server routes;
+//! - [`stack`]: the whole local stack in one process (`up`): registry, chat, the models and
+//!   the app port, started in order and stopped in order;
 //! - [`app`]: the services on one port, routed as `spin.toml` routes them;
 //! - [`metrics_endpoint`]: the host's metrics served to Prometheus;
 //! - [`llm_api`]: the AI models over HTTP (OpenAI's endpoints, Spin's remote LLM protocol).
@@ -17,10 +22,12 @@ pub mod announce;
 pub mod app;
 pub mod caller;
 pub mod chat;
+pub mod deployments;
 pub mod installation;
 pub mod launch;
 pub mod llm_api;
 pub mod metrics_endpoint;
 pub mod model;
 pub mod registry;
+pub mod stack;
 pub mod tiers;

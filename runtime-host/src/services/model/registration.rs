@@ -3,6 +3,7 @@
 
 use anyhow::{Result, bail};
 use edge_api::registry::{HeartbeatResponse, RegistrationRequest, RegistrationResponse};
+use host_core::support::duration::parse_duration;
 use hyper::Method;
 use serde_json::json;
 use service_client::HttpClient;
@@ -43,6 +44,14 @@ pub fn heartbeat_delay(configured: Duration, lease: Option<Duration>) -> Duratio
 }
 
 pub type Shared = Arc<Mutex<State>>;
+
+/// `--registry-wait`, one flag for every command that deploys models (`model`, `up`).
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct RegistryWait {
+    /// How long to keep trying the registry at start-up.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub registry_wait: Duration,
+}
 
 /// How one deployment talks to its registry.
 #[derive(Debug, Clone)]

@@ -1,11 +1,12 @@
-//! The Open Inference Protocol's server-level routes on `up`'s app port: `GET /v2`,
+//! The Open Inference Protocol's server-level routes on the stack's app port: `GET /v2`,
 //! `GET /v2/health/live` and `GET /v2/health/ready`, answered by the host for the whole app
 //! (a model's own port, or its base URL under Spin, answers them for that model alone).
 //! Each model's `/v2/models/<name>/...` is routed to the model itself (`services::app`); this
 //! route takes only what no model claims, so an unknown model gets the protocol's 404
 //! `{"error": ...}` rather than the console's page.
 
-use super::health::Health;
+use crate::services::deployments::health::HealthRoute;
+use crate::services::deployments::live::Status;
 use host_core::http::responses::{self, HostResponse};
 use host_core::http::router::HostRoute;
 use hyper::body::Incoming;
@@ -26,14 +27,15 @@ const EXTENSIONS: &[&str] = &["binary_tensor_data"];
 /// specification asks for under 100 ms; a load balancer's probe should not hang on one).
 const HEALTH_DEADLINE: Duration = Duration::from_secs(2);
 
-pub struct Oip {
-    /// `up`'s `/health`: which models failed to start (they make the app not ready either).
-    health: Arc<Health>,
+/// The protocol's server routes, answered by the host.
+pub struct OipRoute {
+    /// The stack's `/health`: which models failed to start (they make the app not ready either).
+    health: Arc<HealthRoute>,
     client: Arc<HttpClient>,
 }
 
-impl Oip {
-    pub fn new(health: Arc<Health>) -> Self {
+impl OipRoute {
+    pub fn new(health: Arc<HealthRoute>) -> Self {
         Self {
             health,
             client: Arc::new(HttpClient::new(HEALTH_DEADLINE)),
@@ -52,9 +54,9 @@ impl Oip {
             .collect();
         let mut serving = Vec::new();
         for listed in self.health.live.list().await {
-            match listed.url.filter(|_| listed.status != "failed") {
+            match listed.url.filter(|_| listed.status != Status::Failed) {
                 Some(url) => serving.push((listed.name, url)),
-                None if listed.status == "starting" => {
+                None if listed.status == Status::Starting => {
                     problems.push(format!("model '{}' is still starting", listed.name));
                 }
                 None => {}
@@ -69,7 +71,7 @@ impl Oip {
         let listed = self.health.live.list().await;
         listed
             .into_iter()
-            .filter(|l| l.url.is_some() && l.status != "failed")
+            .filter(|l| l.url.is_some() && l.status != Status::Failed)
             .map(|l| l.name)
             .collect()
     }
@@ -160,7 +162,7 @@ fn error(status: u16, message: String) -> HostResponse {
     answer(status, &json!({ "error": message }))
 }
 
-impl HostRoute for Oip {
+impl HostRoute for OipRoute {
     fn answer(
         &self,
         req: hyper::Request<Incoming>,

@@ -1,12 +1,12 @@
 //! Watching `up --models DIR`: every `--watch-interval` the directory is read again and each
 //! model's files fingerprinted ([`Fingerprint`]). A change is acted on once it has held for
 //! two scans in a row, so a file still being copied is not deployed half-written: a new
-//! model is added, a changed one upgraded, a vanished one removed ([`Live`]).
+//! model is added, a changed one upgraded, a vanished one removed ([`LiveSet`]).
 //!
 //! Polling rather than file-system events: it sees the same on every file system (network
 //! and container mounts included) and costs a directory listing and a few `stat`s a scan.
 
-use crate::commands::up::live::Live;
+use crate::services::deployments::live::LiveSet;
 use crate::services::model::spec::{ModelSpec, models_in};
 use crate::services::model::versions::Fingerprint;
 use std::collections::{BTreeMap, HashSet};
@@ -15,7 +15,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub async fn watch(dir: PathBuf, live: Arc<Live>, every: Duration, stop: impl Future<Output = ()>) {
+/// Scans `dir` every `every` until `stop`, handing what changed to `live`.
+pub async fn watch(
+    dir: PathBuf,
+    live: Arc<LiveSet>,
+    every: Duration,
+    stop: impl Future<Output = ()>,
+) {
     tokio::pin!(stop);
     let mut last: BTreeMap<String, Fingerprint> = BTreeMap::new();
     let mut first = true;

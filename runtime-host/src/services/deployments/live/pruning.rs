@@ -1,14 +1,14 @@
-//! What [`Live`] removes from the data directory: the snapshots of versions no longer
+//! What the [`LiveSet`] removes from the data directory: the snapshots of versions no longer
 //! served, once their requests could have finished, and at once the copy of a version that
 //! failed to deploy.
 
-use super::Live;
+use super::LiveSet;
 use crate::services::launch::DRAIN_GRACE;
 use crate::services::model::versions;
 use host_core::support::heap;
 use std::sync::Arc;
 
-impl Live {
+impl LiveSet {
     /// Once the requests of a version just replaced could have finished, removes `name`'s
     /// snapshots but the version serving and the one before it: refused and older versions
     /// (all of them, if the model was removed meanwhile), and returns the heap they freed to
@@ -20,7 +20,7 @@ impl Live {
         tokio::spawn(async move {
             tokio::time::sleep(drain + std::time::Duration::from_secs(1)).await;
             let keep = match live.entries.lock().await.get(&name) {
-                Some(e) if e.busy => return,
+                Some(e) if e.state.is_busy() => return,
                 Some(e) => [Some(e.version.clone()), e.previous_version.clone()],
                 None => [None, None],
             };

@@ -1,4 +1,4 @@
-//! `GET /health` on `up`'s app port, for load balancers: 200 `{"status":"ok"}` only while
+//! `GET /health` on the stack's app port, for load balancers: 200 `{"status":"ok"}` only while
 //! every configured model serves; 503 `not_ready` naming each model that does not, and why.
 //! A host whose model failed to compile or pass its self-test used to say "ok" and stay in
 //! rotation, answering that model's requests 404 while the other hosts served them (issue
@@ -11,7 +11,7 @@
 //! Other methods go on to the app's routes: a `POST /health` meant for a model gets the
 //! console's 404 naming the models, as before.
 
-use super::live::Live;
+use crate::services::deployments::live::LiveSet;
 use edge_api::error::ErrorCode;
 use host_core::http::headers::ERROR_CODE;
 use host_core::http::responses::{self, HostResponse};
@@ -21,9 +21,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-pub struct Health {
-    /// The deployments `up` manages (one per model): those `failed` fail the check.
-    pub live: Arc<Live>,
+/// The health route, answered by the host.
+pub struct HealthRoute {
+    /// The deployments the stack manages (one per model): those `failed` fail the check.
+    pub live: Arc<LiveSet>,
     /// Models that did not start and that `live` does not hold (with `--copies` above 1),
     /// each with why.
     pub failed_at_start: Vec<(String, String)>,
@@ -33,10 +34,10 @@ pub struct Health {
     pub optional: Vec<String>,
 }
 
-impl Health {
+impl HealthRoute {
     /// Every configured model not serving, with why, unless `--health-ignores-failed-models`
     /// (the protocol's `/v2/health/ready` counts the same ones: `super::oip`).
-    pub(super) async fn counted_failures(&self) -> Vec<(String, String)> {
+    pub async fn counted_failures(&self) -> Vec<(String, String)> {
         if self.ignore_failed {
             return Vec::new();
         }
@@ -46,18 +47,13 @@ impl Health {
     /// Every configured model not serving, with why.
     async fn failing(&self) -> Vec<(String, String)> {
         let mut failing = self.failed_at_start.clone();
-        for listed in self.live.list().await {
-            if listed.status == "failed" {
-                let why = listed.refused.unwrap_or_else(|| "not serving".into());
-                failing.push((listed.name, why));
-            }
-        }
+        failing.extend(self.live.failed().await);
         failing.retain(|(name, _)| !self.optional.contains(name));
         failing
     }
 }
 
-impl HostRoute for Health {
+impl HostRoute for HealthRoute {
     fn answer(
         &self,
         _req: hyper::Request<Incoming>,

@@ -1,5 +1,6 @@
-//! The models of `up --models DIR` while it runs: each added, upgraded or removed without
-//! touching the others ([`super::watch`] finds the changes; the admin API asks too).
+//! The live set: the models of `up --models DIR` while it runs, each added, upgraded or
+//! removed without touching the others ([`super::watcher`] finds the changes; the admin API
+//! asks too).
 //!
 //! - **Add**: compiled, self-tested, registered and bound like a model deployed at start-up,
 //!   then routed on the app port.
@@ -7,7 +8,7 @@
 //!   beside the old one with the same stores and must pass its self-test; only then does it
 //!   take the deployment's place (its `ServerSlot`): same port, same registration, and the old
 //!   version's requests in flight finish on it. A version that fails never takes traffic:
-//!   the old one keeps serving, and the reason is logged and kept ([`Live::list`]).
+//!   the old one keeps serving, and the reason is logged and kept ([`LiveSet::list`]).
 //! - **Remove**: no longer routed, then stopped like any deployment (requests in flight
 //!   finish, the registration is given back).
 //!
@@ -17,49 +18,37 @@
 mod entry;
 mod pruning;
 
-use crate::commands::up::deploy::{Adopted, Deployer, Ready, Skipped};
-use crate::commands::up::started::either;
 use crate::services::app::model_routes;
+use crate::services::deployments::at_start::{AdoptedModel, LeftOutModel};
+use crate::services::deployments::deployer::{CodeCache, CompiledModel, Deployer};
+use crate::services::deployments::tasks::DeploymentTasks;
 use crate::services::model::self_test::Tested;
 use crate::services::model::spec::{ModelSpec, model_spec};
 use crate::services::model::versions::{Fingerprint, fingerprint_blocking, snapshot_blocking};
 use anyhow::{Context, Result};
-use entry::Entry;
-pub use entry::{Listed, Origin, Refused};
+use entry::{Action, Entry, Refusal, Running, State};
+pub use entry::{Listed, Origin, Refused, Status};
 use host_core::http::router::AppRouter;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::sync::{Mutex, oneshot};
-use tokio::task::JoinHandle;
+use tokio::sync::Mutex;
 
-enum Action {
-    Add,
-    Upgrade,
-}
-
-pub struct Live {
+/// The deployments the stack manages while it runs, by name.
+pub struct LiveSet {
     deployer: Deployer,
     app: Arc<AppRouter>,
-    /// Every deployment task, awaited when `up` stops.
-    tasks: Arc<std::sync::Mutex<Vec<JoinHandle<Result<()>>>>>,
-    /// `up`'s stop for every model.
-    stop_all: tokio::sync::watch::Receiver<bool>,
+    /// Every deployment task (awaited when the stack stops) and the stack's stop of them.
+    tasks: DeploymentTasks,
     entries: Mutex<BTreeMap<String, Entry>>,
 }
 
-impl Live {
-    pub fn new(
-        deployer: Deployer,
-        app: Arc<AppRouter>,
-        tasks: Arc<std::sync::Mutex<Vec<JoinHandle<Result<()>>>>>,
-        stop_all: tokio::sync::watch::Receiver<bool>,
-    ) -> Arc<Self> {
+impl LiveSet {
+    pub fn new(deployer: Deployer, app: Arc<AppRouter>, tasks: DeploymentTasks) -> Arc<Self> {
         Arc::new(Self {
             deployer,
             app,
             tasks,
-            stop_all,
             entries: Mutex::new(BTreeMap::new()),
         })
     }
@@ -80,6 +69,16 @@ impl Live {
         entries.iter().map(|(name, e)| e.listed(name)).collect()
     }
 
+    /// Every deployment whose last start failed, with why.
+    pub async fn failed(&self) -> Vec<(String, String)> {
+        let entries = self.entries.lock().await;
+        let failed = entries.iter().filter_map(|(name, e)| match &e.state {
+            State::Failed { why } => Some((name.clone(), why.clone())),
+            _ => None,
+        });
+        failed.collect()
+    }
+
     pub async fn get(&self, name: &str) -> Option<Listed> {
         self.entries.lock().await.get(name).map(|e| e.listed(name))
     }
@@ -96,22 +95,15 @@ impl Live {
                     entries.insert(name.clone(), Entry::starting(&spec, Origin::Directory));
                     Some(Action::Add)
                 }
-                Some(e) if e.busy || e.origin != Origin::Directory => None,
+                Some(e) if e.state.is_busy() || e.origin != Origin::Directory => None,
                 Some(e)
                     if e.fingerprint == fingerprint
-                        || e.rejected.as_ref().is_some_and(|(f, _)| *f == fingerprint) =>
+                        || e.refused.as_ref().is_some_and(|r| r.files == fingerprint) =>
                 {
                     None
                 }
-                // Its last start failed; these are new files: start it again.
-                Some(e) if e.slot.is_none() => {
-                    e.busy = true;
-                    Some(Action::Add)
-                }
-                Some(e) => {
-                    e.busy = true;
-                    Some(Action::Upgrade)
-                }
+                // New files: upgraded if it serves, started again if its last start failed.
+                Some(e) => e.claim(),
             }
         };
         if let Some(action) = action {
@@ -143,9 +135,13 @@ impl Live {
 
     /// Records a model `up` was asked to run that did not start: listed as `failed` with
     /// why, tried again by a reload, or (from the watched directory) once its files change.
-    pub async fn record_failure(self: &Arc<Self>, failed: Skipped, origin: Origin) {
-        let fingerprint = fingerprint_blocking(&failed.source).await;
-        let entry = Entry::failed(failed.source, origin, (fingerprint, failed.why));
+    pub async fn record_failure(self: &Arc<Self>, failed: LeftOutModel, origin: Origin) {
+        let files = fingerprint_blocking(&failed.source).await;
+        let refusal = Refusal {
+            files,
+            why: failed.why,
+        };
+        let entry = Entry::failed(failed.source, origin, refusal);
         self.entries.lock().await.insert(failed.name.clone(), entry);
         // What its failed start copied goes (nothing of it serves).
         self.prune_later(&failed.name);
@@ -158,14 +154,7 @@ impl Live {
         let (source, action) = {
             let mut entries = self.entries.lock().await;
             let e = entries.get_mut(name).ok_or(Refused::Unknown)?;
-            if e.busy {
-                return Err(Refused::Busy);
-            }
-            e.busy = true;
-            let action = match e.slot {
-                Some(_) => Action::Upgrade,
-                None => Action::Add,
-            };
+            let action = e.claim().ok_or(Refused::Busy)?;
             (e.source.clone(), action)
         };
         let spec = model_spec(&source).map(|mut spec| {
@@ -188,7 +177,7 @@ impl Live {
         }
     }
 
-    /// Runs a decided add or upgrade (the entry is marked busy) and records how it ended.
+    /// Runs a claimed add or upgrade and records how it ended.
     async fn run(
         self: &Arc<Self>,
         action: Action,
@@ -212,48 +201,52 @@ impl Live {
     ) -> Result<(), String> {
         let mut entries = self.entries.lock().await;
         if let Some(entry) = entries.get_mut(name) {
-            entry.busy = false;
-            if let Err(why) = &outcome {
+            let refusal = outcome.as_ref().err().map(|why| {
                 tracing::error!(model = %name, error = %why, "new version refused; the deployment serving (if any) keeps serving");
-                entry.rejected = Some((fingerprint, why.clone()));
-            }
+                Refusal {
+                    files: fingerprint,
+                    why: why.clone(),
+                }
+            });
+            entry.settle(refusal);
         }
         drop(entries);
         self.prune_later(name);
         outcome
     }
 
-    /// Compiles `spec` (its model directory snapshotted) with its version. A version that
-    /// fails to compile has its copy removed at once (unless some deployment serves it).
-    async fn prepare(&self, spec: ModelSpec) -> Result<(Ready, String)> {
+    /// Snapshots `spec`'s files as a new version and compiles it. A version that fails to
+    /// compile has its copy removed at once (unless some deployment serves it).
+    async fn compile_version(&self, spec: ModelSpec) -> Result<(CompiledModel, String)> {
         let data_dir = &self.deployer.launcher.runtime().data_dir;
         let name = spec.name.clone();
         let (spec, version) = snapshot_blocking(spec, data_dir).await?;
-        let prepared = match self.deployer.prepare(spec, &mut HashMap::new()).await {
-            Ok(Ok(ready)) => Ok((ready, version.clone())),
-            Ok(Err((_, why))) => Err(anyhow::anyhow!(why)),
-            Err(e) => Err(e),
-        };
-        if prepared.is_err() {
-            self.discard(&name, &version).await;
+        let compiled = self.deployer.compile(spec, &mut CodeCache::new()).await;
+        match compiled {
+            Ok(model) => Ok((model, version)),
+            Err(e) => {
+                self.discard(&name, &version).await;
+                Err(e.into())
+            }
         }
-        prepared
     }
 
-    /// Records a deployment `up` started itself, so later changes upgrade or remove it.
-    pub async fn adopt(&self, started: Adopted, addr: SocketAddr, origin: Origin) {
+    /// Records a deployment the stack started itself, so later changes upgrade or remove it.
+    pub async fn adopt(&self, started: AdoptedModel, addr: SocketAddr, origin: Origin) {
+        let running = Running {
+            slot: started.slot,
+            kv: started.kv,
+            addr,
+            stop: started.stop,
+        };
         let entry = Entry {
-            slot: Some(started.slot),
-            kv: Some(started.kv),
+            state: State::Serving(running),
             version: started.version,
             fingerprint: fingerprint_blocking(&started.source).await,
             source: started.source,
             origin,
-            addr: Some(addr),
-            rejected: None,
+            refused: None,
             previous_version: None,
-            stop: Some(started.stop),
-            busy: false,
         };
         self.entries.lock().await.insert(started.name, entry);
     }
@@ -265,28 +258,26 @@ impl Live {
         // Every problem of the manifest at once, before anything is copied or compiled, and
         // before its store is made, so a refused model leaves nothing behind.
         spec.check()?;
-        let (own_stop, stopped) = oneshot::channel::<()>();
         let kv = self.deployer.model_store(&name)?;
-        let (ready, version) = self.prepare(spec).await?;
-        let stop = either(self.stop_all.clone(), stopped);
+        let (model, version) = self.compile_version(spec).await?;
+        let (own_stop, stop) = self.tasks.own_stop();
         let (starting, task) =
             self.deployer
-                .start(&ready, name.clone(), kv.clone(), &version, stop)?;
-        self.tasks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(task);
+                .start(&model, name.clone(), kv.clone(), &version, stop)?;
+        self.tasks.push(task);
         let slot = starting.slot.clone();
         match starting.outcome.await {
             Ok(Ok(addr)) => {
                 if let Some(e) = self.entries.lock().await.get_mut(&name) {
-                    e.addr = Some(addr);
-                    e.slot = Some(slot.clone());
-                    e.kv = Some(kv);
+                    e.state = State::Serving(Running {
+                        slot: slot.clone(),
+                        kv,
+                        addr,
+                        stop: own_stop,
+                    });
                     e.version = version.clone();
                     e.fingerprint = fingerprint;
-                    e.stop = Some(own_stop);
-                    e.rejected = None;
+                    e.refused = None;
                 } else {
                     // Removed while it started: stop it again.
                     let _ = own_stop.send(());
@@ -298,7 +289,7 @@ impl Live {
                 tracing::info!(model = %name, %version, %addr, "model deployed");
                 Ok(())
             }
-            // Not serving: the entry keeps no fingerprint and `done` records the refusal, so
+            // Not serving: the entry keeps no fingerprint and `done` records the failure, so
             // the next scan tries again once the files change. Its copy goes now.
             Ok(Err(why)) => {
                 self.discard(&name, &version).await;
@@ -313,17 +304,15 @@ impl Live {
         let (slot, kv) = {
             let entries = self.entries.lock().await;
             let e = entries.get(&name).context("no such deployment")?;
-            (
-                e.slot.clone().context("still starting")?,
-                e.kv.clone().context("still starting")?,
-            )
+            let running = e.state.running().context("still starting")?;
+            (running.slot.clone(), running.kv.clone())
         };
         tracing::info!(model = %name, "model changed; loading the new version beside the serving one");
         let source = spec.source.clone();
         // Every problem of the manifest at once, before anything is copied or compiled.
         spec.check()?;
-        let (ready, version) = self.prepare(spec).await?;
-        let loaded = self.deployer.load(&ready, &name, kv, &version)?;
+        let (model, version) = self.compile_version(spec).await?;
+        let loaded = self.deployer.load(&model, &name, kv, &version)?;
         let opts = self.deployer.options(&name, &version);
         let taken = match Tested::of(loaded, self.deployer.self_test_deadline).await {
             Ok(tested) => tested.take_over(&slot, &opts, &source).await,
@@ -338,7 +327,7 @@ impl Live {
             let previous = std::mem::replace(&mut e.version, version.clone());
             e.previous_version = Some(previous);
             e.fingerprint = fingerprint;
-            e.rejected = None;
+            e.refused = None;
         }
         tracing::info!(model = %name, %version, "upgraded: the new version takes the traffic, the old one drains");
         Ok(())
@@ -347,14 +336,14 @@ impl Live {
     /// Stops routing `name`, then stops it (requests in flight finish; it unregisters);
     /// `false` if there is no such deployment.
     pub async fn remove(self: &Arc<Self>, name: &str) -> bool {
-        let Some(mut entry) = self.entries.lock().await.remove(name) else {
+        let Some(entry) = self.entries.lock().await.remove(name) else {
             return false;
         };
         for route in model_routes(name) {
             self.app.remove(&route);
         }
-        if let Some(stop) = entry.stop.take() {
-            let _ = stop.send(());
+        if let State::Serving(running) | State::Upgrading(running) = entry.state {
+            let _ = running.stop.send(());
         }
         tracing::info!(model = %name, "model removed; stopping it");
         // Its snapshots go once its requests in flight have finished (unless a model of

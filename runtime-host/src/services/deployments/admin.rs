@@ -1,4 +1,4 @@
-//! `up`'s admin API, on the app port under `/admin/`, for whoever operates the stack: list
+//! The deployments' admin API, on the app port under `/admin/`, for whoever operates the stack: list
 //! the deployments with their version and source, deploy a model from a path, undeploy one,
 //! reload one (its source loaded again as a new version, taking over only if it passes its
 //! self-test). Every call needs `Authorization: Bearer <token>` (`$UP_ADMIN_TOKEN`, else the
@@ -11,7 +11,7 @@
 //! | `DELETE /admin/deployments/{name}` | 200 once it no longer takes requests |
 //! | `POST /admin/deployments/{name}/reload` | 200 and the deployment, on its new version |
 
-use crate::commands::up::live::{Listed, Live, Refused};
+use crate::services::deployments::live::{Listed, LiveSet, Refused};
 use crate::services::model::spec::{model_spec, valid_name};
 use edge_api::error::ErrorCode;
 use host_core::http::responses::{self, HostResponse};
@@ -31,8 +31,9 @@ pub const ROUTE: &str = "/admin/...";
 /// Largest request body the admin API reads.
 const MAX_BODY: usize = 64 * 1024;
 
-pub struct Admin {
-    live: Arc<Live>,
+/// The admin API's route, answered by the host.
+pub struct AdminRoute {
+    live: Arc<LiveSet>,
     token: Token,
 }
 
@@ -45,8 +46,8 @@ struct DeployRequest {
     name: Option<String>,
 }
 
-impl Admin {
-    pub fn new(live: Arc<Live>, token: Token) -> Self {
+impl AdminRoute {
+    pub fn new(live: Arc<LiveSet>, token: Token) -> Self {
         Self { live, token }
     }
 
@@ -158,7 +159,7 @@ impl Admin {
     }
 }
 
-impl HostRoute for Admin {
+impl HostRoute for AdminRoute {
     fn answer(
         &self,
         req: hyper::Request<Incoming>,
@@ -179,33 +180,22 @@ fn answer_listed(
             status,
             json!({"success": true, "deployment": listed}).to_string(),
         ),
-        Err(Refused::Taken) => responses::error(
-            ErrorCode::AlreadyExists,
-            format!(
-                "a deployment named {name} exists; undeploy it first, reload it, or choose another name"
-            ),
-        ),
-        Err(Refused::Unknown | Refused::Gone) => no_such(name),
-        Err(Refused::Busy) => {
-            let mut resp = responses::error(
-                ErrorCode::Overloaded,
-                format!("{name} is starting or being upgraded; retry shortly"),
-            );
-            resp.headers_mut().insert(
-                hyper::header::RETRY_AFTER,
-                hyper::header::HeaderValue::from_static("2"),
-            );
+        Err(refused) => {
+            let mut resp = responses::error(refused.error_code(), refused.message(name, failed));
+            if let Refused::Busy = refused {
+                resp.headers_mut().insert(
+                    hyper::header::RETRY_AFTER,
+                    hyper::header::HeaderValue::from_static("2"),
+                );
+            }
             resp
-        }
-        // The specification's code for a model that failed its self-test or did not load.
-        Err(Refused::Failed(why)) => {
-            responses::error(ErrorCode::NotReady, format!("{name} {failed}: {why}"))
         }
     }
 }
 
 fn no_such(name: &str) -> HostResponse {
-    responses::error(ErrorCode::NotFound, format!("no deployment named {name}"))
+    let unknown = Refused::Unknown;
+    responses::error(unknown.error_code(), unknown.message(name, ""))
 }
 
 fn not_found(path: &str) -> HostResponse {
