@@ -15,12 +15,14 @@
 //! Residues of requests that died holding (or racing for) a lock are broken by guest-kit's
 //! rules, here on Redis's clock (`TIME`): a value that is one timestamp older than
 //! [`STALE_MS`] at once; any other value once it has stood unchanged for [`STALE_MS`]
-//! (noted in `<lock>/seen` as `[value,since]`, the note guest-kit keeps); only by whoever is
-//! first to increment `<lock>/broken/<value>/<window>`. So a record left locked by a killed
-//! `spin` is written again after [`STALE_MS`], never sooner, whichever side sees it first.
+//! (noted in `<lock>/seen` as `[value,since]`, the note guest-kit keeps, deleted with the
+//! break). A script reads the value and takes it off in one step, so its break counts exactly
+//! when a guest's would (a guest's counts only if it leaves the counter at 0; one that finds
+//! it moved adds the value back). So a record left locked by a killed `spin` is written again
+//! after [`STALE_MS`], never sooner, whichever side sees it first.
 //!
-//! Keys the scripts touch beyond their declared ones (the note and the marker) rule out Redis
-//! Cluster, which Spin's Redis store does not support either.
+//! A key the scripts touch beyond their declared ones (the note) rules out Redis Cluster,
+//! which Spin's Redis store does not support either.
 
 use edge_api::kv_lock::{ONE_TIMESTAMP_WITHIN_MS, STALE_MS, lock_key};
 use redis::Script;
@@ -54,9 +56,8 @@ local function lock_free(lock)
     end
     if now - since < {stale} then return false end
   end
-  local marker = lock .. '/broken/' .. raw .. '/' .. string.format('%d', math.floor(now / {stale}))
-  if redis.call('INCR', marker) ~= 1 then return false end
   redis.call('DECRBY', lock, raw)
+  redis.call('DEL', lock .. '/seen')
   return true
 end
 ",

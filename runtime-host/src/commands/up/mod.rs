@@ -46,7 +46,7 @@ pub struct UpArgs {
     #[arg(long, default_value = "2s", value_parser = parse_duration_or_off)]
     pub watch_interval: Duration,
     /// Deployments of each model (for scale and load tests).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=500))]
+    #[arg(long, default_value_t = 1, help_heading = host_core::runtime::flags::TESTING, value_parser = clap::value_parser!(u32).range(1..=500))]
     pub copies: u32,
     /// Address every service binds on.
     #[arg(long, default_value = "127.0.0.1")]
