@@ -8,6 +8,7 @@
 use super::args::BenchArgs;
 use super::load::{self, Call, Figures};
 use super::peers::Paths;
+use super::section::{Section, no_targets};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::json;
@@ -18,6 +19,22 @@ use std::time::{Duration, Instant};
 
 /// Connections the load keeps open to HAProxy.
 const CONNECTIONS: usize = 16;
+
+pub const SECTION: Section = Section {
+    name: "fleet",
+    about: "chat writes and predictions through HAProxy with 1-3 hosts on one Redis, and a host killed under load; needs root",
+    run: |b, r| {
+        Box::pin(async move {
+            match fleet(b.paths, b.args, b.duration).await? {
+                Ok((rows, failover)) => (r.fleet, r.fleet_failover) = (rows, Some(failover)),
+                Err(why) => r.notes.push(format!("section fleet skipped: {why}")),
+            }
+            Ok(())
+        })
+    },
+    targets: no_targets,
+    print: |r| print(&r.fleet, &r.fleet_failover),
+};
 
 /// One fleet size: chat writes and predictions through HAProxy.
 #[derive(Debug, Clone, Serialize)]

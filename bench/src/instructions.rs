@@ -15,10 +15,11 @@
 //! valgrind cannot reserve the address space of the full instance pool, and one request at
 //! a time is what a warm instance serves anyway.
 
+use super::compare::predict_calls;
 use super::load::{self, Call};
 use super::peers::{self, ModelUnderTest, Paths};
-use super::predict_calls;
 use super::procs::{self, Proc};
+use super::section::{Section, no_targets};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -29,6 +30,19 @@ use std::time::Duration;
 /// Connections of the load while counting: one, as the host with `--max-concurrency 1`
 /// answers more at once with 503 (valgrind runs one thread at a time anyway).
 const CONNECTIONS: usize = 1;
+
+pub const SECTION: Section = Section {
+    name: "instructions",
+    about: "instructions per request of the host and the native peer under valgrind's callgrind; skipped without valgrind",
+    run: |b, r| {
+        Box::pin(async move {
+            let (rows, notes) = (&mut r.instructions, &mut r.notes);
+            instructions(b.paths, b.molecules, b.args.quick, rows, notes).await
+        })
+    },
+    targets: no_targets,
+    print: |r| print(&r.instructions),
+};
 
 /// One server and one load: instructions per request.
 #[derive(Debug, Clone, Serialize)]
