@@ -40,9 +40,9 @@ pub struct BenchArgs {
     /// without them the embeddings section is skipped.
     #[arg(long, default_value = ".data/ai-models")]
     pub ai_models_dir: PathBuf,
-    /// Run only these sections (comma-separated; the list, with what each measures, comes
-    /// from `section::SECTIONS`). Default: all.
-    #[arg(long, value_delimiter = ',', help = super::section::only_help())]
+    /// Run only these sections (comma-separated; `main.rs` gives the list, with what each
+    /// measures, as this option's help). Default: all.
+    #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// The `runtime-host` binary to measure (default: the one beside this program).
     #[arg(long)]

@@ -3,11 +3,10 @@
 
 use super::peers::Paths;
 use super::procs::{Proc, addr_in, fresh_dir};
-use super::report::Report;
+use super::report::{ListRow, Report};
 use super::section::{Section, no_targets};
 use anyhow::{Context, Result, bail};
 use hyper::Method;
-use serde::Serialize;
 use service_client::HttpClient;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,16 +25,6 @@ pub const SECTION: Section = Section {
     targets: no_targets,
     print,
 };
-
-/// One listing measured: median and slowest of its repetitions, and the answer's size.
-#[derive(Debug, Clone, Serialize)]
-pub struct ListRow {
-    pub chats: usize,
-    pub request: String,
-    pub p50_ms: f64,
-    pub max_ms: f64,
-    pub bytes: usize,
-}
 
 pub async fn chat_list(p: &Paths, quick: bool) -> Result<Vec<ListRow>> {
     let chats = if quick { 1_000 } else { 10_000 };

@@ -5,14 +5,12 @@
 
 use super::compare::{Sides, alternate};
 use super::load::Call;
-use super::load::Figures;
 use super::peers::{self, ModelUnderTest, Paths};
 use super::procs;
-use super::report::Report;
+use super::report::{EmbeddingRow, Report};
 use super::section::Section;
 use crate::args::BenchArgs;
 use anyhow::Result;
-use serde::Serialize;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -103,29 +101,6 @@ pub async fn embeddings(
         .await;
     reg.stop().await;
     Ok(())
-}
-
-/// One load of the embeddings section: requests of `texts_per_request` sentences.
-#[derive(Debug, Clone, Serialize)]
-pub struct EmbeddingRow {
-    pub texts_per_request: usize,
-    pub connections: usize,
-    /// (side, figures of requests): host, python.
-    pub sides: Vec<(String, Figures)>,
-}
-
-impl EmbeddingRow {
-    /// Sentences embedded per second by `side`.
-    pub fn per_second(&self, side: &str) -> Option<f64> {
-        self.sides
-            .iter()
-            .find(|(n, _)| n == side)
-            .map(|(_, f)| f.rps * self.texts_per_request as f64)
-    }
-
-    fn side(&self, name: &str) -> Option<&Figures> {
-        self.sides.iter().find(|(n, _)| n == name).map(|(_, f)| f)
-    }
 }
 
 /// The host over the Python peer, one sentence per request at 16 connections.

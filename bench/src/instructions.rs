@@ -19,9 +19,9 @@ use super::compare::predict_calls;
 use super::load::{self, Call};
 use super::peers::{self, ModelUnderTest, Paths};
 use super::procs::{self, Proc};
+use super::report::InstructionRow;
 use super::section::{Section, no_targets};
 use anyhow::{Context, Result, bail};
-use serde::Serialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,17 +43,6 @@ pub const SECTION: Section = Section {
     targets: no_targets,
     print: |r| print(&r.instructions),
 };
-
-/// One server and one load: instructions per request.
-#[derive(Debug, Clone, Serialize)]
-pub struct InstructionRow {
-    pub load: String,
-    pub side: String,
-    pub requests: u64,
-    pub per_request: f64,
-    /// The guest's part of `per_request` (the host only).
-    pub guest_per_request: Option<f64>,
-}
 
 pub async fn instructions(
     paths: &Paths,

@@ -8,11 +8,10 @@
 
 use super::peers::{self, Paths};
 use super::procs::{self, Finished};
-use super::report::Report;
+use super::report::{LibraryRow, Report};
 use super::section::Section;
 use crate::args::BenchArgs;
 use anyhow::{Context, Result, bail};
-use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -248,20 +247,6 @@ fn expect_rows(output: &Path, rows: usize) -> Result<()> {
         bail!("{} holds {written} rows, not {rows}", output.display());
     }
     Ok(())
-}
-
-/// One side of the library section: `model` (logp, solubility) over a file of `rows`
-/// SMILES by `side` (host: `runtime-host predict` against `up`; native: `molprop-native
-/// --file`; python: `score_file.py`); the median time of its runs, spawn to exit.
-#[derive(Debug, Clone, Serialize)]
-pub struct LibraryRow {
-    pub model: String,
-    pub side: String,
-    pub rows: usize,
-    pub seconds: f64,
-    pub rows_per_s: f64,
-    /// The process's peak resident memory (VmHWM).
-    pub peak_rss_mib: Option<f64>,
 }
 
 /// The library row of `model` by `side` over `rows` molecules.

@@ -3,7 +3,7 @@
 //! comparison runs in the same invocation, alternating round by round, so ratios hold on a
 //! noisy machine.
 //!
-//! The bench is its sections ([`section::SECTIONS`]: `/predict`, solubility, Spin,
+//! The bench is its sections ([`SECTIONS`]: `/predict`, solubility, Spin,
 //! embeddings, the Open Inference Protocol, pictures and sounds, the language model,
 //! start-up, the open loop, the fleet, the registry, Redis, the chat list, the metrics'
 //! cost, a SMILES file, the ONNX component's costs, the memory of `up`, instructions per
@@ -39,16 +39,41 @@ mod startup;
 
 use anyhow::{Context, Result};
 use args::BenchArgs;
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use peers::Paths;
 use report::Report;
-use section::{Bench, SECTIONS};
+use section::{Bench, Section};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Every section, in the order they run, print and list their targets.
+pub const SECTIONS: [Section; 18] = [
+    predict::SECTION,
+    onnx::SECTION,
+    spin::SECTION,
+    embeddings::SECTION,
+    oip::SECTION,
+    media::SECTION,
+    llm::SECTION,
+    startup::SECTION,
+    open_loop::SECTION,
+    fleet::SECTION,
+    registry::SECTION,
+    redis::SECTION,
+    chats::SECTION,
+    scrape::SECTION,
+    library::SECTION,
+    component::SECTION,
+    memory::SECTION,
+    instructions::SECTION,
+];
+
 #[tokio::main]
 async fn main() {
-    if let Err(e) = run(BenchArgs::parse()).await {
+    let command =
+        BenchArgs::command().mut_arg("only", |only| only.help(section::only_help(&SECTIONS)));
+    let args = BenchArgs::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
+    if let Err(e) = run(args).await {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
@@ -129,4 +154,25 @@ fn built_components() -> Result<PathBuf> {
     target
         .map(|t| t.join("wasm32-wasip2/release"))
         .context("this program is not in a cargo target directory; pass --components")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SECTIONS;
+
+    #[test]
+    fn every_section_has_its_own_name_and_says_what_it_measures() {
+        let mut names: Vec<&str> = SECTIONS.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), SECTIONS.len(), "two sections share a name");
+        let help = super::section::only_help(&SECTIONS);
+        for s in &SECTIONS {
+            assert!(!s.about.is_empty(), "{} says nothing about itself", s.name);
+            assert!(
+                help.contains(&format!("{} ({})", s.name, s.about)),
+                "{help}"
+            );
+        }
+    }
 }

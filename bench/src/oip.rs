@@ -9,11 +9,10 @@ use super::compare::smiles_calls;
 use super::load::{self, Call, Measured};
 use super::peers::{self, ModelUnderTest, Paths};
 use super::procs;
-use super::report::Report;
+use super::report::{OipRow, Report};
 use super::section::Section;
 use crate::args::BenchArgs;
 use anyhow::Result;
-use serde::Serialize;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -85,21 +84,6 @@ fn infer(model: &str, input: &str, texts: &[&str], outputs: &[&str], binary: boo
             ("inference-header-content-length", header.to_string()),
         ],
     )
-}
-
-/// One load, measured on each side (`v1.2`, `oip-json`, `oip-binary`).
-#[derive(Debug, Clone, Serialize)]
-pub struct OipRow {
-    /// What was asked (`molprop logp`, `minilm 4 texts`).
-    pub load: String,
-    pub connections: usize,
-    pub sides: Vec<(String, load::Figures)>,
-}
-
-impl OipRow {
-    pub fn side(&self, name: &str) -> Option<&load::Figures> {
-        self.sides.iter().find(|(n, _)| n == name).map(|(_, f)| f)
-    }
 }
 
 /// One call list per side: v1.2, then the protocol in JSON and in binary.

@@ -9,10 +9,9 @@
 use super::load::{self, Measured, Tail};
 use super::peers::{self, ModelUnderTest, Paths};
 use super::procs;
-use super::report::Report;
+use super::report::{OpenLoopRow, Report};
 use super::section::Section;
 use anyhow::Result;
-use serde::Serialize;
 use std::time::Duration;
 
 /// The loads, as shares of native's closed-loop capacity.
@@ -30,15 +29,6 @@ pub const SECTION: Section = Section {
     targets,
     print: |r| print(&r.open_loop),
 };
-
-/// One load: its share of native's capacity, the rate sent, and each side's tail.
-#[derive(Debug, Clone, Serialize)]
-pub struct OpenLoopRow {
-    pub share: f64,
-    pub rate: f64,
-    pub host: Tail,
-    pub native: Tail,
-}
 
 /// The section's rows, one per load.
 pub async fn open_loop(

@@ -7,11 +7,10 @@
 use super::load::{self, Call};
 use super::peers::{self, ModelUnderTest, Paths};
 use super::procs;
-use super::registry::{self, Throughput};
-use super::report::Report;
+use super::registry;
+use super::report::{Report, StoreRow};
 use super::section::Section;
 use anyhow::{Context, Result};
-use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,16 +33,6 @@ pub const SECTION: Section = Section {
     targets,
     print,
 };
-
-#[derive(Debug, Clone, Serialize)]
-pub struct StoreRow {
-    /// `sqlite` or `redis`.
-    pub store: String,
-    pub registry: Throughput,
-    /// `/predict` (logp) at 16 connections.
-    pub predict_rps: f64,
-    pub predict_p99_ms: f64,
-}
 
 /// A private redis-server and a runtime-config file naming it as `default`.
 pub struct BenchRedis {

@@ -2,14 +2,13 @@
 //! count of ports handed out twice, and operation latency as the number of active
 //! registrations grows.
 
-use super::load::{Figures, Measured};
+use super::load::Measured;
 use super::peers::{self, Paths};
-use super::report::Report;
+use super::report::{Report, ScalePoint, Throughput};
 use super::section::Section;
 use anyhow::{Context, Result, bail};
 use edge_api::registry::{RegistrationRequest, RegistrationResponse};
 use hyper::Method;
-use serde::Serialize;
 use service_client::HttpClient;
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -23,25 +22,6 @@ pub const SECTION: Section = Section {
     targets,
     print,
 };
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Throughput {
-    pub clients: usize,
-    /// Completed register + unregister pairs per second.
-    pub registrations_per_s: f64,
-    /// Both operations counted.
-    pub operations_per_s: f64,
-    /// Times a port was assigned while another client still held it (must be 0).
-    pub duplicate_ports: u64,
-    pub errors: u64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ScalePoint {
-    pub active_registrations: usize,
-    pub register: Figures,
-    pub unregister: Figures,
-}
 
 struct Registry {
     client: HttpClient,

@@ -10,10 +10,9 @@ use super::load::Figures;
 use super::load::{self, Call, Measured};
 use super::peers::{self, ModelUnderTest, Paths};
 use super::procs::{self, free_port};
-use super::report::Report;
+use super::report::{Report, ScrapeRow};
 use super::section::Section;
 use anyhow::Result;
-use serde::Serialize;
 use service_client::HttpClient;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -101,16 +100,6 @@ async fn scrape_every(url: String, counts: Arc<Scrapes>) {
         let counter = if ok { &counts.done } else { &counts.failed };
         counter.fetch_add(1, Ordering::Relaxed);
     }
-}
-
-/// One load of the scrape section: the same requests, quiet and while `/metrics` is read.
-#[derive(Debug, Clone, Serialize)]
-pub struct ScrapeRow {
-    pub what: String,
-    pub quiet: Figures,
-    pub scraped: Figures,
-    /// Scrapes made during the scraped runs.
-    pub scrapes: usize,
 }
 
 /// Being scraped costs no more than noise.

@@ -1,7 +1,7 @@
 //! A section of the bench: its name (for `--only`), what it measures (for `--help`), how it
 //! runs (adding its rows to the [`Report`]), the targets it holds its rows to, and how it
-//! prints them. A new section is one module with a `SECTION`, added to [`SECTIONS`]; its
-//! rows are a field of the report, which is the `--json` document.
+//! prints them. A new section is one module with a `SECTION`, added to the list in
+//! `main.rs` (`SECTIONS`); its rows are a field of the report, the `--json` document.
 
 use super::args::BenchArgs;
 use super::peers::Paths;
@@ -39,37 +39,15 @@ pub struct Section {
     pub print: fn(&Report),
 }
 
-/// Every section, in the order they run, print and list their targets.
-pub const SECTIONS: [Section; 18] = [
-    super::predict::SECTION,
-    super::onnx::SECTION,
-    super::spin::SECTION,
-    super::embeddings::SECTION,
-    super::oip::SECTION,
-    super::media::SECTION,
-    super::llm::SECTION,
-    super::startup::SECTION,
-    super::open_loop::SECTION,
-    super::fleet::SECTION,
-    super::registry::SECTION,
-    super::redis::SECTION,
-    super::chats::SECTION,
-    super::scrape::SECTION,
-    super::library::SECTION,
-    super::component::SECTION,
-    super::memory::SECTION,
-    super::instructions::SECTION,
-];
-
 /// For a section that holds its rows to no target.
 pub fn no_targets(_: &mut Report) {}
 
 /// For a section whose figures print elsewhere (in the resident memory, or as notes).
 pub fn prints_nothing(_: &Report) {}
 
-/// `--only`'s help: every section by name, with what it measures.
-pub fn only_help() -> String {
-    let sections: Vec<String> = SECTIONS
+/// `--only`'s help: every section of `sections` by name, with what it measures.
+pub fn only_help(sections: &[Section]) -> String {
+    let sections: Vec<String> = sections
         .iter()
         .map(|s| format!("{} ({})", s.name, s.about))
         .collect();
@@ -77,21 +55,4 @@ pub fn only_help() -> String {
         "Run only these sections (comma-separated): {}. Default: all.",
         sections.join(", ")
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::SECTIONS;
-
-    #[test]
-    fn every_section_has_its_own_name_and_says_what_it_measures() {
-        let mut names: Vec<&str> = SECTIONS.iter().map(|s| s.name).collect();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), SECTIONS.len(), "two sections share a name");
-        for s in &SECTIONS {
-            assert!(!s.about.is_empty(), "{} says nothing about itself", s.name);
-            assert!(super::only_help().contains(&format!("{} (", s.name)));
-        }
-    }
 }

@@ -18,14 +18,13 @@ use super::compare::{Sides, alternate};
 use super::load::Call;
 use super::peers::{self, ModelUnderTest, Paths};
 use super::procs;
-use super::report::{PredictRow, Report};
+use super::report::{PredictRow, Report, StepRow};
 use super::section::{Section, no_targets};
 use crate::args::BenchArgs;
 use anyhow::{Context, Result};
 use base64::Engine;
 use inputs::Inputs;
 pub use print::print;
-use serde::Serialize;
 use serde_json::{Value, json};
 use service_client::HttpClient;
 use std::path::Path;
@@ -301,14 +300,4 @@ fn judge(r: &mut Report) {
             s.p50_ms < 5.0,
         );
     }
-}
-
-/// One measured step: its median and spread over `runs` runs, in milliseconds.
-#[derive(Debug, Clone, Serialize)]
-pub struct StepRow {
-    pub what: String,
-    pub runs: usize,
-    pub p50_ms: f64,
-    pub p90_ms: f64,
-    pub min_ms: f64,
 }

@@ -3,8 +3,8 @@
 //! where a picture's time goes, the `image` crate's decode alone and its resize alone. Run before any server starts,
 //! so the figures are the code's, not the machine's other load.
 
-use super::StepRow;
 use super::inputs::Inputs;
+use crate::report::StepRow;
 use anyhow::{Context, Result};
 use image::imageops::FilterType;
 use model_manifest::{AudioSpec, ImageSpec, Input};

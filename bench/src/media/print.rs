@@ -1,8 +1,7 @@
 //! How section `media` prints: the served loads side by side, then the steps timed without
 //! HTTP (natively, and as each server reports its own time).
 
-use super::StepRow;
-use crate::report::PredictRow;
+use crate::report::{PredictRow, StepRow};
 
 pub fn print(rows: &[PredictRow], steps: &[StepRow]) {
     if rows.is_empty() && steps.is_empty() {
