@@ -68,10 +68,6 @@ impl Host {
     pub fn signal_and_wait(&mut self, signal: &str, within: Duration) -> ExitStatus {
         let sig = Signal::named(signal).unwrap_or_else(|| panic!("no signal named {signal}"));
         if let Err(e) = self.process.signal(sig) {
-            // Exited on its own already: that is how it ended.
-            if let Some(status) = self.process.exit_status() {
-                return status;
-            }
             panic!("kill -{signal} {}: {e}", self.pid());
         }
         self.process.wait(within).unwrap_or_else(|| {

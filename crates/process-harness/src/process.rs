@@ -125,14 +125,12 @@ impl Process {
         self.lock().map(|e| e.at)
     }
 
-    /// Sends `signal`; an error if it has exited already or the signal could not be sent.
+    /// Sends `signal`; nothing to do once it has exited (as kill(2) to a zombie succeeds),
+    /// an error if the signal could not be sent.
     pub fn signal(&self, signal: Signal) -> std::io::Result<()> {
         let exit = self.lock();
         if exit.is_some() {
-            return Err(std::io::Error::other(format!(
-                "{} (pid {}) has exited already",
-                self.name, self.pid
-            )));
+            return Ok(());
         }
         // SAFETY: kill(2) with a pid this process spawned and has not reaped (checked above,
         // under the lock the reaping thread takes to record the exit).
@@ -261,9 +259,10 @@ mod tests {
         let text = said.text();
         assert!(text.contains("out\n") && text.contains("err\n"), "{text:?}");
         assert!(
-            p.signal(Signal::Terminate).is_err(),
-            "no signal to an exited process"
+            p.signal(Signal::Terminate).is_ok(),
+            "a signal after the exit does nothing"
         );
+        assert_eq!(p.stop(Signal::Terminate, Duration::ZERO).code(), Some(3));
     }
 
     #[test]
