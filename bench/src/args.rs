@@ -40,19 +40,8 @@ pub struct BenchArgs {
     /// without them the embeddings section is skipped.
     #[arg(long, default_value = ".data/ai-models")]
     pub ai_models_dir: PathBuf,
-    /// Run only these sections (comma-separated): predict (with /health), solubility,
-    /// embeddings, startup, registry, redis (registry and predict on Redis beside SQLite),
-    /// chats (the chat list with 10,000 chats), scrape (the cost of the metrics), library (a file of 100,000 SMILES through
-    /// `runtime-host predict`), component (the ONNX component's size, compile time and
-    /// snapshot), memory, instructions (instructions per request of the host and the native
-    /// peer under valgrind's callgrind; skipped without valgrind), spin (solubility's snapshot
-    /// under `spin up` on its SQLite and Redis stores beside the host), open-loop (`/predict`
-    /// at 25, 50 and 75 % of native's capacity, latency from when each request was due),
-    /// fleet (chat writes and predictions through HAProxy with 1-3 hosts on one Redis, and a
-    /// host killed under load; needs root), media (pictures and sounds: digits and
-    /// spoken-digits beside a Python peer, and the media crate's steps natively), oip (the
-    /// Open Inference Protocol's infer, JSON and binary, against /predict), llm (the language
-    /// model streamed by `up` beside llama-cpp-python's server). Default: all.
+    /// Run only these sections (comma-separated; `main.rs` gives the list, with what each
+    /// measures, as this option's help). Default: all.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// The `runtime-host` binary to measure (default: the one beside this program).

@@ -3,24 +3,28 @@
 
 use super::peers::Paths;
 use super::procs::{Proc, addr_in, fresh_dir};
+use super::report::{ListRow, Report};
+use super::section::{Section, no_targets};
 use anyhow::{Context, Result, bail};
 use hyper::Method;
-use serde::Serialize;
 use service_client::HttpClient;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const TOKEN: &str = "bench-token";
 
-/// One listing measured: median and slowest of its repetitions, and the answer's size.
-#[derive(Debug, Clone, Serialize)]
-pub struct ListRow {
-    pub chats: usize,
-    pub request: String,
-    pub p50_ms: f64,
-    pub max_ms: f64,
-    pub bytes: usize,
-}
+pub const SECTION: Section = Section {
+    name: "chats",
+    about: "the chat list with 10,000 chats, whole and paged",
+    run: |b, r| {
+        Box::pin(async move {
+            r.chat_list = chat_list(b.paths, b.args.quick).await?;
+            Ok(())
+        })
+    },
+    targets: no_targets,
+    print,
+};
 
 pub async fn chat_list(p: &Paths, quick: bool) -> Result<Vec<ListRow>> {
     let chats = if quick { 1_000 } else { 10_000 };
@@ -104,4 +108,16 @@ async fn fill(base: &str, n: usize) -> Result<()> {
         t.await.context("a chat-filling client panicked")??;
     }
     Ok(())
+}
+
+fn print(r: &Report) {
+    if let Some(first) = r.chat_list.first() {
+        println!("\nchat list with {} chats stored", first.chats);
+    }
+    for c in &r.chat_list {
+        println!(
+            "  GET {:<22} p50 {:>7.2} ms, max {:>7.2} ms, {:>9} bytes",
+            c.request, c.p50_ms, c.max_ms, c.bytes
+        );
+    }
 }

@@ -7,9 +7,18 @@
 use super::peers::Paths;
 use super::procs;
 use super::report::Report;
+use super::section::{Section, no_targets, prints_nothing};
 use anyhow::{Context, Result};
 use std::process::Command;
 use std::time::Instant;
+
+pub const SECTION: Section = Section {
+    name: "component",
+    about: "the ONNX component's size, compile time and snapshot",
+    run: |b, r| Box::pin(async move { deploy_costs(b.paths, b.args.quick, r) }),
+    targets: no_targets,
+    print: prints_nothing,
+};
 
 pub fn deploy_costs(paths: &Paths, quick: bool, report: &mut Report) -> Result<()> {
     if quick {

@@ -3,15 +3,25 @@
 //! sentence-transformers + torch), on the 60 committed reference sentences: one sentence per
 //! request at 1 and 16 connections, and 32 sentences per request.
 
+use super::compare::{Sides, alternate};
 use super::load::Call;
 use super::peers::{self, ModelUnderTest, Paths};
+use super::procs;
 use super::report::{EmbeddingRow, Report};
-use super::{Sides, alternate, procs};
+use super::section::Section;
 use crate::args::BenchArgs;
 use anyhow::Result;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
+
+pub const SECTION: Section = Section {
+    name: "embeddings",
+    about: "minilm's sentence embeddings beside a Python peer, sentence-transformers",
+    run: |b, r| Box::pin(embeddings(b.paths, b.args, b.duration, b.rounds, r)),
+    targets,
+    print,
+};
 
 /// (texts per request, connections) measured.
 const LOADS: [(usize, usize); 4] = [(1, 1), (1, 16), (32, 1), (32, 16)];
@@ -91,4 +101,53 @@ pub async fn embeddings(
         .await;
     reg.stop().await;
     Ok(())
+}
+
+/// The host over the Python peer, one sentence per request at 16 connections.
+fn targets(r: &mut Report) {
+    let singles = r
+        .embeddings
+        .iter()
+        .find(|e| e.texts_per_request == 1 && e.connections == 16)
+        .cloned();
+    if let Some(row) = singles
+        && let (Some(h), Some(py)) = (row.per_second("host"), row.per_second("python"))
+    {
+        let ratio = h / py.max(1e-9);
+        r.target(
+            "embeddings: host vs Python, 16 conns",
+            ">= 2x sentences/s",
+            format!("{ratio:.1}x ({h:.0} vs {py:.0} sentences/s)"),
+            ratio >= 2.0,
+        );
+    }
+}
+
+/// Sentences per second, and each request's p50 / p99, by load.
+fn print(r: &Report) {
+    if !r.embeddings.is_empty() {
+        println!("\nembeddings (sentences/s, request p50 / p99 ms): minilm");
+        println!(
+            "  {:>5} {:>5}  {:>24} {:>24}  {:>11}",
+            "texts", "conns", "runtime-host", "python", "host/python"
+        );
+    }
+    for row in &r.embeddings {
+        let cell = |side: &str| match (row.per_second(side), row.side(side)) {
+            (Some(n), Some(f)) => format!("{n:>8.0} {:>6.2}/{:<7.2}", f.p50_ms, f.p99_ms),
+            _ => "-".to_owned(),
+        };
+        let ratio = match (row.per_second("host"), row.per_second("python")) {
+            (Some(h), Some(p)) if p > 0.0 => format!("{:.2}x", h / p),
+            _ => "-".into(),
+        };
+        println!(
+            "  {:>5} {:>5}  {:>24} {:>24}  {:>11}",
+            row.texts_per_request,
+            row.connections,
+            cell("host"),
+            cell("python"),
+            ratio
+        );
+    }
 }

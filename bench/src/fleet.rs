@@ -8,8 +8,9 @@
 use super::args::BenchArgs;
 use super::load::{self, Call, Figures};
 use super::peers::Paths;
+use super::report::{Failover, FleetRow};
+use super::section::{Section, no_targets};
 use anyhow::{Context, Result};
-use serde::Serialize;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -19,23 +20,21 @@ use std::time::{Duration, Instant};
 /// Connections the load keeps open to HAProxy.
 const CONNECTIONS: usize = 16;
 
-/// One fleet size: chat writes and predictions through HAProxy.
-#[derive(Debug, Clone, Serialize)]
-pub struct FleetRow {
-    pub hosts: usize,
-    pub chat_writes: Figures,
-    pub predictions: Figures,
-}
-
-/// A host SIGKILLed under prediction load.
-#[derive(Debug, Clone, Serialize)]
-pub struct Failover {
-    /// From the kill until HAProxy had the host out of rotation.
-    pub window_ms: f64,
-    /// Requests that failed meanwhile, of those sent.
-    pub failed: u64,
-    pub answered: u64,
-}
+pub const SECTION: Section = Section {
+    name: "fleet",
+    about: "chat writes and predictions through HAProxy with 1-3 hosts on one Redis, and a host killed under load; needs root",
+    run: |b, r| {
+        Box::pin(async move {
+            match fleet(b.paths, b.args, b.duration).await? {
+                Ok((rows, failover)) => (r.fleet, r.fleet_failover) = (rows, Some(failover)),
+                Err(why) => r.notes.push(format!("section fleet skipped: {why}")),
+            }
+            Ok(())
+        })
+    },
+    targets: no_targets,
+    print: |r| print(&r.fleet, &r.fleet_failover),
+};
 
 /// The section's figures; `None` with the reason where this machine cannot run a fleet.
 pub async fn fleet(

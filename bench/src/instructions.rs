@@ -15,12 +15,13 @@
 //! valgrind cannot reserve the address space of the full instance pool, and one request at
 //! a time is what a warm instance serves anyway.
 
+use super::compare::predict_calls;
 use super::load::{self, Call};
 use super::peers::{self, ModelUnderTest, Paths};
-use super::predict_calls;
 use super::procs::{self, Proc};
+use super::report::InstructionRow;
+use super::section::{Section, no_targets};
 use anyhow::{Context, Result, bail};
-use serde::Serialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,16 +31,18 @@ use std::time::Duration;
 /// answers more at once with 503 (valgrind runs one thread at a time anyway).
 const CONNECTIONS: usize = 1;
 
-/// One server and one load: instructions per request.
-#[derive(Debug, Clone, Serialize)]
-pub struct InstructionRow {
-    pub load: String,
-    pub side: String,
-    pub requests: u64,
-    pub per_request: f64,
-    /// The guest's part of `per_request` (the host only).
-    pub guest_per_request: Option<f64>,
-}
+pub const SECTION: Section = Section {
+    name: "instructions",
+    about: "instructions per request of the host and the native peer under valgrind's callgrind; skipped without valgrind",
+    run: |b, r| {
+        Box::pin(async move {
+            let (rows, notes) = (&mut r.instructions, &mut r.notes);
+            instructions(b.paths, b.molecules, b.args.quick, rows, notes).await
+        })
+    },
+    targets: no_targets,
+    print: |r| print(&r.instructions),
+};
 
 pub async fn instructions(
     paths: &Paths,

@@ -9,6 +9,7 @@
 use super::peers::{self, Paths};
 use super::procs::{self, Finished};
 use super::report::{LibraryRow, Report};
+use super::section::Section;
 use crate::args::BenchArgs;
 use anyhow::{Context, Result, bail};
 use std::io::Write;
@@ -23,6 +24,14 @@ const SOURCES: [(&str, usize); 2] = [
 
 /// The sides of one model's comparison: which model, and the `predict` flags it needs.
 const MODELS: [(&str, &[&str]); 2] = [("logp", &["--data", "property=logp"]), ("solubility", &[])];
+
+pub const SECTION: Section = Section {
+    name: "library",
+    about: "a file of 100,000 SMILES through `runtime-host predict` against `up`, beside the native loop and Python scripts",
+    run: |b, r| Box::pin(library(b.paths, b.args, b.rounds, r)),
+    targets,
+    print,
+};
 
 pub async fn library(
     paths: &Paths,
@@ -238,4 +247,73 @@ fn expect_rows(output: &Path, rows: usize) -> Result<()> {
         bail!("{} holds {written} rows, not {rows}", output.display());
     }
     Ok(())
+}
+
+/// The library row of `model` by `side` over `rows` molecules.
+fn library_row<'r>(
+    report: &'r Report,
+    model: &str,
+    side: &str,
+    rows: usize,
+) -> Option<&'r LibraryRow> {
+    report
+        .library
+        .iter()
+        .find(|r| r.model == model && r.side == side && r.rows == rows)
+}
+
+/// Issue 25 §4: the file through `predict` against the native loop and the Python scripts,
+/// and `predict`'s memory flat in the file's size.
+fn targets(r: &mut Report) {
+    let Some(rows) = r.library.iter().map(|l| l.rows).max() else {
+        return;
+    };
+    let rate = |r: &Report, model: &str, side: &str| {
+        library_row(r, model, side, rows).map(|l| l.rows_per_s)
+    };
+    if let (Some(h), Some(n)) = (rate(r, "logp", "host"), rate(r, "logp", "native")) {
+        let ratio = h / n;
+        r.target(
+            &format!("library logp: predict vs native, {rows}"),
+            ">= 0.8x molecules/s",
+            format!("{ratio:.2}x ({h:.0} vs {n:.0}/s)"),
+            ratio >= 0.8,
+        );
+    }
+    for model in ["logp", "solubility"] {
+        if let (Some(h), Some(py)) = (rate(r, model, "host"), rate(r, model, "python")) {
+            let ratio = h / py;
+            r.target(
+                &format!("library {model}: predict vs Python script"),
+                ">= 5x molecules/s",
+                format!("{ratio:.1}x ({h:.0} vs {py:.0}/s)"),
+                ratio >= 5.0,
+            );
+        }
+    }
+    let peak = |n: usize| library_row(r, "logp", "host", n).and_then(|l| l.peak_rss_mib);
+    if let (Some(small), Some(whole)) = (peak(rows / 5), peak(rows)) {
+        r.target(
+            "library: predict's memory, 1/5 -> whole file",
+            "flat (within 1.25x)",
+            format!("{small:.1} -> {whole:.1} MiB"),
+            whole <= small * 1.25,
+        );
+    }
+}
+
+fn print(r: &Report) {
+    if !r.library.is_empty() {
+        println!(
+            "\nscoring a SMILES file, spawn to exit (median of the rounds)\n  {:<10} {:<8} {:>8} {:>9} {:>10} {:>14}",
+            "model", "side", "rows", "seconds", "rows/s", "peak RSS MiB"
+        );
+    }
+    for r in &r.library {
+        let rss = r.peak_rss_mib.map_or("-".into(), |m| format!("{m:.1}"));
+        println!(
+            "  {:<10} {:<8} {:>8} {:>9.2} {:>10.0} {:>14}",
+            r.model, r.side, r.rows, r.seconds, r.rows_per_s, rss
+        );
+    }
 }

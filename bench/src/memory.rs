@@ -1,16 +1,26 @@
 //! Section `memory`: the resident memory of whole `up` stacks, with 1 and 25 molprop, 25
 //! mixed models, and 25 molprop beside the embedding model.
 
+use super::compare::{predict_calls, smiles_calls};
 use super::load::{self, Call};
 use super::peers::{self, Paths};
+use super::procs;
 use super::report::Report;
-use super::{predict_calls, procs, smiles_calls};
+use super::section::{Section, prints_nothing};
 use crate::args::BenchArgs;
 use anyhow::{Context, Result};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+
+pub const SECTION: Section = Section {
+    name: "memory",
+    about: "resident memory of `up` with 1 and 25 molprop, 25 mixed, and 25 molprop beside the embedding model",
+    run: |b, r| Box::pin(memory_of_up(b.paths, b.args, b.molecules, r)),
+    targets,
+    print: prints_nothing,
+};
 /// What one `up` of the memory section deploys.
 struct Mix {
     molprop: usize,
@@ -150,4 +160,31 @@ pub async fn memory_of_up(
         up.stop().await;
     }
     Ok(())
+}
+
+/// `up`'s resident memory: beside the embedding model, and with 25 models.
+fn targets(r: &mut Report) {
+    if let Some((label, _, mib)) = r
+        .up_rss_mib
+        .iter()
+        .find(|(label, _, _)| label.contains("minilm"))
+        .cloned()
+    {
+        let mb = mib * 1.048_576;
+        r.target(
+            &format!("`up` with {label}"),
+            "< 300 MB RSS",
+            format!("{mb:.0} MB (with registry and chat)"),
+            mb < 300.0,
+        );
+    }
+    for (label, _, mib) in r.up_rss_mib.clone().iter().filter(|(_, n, _)| *n == 25) {
+        let mb = mib * 1.048_576;
+        r.target(
+            &format!("25 models in one `up` ({label})"),
+            "< 150 MB RSS",
+            format!("{mb:.0} MB (with registry and chat)"),
+            mb < 150.0,
+        );
+    }
 }

@@ -5,12 +5,14 @@
 //! three alternating run by run on the one server. The target: the protocol at >= 0.9x the
 //! requests per second of `/predict`.
 
+use super::compare::smiles_calls;
 use super::load::{self, Call, Measured};
 use super::peers::{self, ModelUnderTest, Paths};
-use super::{procs, smiles_calls};
+use super::procs;
+use super::report::{OipRow, Report};
+use super::section::Section;
 use crate::args::BenchArgs;
 use anyhow::Result;
-use serde::Serialize;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -19,6 +21,27 @@ use std::time::Duration;
 /// The three ways of asking, as the report's side names.
 pub const SIDES: [&str; 3] = ["v1.2", "oip-json", "oip-binary"];
 const CONNECTIONS: [usize; 2] = [1, 16];
+
+pub const SECTION: Section = Section {
+    name: "oip",
+    about: "the Open Inference Protocol's infer, JSON and binary, against /predict",
+    run: |b, r| {
+        Box::pin(async move {
+            r.oip = oip(
+                b.paths,
+                b.args,
+                b.molecules,
+                b.duration,
+                b.rounds,
+                &mut r.notes,
+            )
+            .await?;
+            Ok(())
+        })
+    },
+    targets,
+    print: |r| print(&r.oip),
+};
 /// Sentences per embeddings request: few enough that a 2 s run at 16 connections on two
 /// cores completes dozens of requests (at 32, a handful: the figures were noise).
 const TEXTS: usize = 4;
@@ -61,21 +84,6 @@ fn infer(model: &str, input: &str, texts: &[&str], outputs: &[&str], binary: boo
             ("inference-header-content-length", header.to_string()),
         ],
     )
-}
-
-/// One load, measured on each side (`v1.2`, `oip-json`, `oip-binary`).
-#[derive(Debug, Clone, Serialize)]
-pub struct OipRow {
-    /// What was asked (`molprop logp`, `minilm 4 texts`).
-    pub load: String,
-    pub connections: usize,
-    pub sides: Vec<(String, load::Figures)>,
-}
-
-impl OipRow {
-    pub fn side(&self, name: &str) -> Option<&load::Figures> {
-        self.sides.iter().find(|(n, _)| n == name).map(|(_, f)| f)
-    }
 }
 
 /// One call list per side: v1.2, then the protocol in JSON and in binary.
@@ -272,5 +280,47 @@ pub fn print(rows: &[OipRow]) {
             ratio("oip-json"),
             ratio("oip-binary")
         );
+    }
+}
+/// The targets: at 16 connections, each protocol side within 0.9x of v1.2 (molprop and
+/// solubility); and minilm's binary as fast as its JSON, within noise.
+fn targets(report: &mut Report) {
+    for row in report.oip.clone() {
+        if row.connections != 16 {
+            continue;
+        }
+        let (Some(v12), Some(json), Some(binary)) = (
+            row.side("v1.2"),
+            row.side("oip-json"),
+            row.side("oip-binary"),
+        ) else {
+            continue;
+        };
+        let errors = v12.errors + json.errors + binary.errors;
+        if row.load.starts_with("minilm") {
+            let ratio = binary.rps / json.rps.max(1e-9);
+            report.target(
+                &format!("{}: /v2 binary vs JSON, 16 conns", row.load),
+                ">= 0.95x req/s (the network dominates), 0 errors",
+                format!(
+                    "{ratio:.2}x ({:.0} vs {:.0}/s), {errors} errors",
+                    binary.rps, json.rps
+                ),
+                ratio >= 0.95 && errors == 0,
+            );
+            continue;
+        }
+        for (side, f) in [("JSON", json), ("binary", binary)] {
+            let ratio = f.rps / v12.rps.max(1e-9);
+            report.target(
+                &format!("{}: /v2 infer {side} vs /predict, 16 conns", row.load),
+                ">= 0.9x req/s, 0 errors",
+                format!(
+                    "{ratio:.2}x ({:.0} vs {:.0}/s), {errors} errors",
+                    f.rps, v12.rps
+                ),
+                ratio >= 0.9 && errors == 0,
+            );
+        }
     }
 }

@@ -9,21 +9,26 @@
 use super::load::{self, Measured, Tail};
 use super::peers::{self, ModelUnderTest, Paths};
 use super::procs;
+use super::report::{OpenLoopRow, Report};
+use super::section::Section;
 use anyhow::Result;
-use serde::Serialize;
 use std::time::Duration;
 
 /// The loads, as shares of native's closed-loop capacity.
 const SHARES: [f64; 3] = [0.25, 0.5, 0.75];
 
-/// One load: its share of native's capacity, the rate sent, and each side's tail.
-#[derive(Debug, Clone, Serialize)]
-pub struct OpenLoopRow {
-    pub share: f64,
-    pub rate: f64,
-    pub host: Tail,
-    pub native: Tail,
-}
+pub const SECTION: Section = Section {
+    name: "open-loop",
+    about: "/predict at 25, 50 and 75 % of native's capacity, latency from when each request was due",
+    run: |b, r| {
+        Box::pin(async move {
+            r.open_loop = open_loop(b.paths, b.molecules, b.duration, b.rounds).await?;
+            Ok(())
+        })
+    },
+    targets,
+    print: |r| print(&r.open_loop),
+};
 
 /// The section's rows, one per load.
 pub async fn open_loop(
@@ -39,7 +44,7 @@ pub async fn open_loop(
     let (host, host_addr, _) =
         peers::host_model(paths, "open-loop-host", &molprop, reg_addr, &data, &[]).await?;
     let (native, native_addr) = peers::native(paths).await?;
-    let calls = super::predict_calls(molecules, "logp");
+    let calls = super::compare::predict_calls(molecules, "logp");
     for addr in [host_addr, native_addr] {
         load::run(addr, 16, duration / 2, calls.clone()).await?;
     }
@@ -104,6 +109,22 @@ pub fn print(rows: &[OpenLoopRow]) {
             cell(&r.host),
             cell(&r.native),
             r.host.p99_ms / r.native.p99_ms.max(1e-9)
+        );
+    }
+}
+
+/// At half native's capacity, the host's p99 within twice native's.
+fn targets(r: &mut Report) {
+    if let Some(half) = r.open_loop.iter().find(|o| o.share == 0.5).cloned() {
+        let ratio = half.host.p99_ms / half.native.p99_ms.max(1e-9);
+        r.target(
+            "/predict logp p99 at 50 % of native's capacity",
+            "host within 2x native (open loop)",
+            format!(
+                "{ratio:.2}x ({:.2} vs {:.2} ms)",
+                half.host.p99_ms, half.native.p99_ms
+            ),
+            ratio <= 2.0 && half.host.errors == 0,
         );
     }
 }

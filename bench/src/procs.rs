@@ -1,72 +1,65 @@
-//! The processes a benchmark starts: spawned with their output captured, found ready by
-//! polling, measured (resident memory from `/proc`), and always stopped, even on error.
+//! The processes a benchmark starts (through the workspace's process harness): spawned with
+//! stdout read and stderr in a log file per process, found ready by a line or by polling,
+//! measured (resident memory from `/proc`), and always stopped, even on error.
 
 use anyhow::{Context, Result, bail};
+use process_harness::{Output, Process, Signal, Transcript, Unsaid};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+
+pub use process_harness::{pss_mib, rss_mib};
 
 /// A child process, killed when dropped.
 pub struct Proc {
-    pub name: String,
-    child: Child,
+    process: Process,
+    stdout: Transcript,
 }
 
 impl Proc {
-    /// Starts `program args`; stdout is piped (see [`Proc::line_containing`]), stderr goes
-    /// to `log`.
+    /// Starts `program args`; stdout is read (see [`Proc::lines_until`]), stderr goes to
+    /// `log`.
     pub fn spawn(name: &str, program: &Path, args: &[String], log: &Path) -> Result<Self> {
-        let log_file =
-            std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
-        let child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log_file)
-            .kill_on_drop(true)
-            .spawn()
-            .with_context(|| format!("starting {name} ({})", program.display()))?;
-        Ok(Self {
-            name: name.to_owned(),
-            child,
-        })
+        let mut command = std::process::Command::new(program);
+        command.args(args);
+        let stdout = Transcript::new();
+        let process = Process::start(
+            name,
+            command,
+            Output::Kept(stdout.clone()),
+            Output::Log(log.to_owned()),
+        )
+        .with_context(|| format!("starting {name} ({})", program.display()))?;
+        Ok(Self { process, stdout })
+    }
+
+    pub fn name(&self) -> &str {
+        self.process.name()
     }
 
     /// Whether the process has exited already (a failed start, say).
     pub fn exited(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(_)))
+        self.process.exit_status().is_some()
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id().unwrap_or(0)
+        self.process.pid()
     }
 
     /// Reads stdout up to and including the first line containing `needle`.
     pub async fn lines_until(&mut self, needle: &str, timeout: Duration) -> Result<Vec<String>> {
-        let stdout = self.child.stdout.take().context("stdout already taken")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let mut seen = Vec::new();
-        let found = tokio::time::timeout(timeout, async {
-            while let Some(line) = lines.next_line().await? {
-                let done = line.contains(needle);
-                seen.push(line);
-                if done {
-                    return Ok::<_, anyhow::Error>(true);
-                }
-            }
-            Ok(false)
+        let (stdout, wanted) = (self.stdout.clone(), needle.to_owned());
+        let found = tokio::task::spawn_blocking(move || {
+            stdout.wait_for_line(|line| line.contains(&wanted), timeout)
         })
-        .await;
-        // Keep draining so the child never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        .await?;
+        let name = self.name();
         match found {
-            Ok(Ok(true)) => Ok(seen),
-            Ok(Ok(false)) => bail!("{} exited before printing {needle:?}", self.name),
-            Ok(Err(e)) => Err(e),
-            Err(_) => bail!("{} did not print {needle:?} within {timeout:?}", self.name),
+            Ok(lines) => Ok(lines),
+            Err(Unsaid::Ended) => bail!("{name} exited before printing {needle:?}"),
+            Err(Unsaid::TimedOut(_)) => {
+                bail!("{name} did not print {needle:?} within {timeout:?}")
+            }
         }
     }
 
@@ -76,20 +69,12 @@ impl Proc {
     }
 
     /// SIGTERM, then SIGKILL if it has not exited within 5 s.
-    pub async fn stop(mut self) {
-        let pid = self.pid().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status().await;
-        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
-        }
+    pub async fn stop(self) {
+        let _ = tokio::task::spawn_blocking(move || {
+            self.process.stop(Signal::Terminate, Duration::from_secs(5))
+        })
+        .await;
     }
-}
-
-pub fn rss_mib(pid: u32) -> Option<f64> {
-    status_field_kib(pid, "VmRSS:").map(|kib| kib / 1024.0)
 }
 
 /// Parses the address out of a `... http://ADDR ...` line.
@@ -106,9 +91,7 @@ pub fn addr_in(line: &str) -> Result<SocketAddr> {
 
 /// A loopback port nothing listens on right now.
 pub fn free_port() -> Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
+    Ok(process_harness::free_port()?)
 }
 
 /// Polls `GET url` until it answers 200; returns how long that took.
@@ -169,29 +152,27 @@ pub async fn run_to_end(
     log: &Path,
 ) -> Result<Finished> {
     let started = Instant::now();
-    let mut proc = Proc::spawn(name, program, args, log)?;
-    let mut stdout = proc.child.stdout.take().context("stdout already taken")?;
-    let reader = tokio::spawn(async move {
-        let mut text = String::new();
-        tokio::io::AsyncReadExt::read_to_string(&mut stdout, &mut text)
-            .await
-            .map(|_| text)
-    });
-    let pid = proc.pid();
-    let mut peak = None;
-    let status = loop {
-        // The high-water mark only grows, so the last sample before the exit is the peak
-        // unless the process grew in its last 10 ms.
-        if let Some(kib) = status_field_kib(pid, "VmHWM:") {
-            peak = Some(kib / 1024.0);
-        }
-        tokio::select! {
-            status = proc.child.wait() => break status?,
-            () = tokio::time::sleep(Duration::from_millis(10)) => {}
-        }
-    };
-    let seconds = started.elapsed().as_secs_f64();
-    let stdout = reader.await??;
+    let proc = Proc::spawn(name, program, args, log)?;
+    let (status, peak, ended, stdout) = tokio::task::spawn_blocking(move || {
+        let pid = proc.pid();
+        let mut peak = None;
+        let status = loop {
+            // The high-water mark only grows, so the last sample before the exit is the peak
+            // unless the process grew in its last 10 ms.
+            if let Some(kib) = status_field_kib(pid, "VmHWM:") {
+                peak = Some(kib / 1024.0);
+            }
+            if let Some(status) = proc.process.wait(Duration::from_millis(10)) {
+                break status;
+            }
+        };
+        let ended = proc.process.exited_at().unwrap_or_else(Instant::now);
+        // The rest of what it printed, read by the time its pipe closed.
+        proc.stdout.wait_for_end(Duration::from_secs(10));
+        (status, peak, ended, proc.stdout.text())
+    })
+    .await?;
+    let seconds = ended.duration_since(started).as_secs_f64();
     if !status.success() {
         bail!("{name} failed ({status}); see {}", log.display());
     }
@@ -203,19 +184,7 @@ pub async fn run_to_end(
 }
 
 /// A `kB` field of `/proc/<pid>/status` (`VmRSS:`, `VmHWM:`).
-/// Proportional set size in MiB (`/proc/<pid>/smaps_rollup`): resident memory with each
-/// shared page counted once, however many mappings show it. VmRSS counts a page once per
-/// mapping, so a snapshot's copy-on-write image mapped by several instances counts several
-/// times there.
-pub fn pss_mib(pid: u32) -> Option<f64> {
-    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
-    let line = rollup.lines().find(|l| l.starts_with("Pss:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
-
 pub fn status_field_kib(pid: u32, field: &str) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    let field = field.trim_end_matches(':');
+    process_harness::status_kib(pid, field).map(|kib| kib as f64)
 }

@@ -7,22 +7,32 @@
 use super::load::{self, Call};
 use super::peers::{self, ModelUnderTest, Paths};
 use super::procs;
-use super::registry::{self, Throughput};
+use super::registry;
+use super::report::{Report, StoreRow};
+use super::section::Section;
 use anyhow::{Context, Result};
-use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Serialize)]
-pub struct StoreRow {
-    /// `sqlite` or `redis`.
-    pub store: String,
-    pub registry: Throughput,
-    /// `/predict` (logp) at 16 connections.
-    pub predict_rps: f64,
-    pub predict_p99_ms: f64,
-}
+pub const SECTION: Section = Section {
+    name: "redis",
+    about: "the registry and /predict with the store on Redis beside SQLite",
+    run: |b, r| {
+        Box::pin(async move {
+            match store_backends(b.paths, b.molecules, b.duration).await? {
+                Some(rows) => r.stores = rows,
+                None => r.notes.push(
+                    "section redis skipped: redis-server is not installed (apt-get install redis-server)"
+                        .into(),
+                ),
+            }
+            Ok(())
+        })
+    },
+    targets,
+    print,
+};
 
 /// A private redis-server and a runtime-config file naming it as `default`.
 pub struct BenchRedis {
@@ -85,7 +95,7 @@ pub async fn store_backends(
             &flags,
         )
         .await?;
-        let calls: Arc<[Call]> = super::predict_calls(molecules, "logp");
+        let calls: Arc<[Call]> = super::compare::predict_calls(molecules, "logp");
         load::run(model_addr, 16, duration / 2, calls.clone()).await?;
         let predict = load::run(model_addr, 16, duration, calls)
             .await
@@ -102,4 +112,40 @@ pub async fn store_backends(
     }
     drop(redis);
     Ok(Some(rows))
+}
+
+/// The registry on Redis as fast as on SQLite's target, without a duplicate.
+fn targets(r: &mut Report) {
+    if let Some(row) = r.stores.iter().find(|s| s.store == "redis").cloned() {
+        let t = &row.registry;
+        r.target(
+            "registry on Redis, 32 clients",
+            ">= 2,000 registrations/s, 0 dup",
+            format!(
+                "{:.0}/s, {} duplicates, {} errors",
+                t.registrations_per_s, t.duplicate_ports, t.errors
+            ),
+            t.registrations_per_s >= 2000.0 && t.duplicate_ports == 0 && t.errors == 0,
+        );
+    }
+}
+
+fn print(r: &Report) {
+    if !r.stores.is_empty() {
+        println!(
+            "\nkey-value store: registry (32 clients) and /predict logp (16 conns)\n  {:<7} {:>16} {:>10} {:>7} {:>14} {:>10}",
+            "store", "registrations/s", "duplicates", "errors", "predict req/s", "p99 ms"
+        );
+    }
+    for s in &r.stores {
+        println!(
+            "  {:<7} {:>16.0} {:>10} {:>7} {:>14.0} {:>10.2}",
+            s.store,
+            s.registry.registrations_per_s,
+            s.registry.duplicate_ports,
+            s.registry.errors,
+            s.predict_rps,
+            s.predict_p99_ms
+        );
+    }
 }

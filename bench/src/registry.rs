@@ -2,35 +2,26 @@
 //! count of ports handed out twice, and operation latency as the number of active
 //! registrations grows.
 
-use super::load::{Figures, Measured};
+use super::load::Measured;
+use super::peers::{self, Paths};
+use super::report::{Report, ScalePoint, Throughput};
+use super::section::Section;
 use anyhow::{Context, Result, bail};
 use edge_api::registry::{RegistrationRequest, RegistrationResponse};
 use hyper::Method;
-use serde::Serialize;
 use service_client::HttpClient;
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Throughput {
-    pub clients: usize,
-    /// Completed register + unregister pairs per second.
-    pub registrations_per_s: f64,
-    /// Both operations counted.
-    pub operations_per_s: f64,
-    /// Times a port was assigned while another client still held it (must be 0).
-    pub duplicate_ports: u64,
-    pub errors: u64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ScalePoint {
-    pub active_registrations: usize,
-    pub register: Figures,
-    pub unregister: Figures,
-}
+pub const SECTION: Section = Section {
+    name: "registry",
+    about: "registration throughput with 32 clients, and latency at 10 and 2,000 active registrations",
+    run: |b, r| Box::pin(registry_figures(b.paths, b.duration, r)),
+    targets,
+    print,
+};
 
 struct Registry {
     client: HttpClient,
@@ -183,4 +174,67 @@ pub async fn latency_at(addr: SocketAddr, active: usize, duration: Duration) -> 
         register: register.figures(),
         unregister: unregister.figures(),
     })
+}
+
+async fn registry_figures(paths: &Paths, duration: Duration, report: &mut Report) -> Result<()> {
+    eprintln!("registry throughput, 32 clients ...");
+    // The spec's range size (5100-5999): the lease table every operation rewrites is as
+    // large as a default deployment's.
+    let (reg, addr) = peers::registry(paths, "bench-registry", "30000-30899", &[]).await?;
+    report.registry = Some(throughput(addr, 32, duration * 2).await?);
+    reg.stop().await;
+    for active in [10, 2000] {
+        eprintln!("registry latency with {active} active registrations ...");
+        let name = format!("scale-registry-{active}");
+        let (reg, addr) = peers::registry(paths, &name, "30000-34999", &[]).await?;
+        report
+            .registry_scale
+            .push(latency_at(addr, active, duration).await?);
+        reg.stop().await;
+    }
+    Ok(())
+}
+
+/// Registrations per second without a duplicate port, and latency flat in the table's size.
+fn targets(r: &mut Report) {
+    if let Some(t) = r.registry.clone() {
+        r.target(
+            "registry registrations/s, 32 clients",
+            ">= 2000/s, 0 duplicates",
+            format!(
+                "{:.0}/s, {} duplicates",
+                t.registrations_per_s, t.duplicate_ports
+            ),
+            t.registrations_per_s >= 2000.0 && t.duplicate_ports == 0,
+        );
+    }
+    if let [low, high] = r.registry_scale.as_slice() {
+        let ratio = high.register.p50_ms / low.register.p50_ms.max(1e-9);
+        let (a, b) = (low.active_registrations, high.active_registrations);
+        r.target(
+            &format!("registry latency {a} -> {b} active"),
+            "within 2x",
+            format!("register p50 x{ratio:.2}"),
+            ratio <= 2.0,
+        );
+    }
+}
+
+fn print(r: &Report) {
+    if let Some(t) = &r.registry {
+        println!(
+            "\nregistry, {} clients: {:.0} registrations/s ({:.0} operations/s), {} duplicate ports, {} errors",
+            t.clients, t.registrations_per_s, t.operations_per_s, t.duplicate_ports, t.errors
+        );
+    }
+    for p in &r.registry_scale {
+        println!(
+            "  {:>5} active: register p50 {:.2} ms p99 {:.2} ms; unregister p50 {:.2} ms p99 {:.2} ms",
+            p.active_registrations,
+            p.register.p50_ms,
+            p.register.p99_ms,
+            p.unregister.p50_ms,
+            p.unregister.p99_ms
+        );
+    }
 }

@@ -5,11 +5,13 @@
 //! metrics are always kept, so "quiet" is the cost of keeping them; the difference is the
 //! cost of reading them.
 
+use super::compare::predict_calls;
+use super::load::Figures;
 use super::load::{self, Call, Measured};
 use super::peers::{self, ModelUnderTest, Paths};
-use super::predict_calls;
 use super::procs::{self, free_port};
 use super::report::{Report, ScrapeRow};
+use super::section::Section;
 use anyhow::Result;
 use service_client::HttpClient;
 use std::sync::Arc;
@@ -18,6 +20,14 @@ use std::time::Duration;
 
 const EVERY: Duration = Duration::from_millis(250);
 const CONNECTIONS: usize = 16;
+
+pub const SECTION: Section = Section {
+    name: "scrape",
+    about: "/predict and /health while the Prometheus metrics are scraped, and not",
+    run: |b, r| Box::pin(scrape_cost(b.paths, b.molecules, b.duration, b.rounds, r)),
+    targets,
+    print,
+};
 
 pub async fn scrape_cost(
     paths: &Paths,
@@ -89,5 +99,35 @@ async fn scrape_every(url: String, counts: Arc<Scrapes>) {
         let ok = matches!(client.send(hyper::Method::GET, &url, None, None).await, Ok(r) if r.status == 200);
         let counter = if ok { &counts.done } else { &counts.failed };
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Being scraped costs no more than noise.
+fn targets(r: &mut Report) {
+    for row in r.scrape.clone() {
+        let ratio = row.scraped.rps / row.quiet.rps.max(1e-9);
+        r.target(
+            &format!("{}: scraped every 250 ms vs not", row.what),
+            ">= 0.9x req/s (noise)",
+            format!("{ratio:.3}x ({} scrapes)", row.scrapes),
+            ratio >= 0.9 && row.scrapes > 0,
+        );
+    }
+}
+
+fn print(r: &Report) {
+    if !r.scrape.is_empty() {
+        println!("\nmetrics scraped every 250 ms vs not (16 connections; req/s, p50 / p99 ms)");
+    }
+    for r in &r.scrape {
+        let cell = |f: &Figures| format!("{:>8.0} {:>6.2}/{:<7.2}", f.rps, f.p50_ms, f.p99_ms);
+        println!(
+            "  {:<14} quiet {}  scraped {}  ({} scrapes, {:.3}x)",
+            r.what,
+            cell(&r.quiet),
+            cell(&r.scraped),
+            r.scrapes,
+            r.scraped.rps / r.quiet.rps.max(1e-9)
+        );
     }
 }

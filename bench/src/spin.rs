@@ -8,17 +8,26 @@
 //! default SQLite file and (where redis-server is installed) Redis, beside `runtime-host
 //! model` of the same model: `/health`, `/info` and `/predict` at 16 connections.
 
-use super::Sides;
+use super::compare::{Sides, alternate, smiles_calls};
 use super::load::Call;
 use super::peers::{self, ModelUnderTest, Paths};
 use super::procs::{Proc, free_port, wait_ok};
 use super::report::PredictRow;
 use super::report::Report;
+use super::section::Section;
 use anyhow::{Context, Result};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
+
+pub const SECTION: Section = Section {
+    name: "spin",
+    about: "solubility's snapshot under `spin up` on its SQLite and Redis stores beside the host",
+    run: |b, r| Box::pin(section(b.paths, b.molecules, b.duration, b.rounds, r)),
+    targets,
+    print,
+};
 
 /// The `spin` on the PATH and its version, if there is one.
 fn spin_version() -> Option<String> {
@@ -109,12 +118,12 @@ pub async fn section(
     let endpoints: [(&str, Arc<[Call]>); 3] = [
         ("/health", Arc::new([Call::get("/health")])),
         ("/info", Arc::new([Call::get("/info")])),
-        ("/predict", super::smiles_calls(molecules)),
+        ("/predict", smiles_calls(molecules)),
     ];
     for (endpoint, calls) in endpoints {
-        super::alternate(&sides.addrs, 16, duration / 2, 1, &calls).await?;
+        alternate(&sides.addrs, 16, duration / 2, 1, &calls).await?;
         eprintln!("spin: {endpoint} at 16 connections ...");
-        let figures = super::alternate(&sides.addrs, 16, duration, rounds, &calls).await?;
+        let figures = alternate(&sides.addrs, 16, duration, rounds, &calls).await?;
         report.spin.push(PredictRow {
             property: endpoint.into(),
             connections: 16,
@@ -223,4 +232,60 @@ async fn spin_up(
 /// `path` as a TOML basic string.
 fn toml_string(path: &Path) -> String {
     serde_json::to_string(&path.display().to_string()).expect("a string serializes")
+}
+/// Issue 47 §3: solubility's snapshot under Spin, 16 connections.
+fn targets(r: &mut Report) {
+    let goals = [
+        ("/health", "spin-sqlite", 4000.0),
+        ("/health", "spin-redis", 4000.0),
+        ("/predict", "spin-sqlite", 1000.0),
+        ("/predict", "spin-redis", 2000.0),
+    ];
+    for (endpoint, side, goal) in goals {
+        let found = r
+            .spin
+            .iter()
+            .find(|row| row.property == endpoint)
+            .and_then(|row| row.side(side))
+            .map(|f| f.rps);
+        if let Some(rps) = found {
+            r.target(
+                &format!("Spin {endpoint}, {side}, 16 conns"),
+                &format!(">= {goal:.0} req/s"),
+                format!("{rps:.0} req/s"),
+                rps >= goal,
+            );
+        }
+    }
+}
+
+/// Section `spin` (issue 47 §3).
+fn print(r: &Report) {
+    if r.spin.is_empty() {
+        return;
+    }
+    println!("\nsolubility snapshot under `spin up`, 16 connections (requests/s, p50 / p99 ms)");
+    println!(
+        "  {:<9} {:>24} {:>24} {:>24} {:>24}",
+        "endpoint",
+        "spin, SQLite store",
+        "spin, Redis store",
+        "spin, counters in memory",
+        "runtime-host model"
+    );
+    for row in &r.spin {
+        let cell = |side: &str| {
+            row.side(side).map_or("-".to_owned(), |f| {
+                format!("{:>8.0} {:>6.2}/{:<7.2}", f.rps, f.p50_ms, f.p99_ms)
+            })
+        };
+        println!(
+            "  {:<9} {:>24} {:>24} {:>24} {:>24}",
+            row.property,
+            cell("spin-sqlite"),
+            cell("spin-redis"),
+            cell("spin-memory"),
+            cell("host")
+        );
+    }
 }

@@ -1,10 +1,9 @@
 //! A `runtime-host` child process.
 
-use std::io::{BufRead, BufReader, Read};
+use process_harness::{Output, Process, Signal, Transcript};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::process::{Command, ExitStatus};
 use std::time::Duration;
 
 /// How long a host may take to come up (includes compiling the component on a cold cache).
@@ -116,55 +115,36 @@ impl HostBuilder {
         {
             cmd.arg("--runtime-config-file").arg(config);
         }
-        cmd.args(&self.args)
-            .env_remove("RUST_BACKTRACE")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.args(&self.args).env_remove("RUST_BACKTRACE");
         for (k, v) in &self.envs {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().expect("spawning runtime-host");
-        let output = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = mpsc::channel();
-        let stdout = child.stdout.take().unwrap();
-        let out = output.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(addr) = line.strip_prefix("listening on http://") {
-                    let _ = tx.send(addr.trim().to_owned());
-                }
-                out.lock().unwrap().push_str(&(line + "\n"));
-            }
-        });
-        let stderr = child.stderr.take().unwrap();
-        let err = output.clone();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stderr);
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                err.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
-        let addr = match rx.recv_timeout(START_TIMEOUT) {
-            Ok(a) => a,
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                std::thread::sleep(Duration::from_millis(100));
+        let output = Transcript::new();
+        let process = Process::start(
+            "runtime-host",
+            cmd,
+            Output::Kept(output.clone()),
+            Output::Kept(output.clone()),
+        )
+        .expect("spawning runtime-host");
+        let listening =
+            output.wait_for_line(|l| l.starts_with("listening on http://"), START_TIMEOUT);
+        let addr = match listening {
+            Ok(lines) => lines.last().expect("the line found")["listening on http://".len()..]
+                .trim()
+                .to_owned(),
+            Err(why) => {
+                process.kill();
+                // The rest of what it said on its way out.
+                output.wait_for_end(Duration::from_secs(1));
                 panic!(
-                    "runtime-host did not start listening:\n{}",
-                    output.lock().unwrap()
+                    "runtime-host did not start listening ({why}):\n{}",
+                    output.text()
                 );
             }
         };
         Host {
-            child: Some(child),
+            process,
             addr: addr.parse().expect("host printed a socket address"),
             output,
         }
@@ -172,9 +152,9 @@ impl HostBuilder {
 }
 
 pub struct Host {
-    child: Option<Child>,
+    process: Process,
     pub addr: SocketAddr,
-    output: Arc<Mutex<String>>,
+    output: Transcript,
 }
 
 impl Host {
@@ -188,12 +168,12 @@ impl Host {
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.as_ref().unwrap().id()
+        self.process.pid()
     }
 
     /// Everything the host printed so far.
     pub fn output(&self) -> String {
-        self.output.lock().unwrap().clone()
+        self.output.text()
     }
 
     /// Everything the host printed, once it holds `text`: the log is read from a pipe and can
@@ -213,30 +193,25 @@ impl Host {
         }
     }
 
-    fn signal(&self, sig: &str) {
-        let status = Command::new("kill")
-            .arg(format!("-{sig}"))
-            .arg(self.pid().to_string())
-            .status()
-            .expect("running kill");
-        assert!(status.success(), "kill -{sig} failed");
+    fn signal(&self, signal: Signal) {
+        if let Err(e) = self.process.signal(signal) {
+            panic!("{signal:?} to runtime-host: {e}");
+        }
     }
 
     /// Sends SIGTERM without waiting.
     pub fn terminate(&self) {
-        self.signal("TERM");
+        self.signal(Signal::Terminate);
     }
 
     /// Waits for the process to exit (panics after `timeout`).
     pub fn wait(&mut self, timeout: Duration) -> ExitStatus {
-        let child = self.child.as_mut().expect("host already reaped");
-        let Some(status) = crate::wait_for_exit(child, timeout) else {
+        let Some(status) = self.process.wait(timeout) else {
             panic!(
                 "runtime-host did not exit within {timeout:?}:\n{}",
                 self.output()
             );
         };
-        self.child = None;
         status
     }
 
@@ -248,17 +223,8 @@ impl Host {
 
     /// SIGKILL: no chance to clean up.
     pub fn kill9(mut self) {
-        self.signal("KILL");
+        self.signal(Signal::Kill);
         self.wait(Duration::from_secs(30));
-    }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
     }
 }
 

@@ -1,31 +1,25 @@
 //! Waiting on processes and on what they say: a stack's `stack ready`, an exit, a line of
-//! output, a condition polled; signals to them; which are still running.
+//! output, a condition polled; signals to them; which are still running. The plumbing is
+//! the workspace's process harness (`crates/process-harness`), which the bench and the
+//! fleet share; what is here is what the tests add to it.
 
 use crate::host_binary;
+use process_harness::{Transcript, Unsaid};
+
+pub use process_harness::{processes_with, wait_for_exit};
 
 /// Waits until a `runtime-host up` child prints `stack ready` (its stdout must be piped);
 /// kills it and panics if it does not within `timeout`.
 pub fn wait_for_stack_ready(child: &mut std::process::Child, timeout: std::time::Duration) {
-    use std::io::BufRead;
-    let stdout = child.stdout.take().expect("up's stdout is piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if line.trim() == "stack ready" {
-                let _ = tx.send(());
-            }
-        }
-    });
-    match rx.recv_timeout(timeout) {
-        Ok(()) => {}
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+    let stdout = Transcript::new();
+    stdout.keep(child.stdout.take().expect("up's stdout is piped"));
+    match stdout.wait_for_line(|line| line.trim() == "stack ready", timeout) {
+        Ok(_) => {}
+        Err(Unsaid::Ended) => {
             let status = child.wait().expect("waiting for runtime-host up");
             panic!("runtime-host up exited ({status}) before it was ready");
         }
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+        Err(Unsaid::TimedOut(_)) => {
             let _ = child.kill();
             panic!("runtime-host up did not become ready within {timeout:?}");
         }
@@ -34,10 +28,8 @@ pub fn wait_for_stack_ready(child: &mut std::process::Child, timeout: std::time:
 
 /// Sends SIGINT (Ctrl-C) to a child process.
 pub fn interrupt(child: &std::process::Child) {
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .is_ok_and(|s| s.success());
+    // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
+    let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) } == 0;
     assert!(sent, "could not send SIGINT to {}", child.id());
 }
 
@@ -60,23 +52,6 @@ pub fn host_refuses(args: &[&str], timeout: std::time::Duration) -> String {
         "runtime-host {args:?} did not refuse within {timeout:?} ({status:?}): {err}"
     );
     err
-}
-
-/// Waits up to `timeout` for `child` to exit; `None` if it is still running then.
-pub fn wait_for_exit(
-    child: &mut std::process::Child,
-    timeout: std::time::Duration,
-) -> Option<std::process::ExitStatus> {
-    let start = std::time::Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("waiting for a child process") {
-            return Some(status);
-        }
-        if start.elapsed() >= timeout {
-            return None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
 }
 
 /// Polls `check` every 100 ms until it holds; fails the test naming `what` after `within`.
@@ -107,18 +82,6 @@ pub async fn until_said(
     .await;
 }
 
-/// The command lines (arguments joined by spaces) of this machine's processes that contain
-/// every one of `needles`: what a test checks is no longer running.
-pub fn processes_with(needles: &[&str]) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .expect("reading /proc")
-        .flatten()
-        .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| needles.iter().all(|n| c.contains(n)))
-        .collect()
-}
-
 /// As many connections as the file limit allows up to `wanted` (raised to its hard limit
 /// first; the host started afterwards inherits it), keeping 200 for everything else.
 pub fn connections_allowed(wanted: usize) -> usize {
@@ -137,12 +100,8 @@ pub fn connections_allowed(wanted: usize) -> usize {
 
 /// A field of `/proc/<pid>/status` in KiB (`VmRSS`, `RssAnon`, `RssFile`).
 pub fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status
-        .lines()
-        .find(|l| l.starts_with(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    process_harness::status_kib(pid, field)
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
 }
 
 /// The resident memory of process `pid`, in MiB.

@@ -3,9 +3,9 @@
 //! embedding model's files linked where Spin looks for them, the chat admin token given as a
 //! Spin variable. Stopped when dropped; its log is printed when it fails to start.
 
+use process_harness::{Output, Process, Signal, Transcript};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The Spin CLI: `SPIN`, else `spin` on the PATH, else the one the project's machines share
@@ -65,9 +65,9 @@ impl Start<'_> {
 
 /// `spin up` of the project's app.
 pub struct SpinApp {
-    child: Child,
+    process: Process,
     pub port: u16,
-    log: Arc<Mutex<String>>,
+    log: Transcript,
     _state: tempfile::TempDir,
 }
 
@@ -141,7 +141,8 @@ impl SpinApp {
         let embedding = crate::ai_models_dir().join("all-minilm-l6-v2");
         std::os::unix::fs::symlink(&embedding, models.join("all-minilm-l6-v2")).unwrap();
         let port = crate::free_port();
-        let mut child = Command::new(spin)
+        let mut command = Command::new(spin);
+        command
             .current_dir(state.path())
             .arg("up")
             .args(["--from", from])
@@ -168,38 +169,17 @@ impl SpinApp {
                     })
                     .into_iter()
                     .flatten(),
-            )
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {}: {e}", spin.display()));
-        let log = Arc::new(Mutex::new(String::new()));
-        for out in [
-            child
-                .stdout
-                .take()
-                .map(|o| Box::new(o) as Box<dyn std::io::Read + Send>),
-            child
-                .stderr
-                .take()
-                .map(|e| Box::new(e) as Box<dyn std::io::Read + Send>),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            let kept = log.clone();
-            std::thread::spawn(move || {
-                use std::io::BufRead;
-                for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-                    let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
-                    kept.push_str(&line);
-                    kept.push('\n');
-                }
-            });
-        }
+            );
+        let log = Transcript::new();
+        let process = Process::start(
+            "spin up",
+            command,
+            Output::Kept(log.clone()),
+            Output::Kept(log.clone()),
+        )
+        .unwrap_or_else(|e| panic!("starting {}: {e}", spin.display()));
         let mut app = Self {
-            child,
+            process,
             port,
             log,
             _state: state,
@@ -216,7 +196,7 @@ impl SpinApp {
             if status_of(self.port, ready) == Some(200) {
                 return;
             }
-            if let Ok(Some(status)) = self.child.try_wait() {
+            if let Some(status) = self.process.exit_status() {
                 std::thread::sleep(Duration::from_millis(200)); // the rest of its output
                 panic!(
                     "spin up exited ({status}) before it served:\n{}",
@@ -242,17 +222,15 @@ impl SpinApp {
 
     /// What Spin has printed so far.
     pub fn log(&self) -> String {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.log.text()
     }
 }
 
 impl Drop for SpinApp {
     fn drop(&mut self) {
-        crate::interrupt(&self.child);
-        if crate::wait_for_exit(&mut self.child, Duration::from_secs(10)).is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        // Ctrl-C, so Spin stops its components as it would for a user; killed after 10 s.
+        self.process
+            .stop(Signal::Interrupt, Duration::from_secs(10));
     }
 }
 

@@ -2,7 +2,8 @@
 //! model, ready when it prints `stack ready`, stopped with Ctrl-C when dropped. Its log is
 //! kept and printed when the test fails, so a failure says what the stack saw.
 
-use std::process::{Child, Command, Stdio};
+use process_harness::{Output, Process, Signal, Transcript, Unsaid};
+use std::process::Command;
 use std::time::Duration;
 
 /// The models the stack serves by default (and spin.toml serves), by name, besides the
@@ -21,9 +22,9 @@ pub const SHIPPED_MODELS: [&str; 6] = [
 pub const TEXT_MODEL: &str = "textgen";
 
 pub struct Stack {
-    child: Child,
+    process: Process,
     /// `up`'s log (stderr), printed when a test fails while the stack runs.
-    log: std::sync::Arc<std::sync::Mutex<String>>,
+    log: Transcript,
     pub registry_port: u16,
     pub chat_port: u16,
     pub app_port: u16,
@@ -55,7 +56,8 @@ impl Stack {
         let (registry_port, chat_port, app_port) =
             (crate::free_port(), crate::free_port(), crate::free_port());
         let admin_token = format!("stack-token-{}", std::process::id());
-        let mut child = Command::new(crate::host_binary())
+        let mut command = Command::new(crate::host_binary());
+        command
             .arg("up")
             .args(extra)
             .args(["--ports", &format!("{first}-{}", first + ports - 1)])
@@ -67,32 +69,33 @@ impl Stack {
             .arg("--ai-models-dir")
             .arg(crate::ai_models_dir())
             .env("RUNTIME_HOST_CACHE_DIR", crate::shared_cache_dir())
-            .env("CHAT_ADMIN_TOKEN", &admin_token)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("starting runtime-host up");
-        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-        let (stderr, kept) = (child.stderr.take().expect("piped"), log.clone());
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
-                kept.push_str(&line);
-                kept.push('\n');
-            }
-        });
-        if let Err(why) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            crate::wait_for_stack_ready(&mut child, Duration::from_secs(180))
-        })) {
-            eprintln!("--- runtime-host up's log ---\n{}", log.lock().unwrap());
-            std::panic::resume_unwind(why);
+            .env("CHAT_ADMIN_TOKEN", &admin_token);
+        let (stdout, log) = (Transcript::new(), Transcript::new());
+        let process = Process::start(
+            "runtime-host up",
+            command,
+            Output::Kept(stdout.clone()),
+            Output::Kept(log.clone()),
+        )
+        .expect("starting runtime-host up");
+        let within = Duration::from_secs(180);
+        if let Err(why) = stdout.wait_for_line(|line| line.trim() == "stack ready", within) {
+            let why = match why {
+                Unsaid::Ended => {
+                    let status = process.wait(Duration::from_secs(10));
+                    format!("exited ({status:?}) before it was ready")
+                }
+                Unsaid::TimedOut(_) => {
+                    process.kill();
+                    format!("did not become ready within {within:?}")
+                }
+            };
+            log.wait_for_end(Duration::from_secs(1));
+            eprintln!("--- runtime-host up's log ---\n{}", log.text());
+            panic!("runtime-host up {why}");
         }
         Self {
-            child,
+            process,
             log,
             registry_port,
             chat_port,
@@ -117,7 +120,7 @@ impl Stack {
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.process.pid()
     }
 
     /// The port the registry assigned to `up`'s model `name` (registered as
@@ -166,7 +169,7 @@ impl Stack {
 
     /// What `up` has logged so far (its standard error).
     pub fn log(&self) -> String {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.log.text()
     }
 
     /// The data directory `up` was given.
@@ -177,9 +180,11 @@ impl Stack {
     /// Ctrl-C, then the exit status (killed after `timeout`). The data directory stays until
     /// the stack is dropped.
     pub fn stop(&mut self, timeout: Duration) -> std::process::ExitStatus {
-        crate::interrupt(&self.child);
-        crate::wait_for_exit(&mut self.child, timeout).unwrap_or_else(|| {
-            let _ = self.child.kill();
+        if let Err(e) = self.process.signal(Signal::Interrupt) {
+            panic!("could not send SIGINT to runtime-host up: {e}");
+        }
+        self.process.wait(timeout).unwrap_or_else(|| {
+            self.process.kill();
             panic!("runtime-host up did not stop within {timeout:?} of Ctrl-C")
         })
     }
@@ -188,12 +193,7 @@ impl Stack {
 impl Drop for Stack {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-            eprintln!("--- runtime-host up's log ---\n{log}");
-        }
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+            eprintln!("--- runtime-host up's log ---\n{}", self.log.text());
         }
     }
 }

@@ -23,6 +23,7 @@ use figures::{LlmReport, LlmSide};
 use crate::args::BenchArgs;
 use crate::peers::Paths;
 use crate::report::Report;
+use crate::section::{Section, no_targets};
 use anyhow::{Context, Result};
 use sides::Side;
 use std::time::Instant;
@@ -32,6 +33,14 @@ use std::time::Instant;
 const ROUNDS: usize = 5;
 /// Streams of the concurrent row: the generator's own cap on streams decoded together.
 const STREAMS: usize = 8;
+
+pub const SECTION: Section = Section {
+    name: "llm",
+    about: "the language model streamed by `up` beside llama-cpp-python's server",
+    run: |b, r| Box::pin(section(b.paths, b.args, b.rounds, r)),
+    targets: no_targets,
+    print: |r| print(&r.llm),
+};
 
 /// New tokens per request of each row: (one stream, each concurrent stream).
 fn lengths(quick: bool) -> (u32, u32) {

@@ -14,12 +14,13 @@ mod inputs;
 mod native;
 mod print;
 
+use super::compare::{Sides, alternate};
 use super::load::Call;
 use super::peers::{self, ModelUnderTest, Paths};
-use super::report::{PredictRow, Report};
-use super::{Sides, alternate, procs};
+use super::procs;
+use super::report::{PredictRow, Report, StepRow};
+use super::section::{Section, no_targets};
 use crate::args::BenchArgs;
-use crate::report::StepRow;
 use anyhow::{Context, Result};
 use base64::Engine;
 use inputs::Inputs;
@@ -36,6 +37,14 @@ const SPOKEN: &str = "models/spoken-digits";
 pub const PNG: &str = "digits, 1 KB PNG";
 pub const JPEG: &str = "digits, 1 MP JPEG";
 pub const WAV: &str = "spoken-digits, 1 s WAV";
+
+pub const SECTION: Section = Section {
+    name: "media",
+    about: "pictures and sounds: digits and spoken-digits beside a Python peer, and the media crate's steps natively",
+    run: |b, r| Box::pin(media(b.paths, b.args, b.duration, b.rounds, r)),
+    targets: no_targets,
+    print: |r| print(&r.media, &r.media_steps),
+};
 
 /// One deployment measured: its model directory, what it takes, and its loads
 /// (name, connections, the request).

@@ -1,16 +1,17 @@
 //! HAProxy (Debian's `haproxy`) run from `deploy/fleet/haproxy.cfg`, listening on loopback,
 //! and its admin socket: a server's state (drain, ready, maint), its status and sessions.
 
+use process_harness::{Output, Process};
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The servers `haproxy.cfg` names: `host-1` .. `host-3`.
 pub const SERVERS: usize = 3;
 
 pub struct Haproxy {
-    child: Child,
+    process: Process,
     socket: PathBuf,
     pub port: u16,
     _dir: tempfile::TempDir,
@@ -42,28 +43,23 @@ impl Haproxy {
     fn try_start(hosts: &[String]) -> Result<Self, String> {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let socket = dir.path().join("admin.sock");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        let port = process_harness::free_port().expect("a free port");
         let mut cmd = Command::new("haproxy");
         cmd.arg("-db")
             .arg("-f")
             .arg(super::unit::deploy_dir().join("haproxy.cfg"))
             .env("FLEET_LISTEN", format!("127.0.0.1:{port}"))
-            .env("HAPROXY_STATS_SOCKET", &socket)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
+            .env("HAPROXY_STATS_SOCKET", &socket);
         // The file names three hosts; those a smaller fleet lacks get an address nothing
         // listens on, and are put in maintenance below.
         for i in 0..SERVERS {
             let host = hosts.get(i).map_or("127.0.0.1:1", String::as_str);
             cmd.env(format!("FLEET_HOST_{}", i + 1), host);
         }
-        let child = cmd.spawn().expect("starting haproxy");
-        let mut haproxy = Self {
-            child,
+        let process = Process::start("haproxy", cmd, Output::Null, Output::Inherit)
+            .expect("starting haproxy");
+        let haproxy = Self {
+            process,
             socket,
             port,
             _dir: dir,
@@ -73,7 +69,7 @@ impl Haproxy {
             .try_command("show info")
             .is_ok_and(|i| i.contains("Name: HAProxy"))
         {
-            if let Ok(Some(status)) = haproxy.child.try_wait() {
+            if let Some(status) = haproxy.process.exit_status() {
                 return Err(format!("exited ({status})"));
             }
             if started.elapsed() > Duration::from_secs(10) {
@@ -168,13 +164,6 @@ impl Haproxy {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-}
-
-impl Drop for Haproxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -2,19 +2,18 @@
 //! says, ready when it tells the notify socket `READY=1` (the unit is `Type=notify`). Its
 //! output is kept for a failure's message; it is killed when dropped.
 
-use std::io::{BufRead, BufReader, Read};
+use process_harness::{Output, Process, Signal, Transcript};
 use std::os::unix::net::UnixDatagram;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 /// How long a host may take to be ready (compiling from an empty cache on a busy machine).
 const READY_WITHIN: Duration = Duration::from_secs(240);
 
 pub struct Host {
-    child: Child,
-    log: Arc<Mutex<String>>,
+    process: Process,
+    log: Transcript,
 }
 
 impl Host {
@@ -23,17 +22,16 @@ impl Host {
         let _ = std::fs::remove_file(notify);
         let socket = UnixDatagram::bind(notify)
             .unwrap_or_else(|e| panic!("binding {}: {e}", notify.display()));
-        let mut child = command
-            .env("NOTIFY_SOCKET", notify)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("starting runtime-host up");
-        let log = Arc::new(Mutex::new(String::new()));
-        keep(child.stdout.take().expect("piped"), &log);
-        keep(child.stderr.take().expect("piped"), &log);
-        let mut host = Self { child, log };
+        command.env("NOTIFY_SOCKET", notify);
+        let log = Transcript::new();
+        let process = Process::start(
+            "runtime-host up",
+            command,
+            Output::Kept(log.clone()),
+            Output::Kept(log.clone()),
+        )
+        .expect("starting runtime-host up");
+        let host = Self { process, log };
         socket
             .set_read_timeout(Some(Duration::from_millis(200)))
             .expect("a read timeout");
@@ -44,7 +42,7 @@ impl Host {
             if let Ok(n) = socket.recv(&mut buf) {
                 said.push_str(&String::from_utf8_lossy(&buf[..n]));
             }
-            if let Ok(Some(status)) = host.child.try_wait() {
+            if let Some(status) = host.process.exit_status() {
                 panic!(
                     "runtime-host up exited ({status}) before READY=1:\n{}",
                     host.log()
@@ -58,36 +56,27 @@ impl Host {
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.process.pid()
     }
 
     /// Everything it printed so far.
     pub fn log(&self) -> String {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.log.text()
     }
 
     /// Sends `signal` (`INT`, `KILL`, ...) and waits up to `within` for the exit.
     pub fn signal_and_wait(&mut self, signal: &str, within: Duration) -> ExitStatus {
-        let sent = Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(self.pid().to_string())
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(sent, "kill -{signal} {}", self.pid());
-        let started = Instant::now();
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return status;
-            }
-            if started.elapsed() > within {
-                let _ = self.child.kill();
-                panic!(
-                    "did not exit within {within:?} of SIG{signal}:\n{}",
-                    self.log()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        let sig = Signal::named(signal).unwrap_or_else(|| panic!("no signal named {signal}"));
+        if let Err(e) = self.process.signal(sig) {
+            panic!("kill -{signal} {}: {e}", self.pid());
         }
+        self.process.wait(within).unwrap_or_else(|| {
+            self.process.kill();
+            panic!(
+                "did not exit within {within:?} of SIG{signal}:\n{}",
+                self.log()
+            )
+        })
     }
 }
 
@@ -100,19 +89,5 @@ impl Drop for Host {
                 self.log()
             );
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
-}
-
-/// Appends what `from` prints to `log`, on a thread of its own.
-fn keep(from: impl Read + Send + 'static, log: &Arc<Mutex<String>>) {
-    let log = log.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(from).lines().map_while(Result::ok) {
-            let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
-            log.push_str(&line);
-            log.push('\n');
-        }
-    });
 }
