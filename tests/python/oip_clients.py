@@ -2,7 +2,7 @@
 would: tritonclient's HTTP client and KServe's InferenceRESTClient, each with its default
 arguments, and prints every output it got as JSON, per client and mode, with every error.
 
-Run by tests/tests/oip_clients/ with the environment target/test-python-oip
+Run by tests/tests/models/oip_clients/ with the environment target/test-python-oip
 (tests/python/oip-requirements.txt). The test decides what to send and compares the outputs
 with v1.2 /predict's itself; this script only drives the clients and reports.
 

@@ -1,6 +1,6 @@
 """OpenAI's own Python client against runtime-host's OpenAI-compatible endpoints.
 
-Run by tests/tests/llm_api/ with the environment target/test-python-openai
+Run by tests/tests/models/llm_api/ with the environment target/test-python-openai
 (tests/python/openai-requirements.txt). Called as
 
     openai_client.py BASE_URL LANGUAGE_MODEL EMBEDDING_MODEL QUESTION MAX_TOKENS

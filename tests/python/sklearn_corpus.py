@@ -1,6 +1,6 @@
 """The scikit-learn corpus: estimators and pipelines people train, exported with skl2onnx's
 default options (`to_onnx(model, X[:1])`), each with its training data, held-out rows and
-onnxruntime's answers for them. `tests/tests/onnx_models/corpus.rs` deploys every model and
+onnxruntime's answers for them. `tests/tests/models/onnx/corpus.rs` deploys every model and
 compares. Run: python sklearn_corpus.py OUT_DIR [NAME...]
 
 Each OUT_DIR/<name>/ holds model.onnx, train.csv (the training rows, target last),

@@ -2,9 +2,10 @@
 //! `chromium-driver`) with the `fantoccini` client.
 //!
 //! [`Browser::start`] runs a private `chromedriver` on a free port and opens a session. Where
-//! Chromium is not installed, a test gets `None` and a loud SKIPPED line, unless
-//! `E2E_REQUIRE_BROWSER=1` (set by `cargo xtask test` once it has Chromium), where it fails.
+//! Chromium is not installed, a test gets `None` and a loud SKIPPED line, unless `cargo xtask
+//! test` has Chromium, where it fails ([`crate::tools::require_or_skip`]).
 
+use crate::tools::Tool;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::json;
@@ -40,18 +41,8 @@ impl Browser {
             &["/usr/bin/chromium", "/usr/bin/chromium-browser"],
         );
         let driver = installed("E2E_CHROMEDRIVER", &["/usr/bin/chromedriver"]);
-        let (Some(chromium), Some(driver)) = (chromium, driver) else {
-            if std::env::var("E2E_REQUIRE_BROWSER").is_ok_and(|v| v == "1") {
-                panic!(
-                    "{test}: chromium or chromedriver is not installed, but E2E_REQUIRE_BROWSER=1"
-                );
-            }
-            eprintln!(
-                "SKIPPED {test}: chromium and chromium-driver are not installed (apt-get install \
-                 chromium chromium-driver; `cargo xtask test` does this when it runs as root)"
-            );
-            return None;
-        };
+        let found = chromium.zip(driver);
+        let (chromium, driver) = crate::tools::require_or_skip(Tool::Browser, test, found)?;
         let port = crate::free_port();
         let driver = Command::new(driver)
             .arg(format!("--port={port}"))

@@ -29,6 +29,7 @@ pub mod registrations;
 pub mod served;
 pub mod spin;
 pub mod stack;
+pub mod tools;
 
 /// molprop's properties, in the order it lists them (its metadata's outputs; `formula` is
 /// the one in text).
@@ -277,29 +278,25 @@ pub fn free_port() -> u16 {
 }
 
 /// The tests' Python environment (`target/test-python`, tests/python/requirements.txt:
-/// schemathesis, scikit-learn, skl2onnx), or `None` (announced loudly, naming `test`) where
-/// the test command could not install it; with `E2E_REQUIRE_TEST_PYTHON=1` (set by `cargo
-/// xtask test` once it has it) its absence fails instead.
+/// schemathesis, scikit-learn, skl2onnx), or `None` where the test command could not install
+/// it (see [`tools::require_or_skip`]).
 pub fn test_python(test: &str) -> Option<PathBuf> {
-    let venv = workspace_root().join("target/test-python");
-    // Installed from the pins as they are now (the test command leaves a copy beside it).
-    let pinned = std::fs::read_to_string(workspace_root().join("tests/python/requirements.txt"));
-    let installed = std::fs::read_to_string(venv.join("requirements.txt"));
-    if venv.join("bin/st").exists() && pinned.is_ok() && pinned.ok() == installed.ok() {
-        return Some(venv);
-    }
-    if std::env::var("E2E_REQUIRE_TEST_PYTHON").is_ok_and(|v| v == "1") {
-        panic!(
-            "{test}: {} is missing, but E2E_REQUIRE_TEST_PYTHON=1",
-            venv.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED {test}: the tests' Python tools are not installed in {} (`cargo xtask test` \
-         installs tests/python/requirements.txt there)",
-        venv.display()
+    let venv = pinned_python_env(
+        "target/test-python",
+        "tests/python/requirements.txt",
+        "bin/st",
     );
-    None
+    tools::require_or_skip(tools::Tool::TestPython, test, venv)
+}
+
+/// The virtual environment `venv` (relative to the workspace), where it holds `program` and
+/// was installed from `requirements` as they are now (the test command leaves a copy of the
+/// pins beside it); `None` where it is missing or stale.
+pub fn pinned_python_env(venv: &str, requirements: &str, program: &str) -> Option<PathBuf> {
+    let venv = workspace_root().join(venv);
+    let pinned = std::fs::read_to_string(workspace_root().join(requirements));
+    let installed = std::fs::read_to_string(venv.join("requirements.txt"));
+    (venv.join(program).exists() && pinned.is_ok() && pinned.ok() == installed.ok()).then_some(venv)
 }
 
 /// An app serving every service on one origin, as `spin.toml` routes them: `runtime-host

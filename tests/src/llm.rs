@@ -2,8 +2,8 @@
 //! own engine has no SmolLM2 (it says "no model directory found"), so the project's app runs
 //! its `textgen` model and the chat's reply under `spin up` only with a runtime configuration
 //! whose `[llm_compute]` is `remote_http` pointed at runtime-host ([`LlmStack::spin_config`]).
-//! Shared by the tests of that API (tests/tests/llm_api) and those that run the whole app
-//! under Spin (tests/tests/spin_app.rs).
+//! Shared by the tests of that API (tests/tests/models/llm_api) and those that run the whole app
+//! under Spin (tests/tests/spin/app.rs).
 
 use crate::stack::Stack;
 use crate::{Client, component, temp_dir};

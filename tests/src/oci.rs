@@ -1,8 +1,8 @@
 //! A private OCI registry for the tests: Debian's `docker-registry` (the CNCF distribution
 //! registry) on a free loopback port, storing into a temporary directory, and `spin registry
 //! push` of the project's app to it. Tests that need one and cannot have one print a loud
-//! SKIPPED line, unless `E2E_REQUIRE_OCI_REGISTRY=1` (set by `cargo xtask test` once it has
-//! installed the package), where they fail instead.
+//! SKIPPED line, unless `cargo xtask test` has installed the package, where they fail instead
+//! ([`crate::tools::require_or_skip`]).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,17 +22,9 @@ impl OciRegistry {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
-            .is_ok_and(|s| s.success());
-        if !installed {
-            if std::env::var("E2E_REQUIRE_OCI_REGISTRY").is_ok_and(|v| v == "1") {
-                panic!("{test}: docker-registry is not installed, but E2E_REQUIRE_OCI_REGISTRY=1");
-            }
-            eprintln!(
-                "SKIPPED {test}: docker-registry is not installed (apt-get install \
-                 docker-registry; `cargo xtask test` does this when it runs as root)"
-            );
-            return None;
-        }
+            .is_ok_and(|s| s.success())
+            .then_some(());
+        crate::tools::require_or_skip(crate::tools::Tool::OciRegistry, test, installed)?;
         let dir = crate::temp_dir();
         // Its default port is 5000, the registry interface's: never that one.
         let port = crate::free_port();

@@ -1,7 +1,7 @@
 //! A real Prometheus server (Debian's `prometheus` package) scraping the given targets every
 //! second, queried over its HTTP API with PromQL. Without the program the test is skipped,
-//! loudly, unless `E2E_REQUIRE_PROMETHEUS=1` (set by `cargo xtask test` when it could install
-//! it), which makes a missing program a failure.
+//! loudly, unless `cargo xtask test` could install it, which makes a missing program a failure
+//! ([`crate::tools::require_or_skip`]).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,16 +18,9 @@ impl Prometheus {
     pub fn start(test: &str, targets: &[String]) -> Option<Self> {
         let program =
             std::env::var("E2E_PROMETHEUS").unwrap_or_else(|_| "/usr/bin/prometheus".into());
-        if !std::path::Path::new(&program).is_file() {
-            if std::env::var("E2E_REQUIRE_PROMETHEUS").is_ok_and(|v| v == "1") {
-                panic!("{test}: prometheus is not installed, but E2E_REQUIRE_PROMETHEUS=1");
-            }
-            eprintln!(
-                "SKIPPED {test}: prometheus is not installed (apt-get install prometheus; \
-                 `cargo xtask test` does this when it runs as root)"
-            );
-            return None;
-        }
+        let installed = Some(program).filter(|p| std::path::Path::new(p).is_file());
+        let program =
+            crate::tools::require_or_skip(crate::tools::Tool::Prometheus, test, installed)?;
         let data = crate::temp_dir();
         let list: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
         let config = format!(

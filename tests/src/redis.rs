@@ -3,8 +3,8 @@
 //! - [`RedisServer::start`] runs a private server on a free loopback port, in a temporary
 //!   directory, with the append-only file fsynced on every write (so a write Redis
 //!   acknowledged survives `kill -9`). Tests that need one and cannot have one (no
-//!   `redis-server` installed) print a loud SKIPPED line, unless `E2E_REQUIRE_REDIS=1`
-//!   (set by `cargo xtask test` once it has Redis), where they fail instead.
+//!   `redis-server` installed) print a loud SKIPPED line, unless `cargo xtask test` has
+//!   Redis, where they fail instead ([`crate::tools::require_or_skip`]).
 //! - With `E2E_REDIS_URL` set (by `cargo xtask test`'s Redis pass), every host the
 //!   [`crate::host::HostBuilder`] starts keeps its store on that server, in a database of
 //!   its own per data directory, so the chat, registry and model scenarios run unchanged on
@@ -26,16 +26,8 @@ pub struct RedisServer {
 impl RedisServer {
     /// A fresh server, or `None` (announced loudly) where `redis-server` is not installed.
     pub fn start(test: &str) -> Option<Self> {
-        if !local_redis::installed() {
-            if std::env::var("E2E_REQUIRE_REDIS").is_ok_and(|v| v == "1") {
-                panic!("{test}: redis-server is not installed, but E2E_REQUIRE_REDIS=1");
-            }
-            eprintln!(
-                "SKIPPED {test}: redis-server is not installed (apt-get install redis-server; \
-                 `cargo xtask test` does this when it runs as root)"
-            );
-            return None;
-        }
+        let installed = local_redis::installed().then_some(());
+        crate::tools::require_or_skip(crate::tools::Tool::Redis, test, installed)?;
         let dir = crate::temp_dir();
         let server = local_redis::RedisServer::start(dir.path(), Default::default())
             .unwrap_or_else(|e| panic!("{test}: {e}"));

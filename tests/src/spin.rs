@@ -25,20 +25,9 @@ pub fn spin_binary() -> Option<PathBuf> {
     })
 }
 
-/// The Spin CLI, or `None` (announced loudly, naming `test`) where there is none; with
-/// `E2E_REQUIRE_SPIN=1` its absence fails instead.
+/// The Spin CLI, or `None` where there is none (see [`crate::tools::require_or_skip`]).
 pub fn spin_or_skip(test: &str) -> Option<PathBuf> {
-    let spin = spin_binary();
-    if spin.is_none() {
-        if std::env::var("E2E_REQUIRE_SPIN").is_ok_and(|v| v == "1") {
-            panic!("{test}: no spin (SPIN, the PATH, ../shared/bin/spin), but E2E_REQUIRE_SPIN=1");
-        }
-        eprintln!(
-            "SKIPPED {test}: Spin is not installed (set SPIN, put spin on the PATH, or use \
-             ../shared/bin/spin)"
-        );
-    }
-    spin
+    crate::tools::require_or_skip(crate::tools::Tool::Spin, test, spin_binary())
 }
 
 /// The project's app serves once its registry answers (Spin compiles every component first).
@@ -73,7 +62,7 @@ pub struct SpinApp {
 
 impl SpinApp {
     /// Starts the app with the chat admin token `token`, or `None` (announced loudly, naming
-    /// `test`) where Spin is not here; with `E2E_REQUIRE_SPIN=1` its absence fails instead.
+    /// `test`) where Spin is not here, or a failure where the test command has it.
     pub fn up(test: &str, token: &str) -> Option<Self> {
         Self::up_with(test, token, None, &[])
     }

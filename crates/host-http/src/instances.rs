@@ -1,7 +1,7 @@
 //! Warm instances: a component instance serves several requests, one after another, instead
 //! of one instance per request.
 //!
-//! Rules, each tested in `tests/tests/warm_instances.rs`:
+//! Rules, each tested in `tests/tests/host/warm_instances.rs`:
 //! - one request at a time per instance (a WASI 0.2 handler is not re-entrant): an instance
 //!   is either serving one request or idle in [`InstancePool`];
 //! - an instance is reused at most `--instance-reuse` times (1 = a fresh instance for every

@@ -28,7 +28,7 @@ pub struct Options {
     /// Databases it offers (`/0` .. `/N-1` in URLs).
     pub databases: u32,
     /// A `redis.conf` read first; the port, addresses and directory are still this
-    /// crate's (a deployment's own file, as `tests/tests/fleet.rs` runs it).
+    /// crate's (a deployment's own file, as `tests/tests/fleet/three_hosts/` runs it).
     pub config_file: Option<PathBuf>,
     /// Addresses it listens on beside loopback.
     pub also_bind: Vec<std::net::IpAddr>,

@@ -25,6 +25,7 @@
 
 mod oip_python;
 mod openai_python;
+mod optional_tools;
 mod python_env;
 mod runner;
 mod services;

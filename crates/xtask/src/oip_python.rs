@@ -1,7 +1,7 @@
-//! The Open Inference Protocol tests' tools (tests/tests/oip_clients/): the standard clients
-//! (tritonclient, kserve) in a virtual environment of their own, and the protocol's OpenAPI
-//! document taken out of a pinned wheel. Neither is in the repository; both are fetched here
-//! once and kept until their pins change.
+//! The Open Inference Protocol tests' tools (tests/tests/models/oip_clients/): the standard
+//! clients (tritonclient, kserve) in a virtual environment of their own, and the protocol's
+//! OpenAPI document taken out of a pinned wheel. Neither is in the repository; both are
+//! fetched here once and kept until their pins change.
 
 use crate::python_env::{self, quiet};
 use std::path::{Path, PathBuf};
@@ -33,7 +33,7 @@ pub fn ensure(root: &Path) -> bool {
         eprintln!(
             "\nxtask: ************************************************************\n\
              xtask: SKIPPING the Open Inference Protocol client and schemathesis tests\n\
-             xtask: (tests/tests/oip_clients/): {why}\n\
+             xtask: (tests/tests/models/oip_clients/): {why}\n\
              xtask: ************************************************************\n"
         );
     }

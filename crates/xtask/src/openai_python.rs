@@ -1,4 +1,4 @@
-//! The OpenAI client the language-model API's tests drive (tests/tests/llm_api/): the
+//! The OpenAI client the language-model API's tests drive (tests/tests/models/llm_api/): the
 //! `openai` Python package in a virtual environment of its own, installed once and kept until
 //! its pin changes.
 
@@ -16,7 +16,7 @@ pub fn ensure(root: &Path) -> bool {
     let Err(why) = made else { return true };
     eprintln!(
         "\nxtask: ************************************************************\n\
-         xtask: SKIPPING the OpenAI client's tests (tests/tests/llm_api/): {why}\n\
+         xtask: SKIPPING the OpenAI client's tests (tests/tests/models/llm_api/): {why}\n\
          xtask: ************************************************************\n"
     );
     false

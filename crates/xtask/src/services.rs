@@ -9,11 +9,11 @@ pub const BY_MODULE: &str = "e2e";
 
 /// End-to-end modules whose scenarios run a second time with every host's store on Redis.
 pub const REDIS_PASS: &[&str] = &[
-    "chat_api",
-    "chat_data",
-    "host_services",
-    "registry",
-    "model_lifecycle",
+    "chat::api",
+    "chat::data",
+    "host::services",
+    "registry::api",
+    "models::lifecycle",
 ];
 
 /// Scenarios of those modules that work on the SQLite file itself: the Redis pass leaves
@@ -29,7 +29,7 @@ pub const SQLITE_ONLY: &[&str] = &[
 /// Test modules that run with no other beside them: the bench's smoke run loads every core
 /// on purpose, and the embedding tests time CPU-bound passes against request deadlines
 /// (beside the bench, a 2 s deadline was missed).
-pub const RUN_ALONE: &[&str] = &["bench_smoke", "embeddings"];
+pub const RUN_ALONE: &[&str] = &["tools::bench", "models::embeddings"];
 
 /// A service some tests need: the programs that must run, the Debian packages that bring
 /// them, and which tests are skipped without it.
@@ -44,24 +44,23 @@ const REDIS: Needed = Needed {
     what: "redis-server",
     programs: &["redis-server", "redis-cli"],
     packages: &["redis-server", "redis-tools"],
-    tests: "tests/tests/redis_store.rs (two registries and two chat hosts on one Redis, Redis \
-            killed under load) and the Redis pass of chat_api, chat_data, registry, \
-            host_services and model_lifecycle",
+    tests: "tests/tests/host/redis_store.rs (two registries and two chat hosts on one Redis, \
+            Redis killed under load) and the Redis pass of chat::api, chat::data, \
+            registry::api, host::services and models::lifecycle",
 };
 
 const BROWSER: Needed = Needed {
     what: "chromium and chromedriver",
     programs: &["chromium", "chromedriver"],
     packages: &["chromium", "chromium-driver"],
-    tests: "the browser tests of the web console (tests/tests/console/ and \
-            tests/tests/console_pictures.rs)",
+    tests: "the browser tests of the web console (tests/tests/console/)",
 };
 
 const PROMETHEUS: Needed = Needed {
     what: "prometheus",
     programs: &["prometheus"],
     packages: &["prometheus"],
-    tests: "the Prometheus scrape of the stack (tests/tests/metrics.rs, \
+    tests: "the Prometheus scrape of the stack (tests/tests/host/metrics.rs, \
             prometheus_scrapes_the_stack_and_promql_sees_the_traffic)",
 };
 
@@ -69,7 +68,7 @@ const VALGRIND: Needed = Needed {
     what: "valgrind",
     programs: &["valgrind", "callgrind_control"],
     packages: &["valgrind"],
-    tests: "the bench's instructions section in tests/tests/bench_smoke.rs (instructions per \
+    tests: "the bench's instructions section in tests/tests/tools/bench.rs (instructions per \
             request under callgrind)",
 };
 
@@ -78,7 +77,7 @@ const OCI_REGISTRY: Needed = Needed {
     programs: &["docker-registry"],
     packages: &["docker-registry"],
     tests: "the app pushed to a local OCI registry and run from its reference \
-            (tests/tests/spin_app.rs, the_app_pushed_to_an_oci_registry_runs_from_its_reference)",
+            (tests/tests/spin/app.rs, the_app_pushed_to_an_oci_registry_runs_from_its_reference)",
 };
 
 const HAPROXY: Needed = Needed {
@@ -86,7 +85,7 @@ const HAPROXY: Needed = Needed {
     // `haproxy` and `ip` answer `-v`/`-V`, not `--version`: checked in `ensure_fleet`.
     programs: &[],
     packages: &["haproxy", "iproute2"],
-    tests: "the fleet of three hosts behind HAProxy (tests/tests/fleet/)",
+    tests: "the fleet of three hosts behind HAProxy (tests/tests/fleet/three_hosts/)",
 };
 
 fn is_root() -> bool {
@@ -158,8 +157,9 @@ pub fn ensure_oci_registry() -> bool {
     here
 }
 
-/// Makes sure the fleet test can run: root (it makes network namespaces), HAProxy and
-/// iproute2's `ip`; `false` (announced loudly) when it cannot.
+/// Makes sure the fleet test can run: root (it makes network namespaces), HAProxy,
+/// iproute2's `ip` and redis-server (got before, by [`ensure_redis`]); `false` (announced
+/// loudly) when it cannot.
 pub fn ensure_fleet() -> bool {
     let runs = local_redis::program_answers;
     let present = || runs("haproxy", "-v") && runs("ip", "-V");
@@ -173,7 +173,20 @@ pub fn ensure_fleet() -> bool {
         );
         return false;
     }
-    ensure_with(&HAPROXY, present)
+    if !ensure_with(&HAPROXY, present) {
+        return false;
+    }
+    let redis = local_redis::installed();
+    if !redis {
+        eprintln!(
+            "\nxtask: ************************************************************\n\
+             xtask: SKIPPING {}:\n\
+             xtask: its hosts share a redis-server, which is missing (see above).\n\
+             xtask: ************************************************************\n",
+            HAPROXY.tests
+        );
+    }
+    redis
 }
 
 /// Makes sure valgrind (callgrind) is here; `false` (announced loudly) when it cannot be.
@@ -272,7 +285,7 @@ pub fn ensure_spin(root: &Path) -> bool {
     });
     if !runs {
         eprintln!(
-            "xtask: SKIPPING the Spin tests (tests/tests/spin_app.rs, the embeddings and console \
+            "xtask: SKIPPING the Spin tests (tests/tests/spin/, the embeddings and console \
              scenarios under Spin): no working Spin CLI (set SPIN, put spin on the PATH, or use \
              ../shared/bin/spin; it needs xz)"
         );

@@ -1,5 +1,6 @@
 //! The test binaries `cargo test --no-run` builds, and the groups of their tests that run
-//! as one process each: a whole binary, or one module of the end-to-end binary.
+//! as one process each: a whole binary, or one module (`group::module`) of the end-to-end
+//! binary.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -8,7 +9,7 @@ use std::process::Command;
 /// A test binary cargo built.
 #[derive(Clone)]
 pub struct Binary {
-    /// The target's name (`chat_api`, or the crate's name for unit tests).
+    /// The target's name (`e2e`, or the crate's name for unit tests).
     pub name: String,
     pub executable: PathBuf,
     /// The package's directory: cargo runs tests there, and so do we.
@@ -45,8 +46,8 @@ impl Group {
     }
 }
 
-/// The tests of `binary` grouped by their top module (`chat_api::refusals::x` is
-/// `chat_api`'s), each group labelled with the module's name.
+/// The tests of `binary` grouped by their module (`chat::api::refusals::x` is `chat::api`'s),
+/// each group labelled with the module's path.
 pub fn modules(binary: &Binary) -> Result<Vec<Group>, String> {
     let listed = Command::new(&binary.executable)
         .args(["--list", "--format", "terse"])
@@ -75,13 +76,20 @@ pub fn modules(binary: &Binary) -> Result<Vec<Group>, String> {
         .collect())
 }
 
-/// libtest's terse list (`module::name: test` a line) as test names by top module.
+/// How deep a module that runs as one process lies: `tests/tests/e2e.rs` declares the groups
+/// (`chat`), each group its modules (`chat::api`).
+const MODULE_DEPTH: usize = 2;
+
+/// libtest's terse list (`group::module::name: test` a line) as test names by module: the
+/// first [`MODULE_DEPTH`] parts of a name, less the test's own (a test declared in a group's
+/// `mod.rs` is the group's).
 fn group_by_module(list: &str) -> BTreeMap<String, Vec<String>> {
     let mut modules: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for name in list.lines().filter_map(|l| l.strip_suffix(": test")) {
-        let module = name.split("::").next().unwrap_or(name);
+        let parts: Vec<&str> = name.split("::").collect();
+        let depth = parts.len().saturating_sub(1).clamp(1, MODULE_DEPTH);
         modules
-            .entry(module.to_owned())
+            .entry(parts[..depth].join("::"))
             .or_default()
             .push(name.to_owned());
     }
@@ -122,36 +130,64 @@ fn test_binary(message: &serde_json::Value) -> Option<Binary> {
 
 #[cfg(test)]
 mod tests {
-    /// With `autotests = false`, a scenario file that `tests/tests/e2e.rs` does not declare
-    /// would never be built or run.
+    /// With `autotests = false`, a scenario file that is not declared (in its group's `mod.rs`,
+    /// the group in `tests/tests/e2e.rs`) would never be built or run; and a module outside
+    /// any group would sit where the map of the tests does not show it.
     #[test]
-    fn every_end_to_end_file_is_a_module_of_the_binary() {
+    fn every_end_to_end_file_is_a_module_of_a_group_of_the_binary() {
         let dir = crate::root().join("tests/tests");
-        let e2e = std::fs::read_to_string(dir.join("e2e.rs")).unwrap();
+        let declares = |file: &std::path::Path, module: &str| {
+            let text = std::fs::read_to_string(file).unwrap();
+            let declared = format!("mod {module};");
+            text.lines().any(|l| l.trim() == declared)
+        };
+        let mut groups = 0;
         for entry in std::fs::read_dir(&dir).unwrap().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let module = name.strip_suffix(".rs").unwrap_or(&name);
-            if module == "e2e" {
+            if name == "e2e.rs" {
                 continue;
             }
-            let declared = format!("mod {module};");
             assert!(
-                e2e.lines().any(|l| l.trim() == declared),
-                "tests/tests/{name} is not declared in tests/tests/e2e.rs: it would never run"
+                entry.path().is_dir(),
+                "tests/tests/{name} is outside every group: move it into the group of \
+                 tests/tests/e2e.rs that names what it tests"
             );
+            assert!(
+                declares(&dir.join("e2e.rs"), &name),
+                "the group tests/tests/{name}/ is not declared in tests/tests/e2e.rs: it would \
+                 never run"
+            );
+            groups += 1;
+            for module in std::fs::read_dir(entry.path()).unwrap().flatten() {
+                let file = module.file_name().to_string_lossy().into_owned();
+                let module = file.strip_suffix(".rs").unwrap_or(&file);
+                if module == "mod" {
+                    continue;
+                }
+                assert!(
+                    declares(&entry.path().join("mod.rs"), module),
+                    "tests/tests/{name}/{file} is not declared in tests/tests/{name}/mod.rs: \
+                     it would never run"
+                );
+            }
         }
+        assert!(groups > 1, "no groups found in {}", dir.display());
     }
 
     #[test]
-    fn a_list_of_tests_groups_by_top_module_and_skips_by_name_part() {
-        let list = "chat_api::lists: test\nchat_api::refusals::bad: test\n\
-                    registry::leases::under_spin_x: test\nregistry::five: test\n\
-                    openapi::doc: benchmark\n";
+    fn a_list_of_tests_groups_by_module_and_skips_by_name_part() {
+        let list = "chat::api::lists: test\nchat::api::refusals::bad: test\n\
+                    chat::data::restart: test\nchat::in_the_group: test\n\
+                    registry::api::leases::under_spin_x: test\nregistry::api::five: test\n\
+                    top: test\ntools::openapi::doc: benchmark\n";
         let modules = super::group_by_module(list);
-        assert_eq!(modules.keys().collect::<Vec<_>>(), ["chat_api", "registry"]);
         assert_eq!(
-            modules["chat_api"],
-            ["chat_api::lists", "chat_api::refusals::bad"]
+            modules.keys().collect::<Vec<_>>(),
+            ["chat", "chat::api", "chat::data", "registry::api", "top"]
+        );
+        assert_eq!(
+            modules["chat::api"],
+            ["chat::api::lists", "chat::api::refusals::bad"]
         );
         let binary = super::Binary {
             name: "e2e".into(),
@@ -159,13 +195,13 @@ mod tests {
             dir: "/".into(),
         };
         let group = super::Group {
-            label: "registry".into(),
+            label: "registry::api".into(),
             binary: binary.clone(),
-            tests: Some(modules["registry"].clone()),
+            tests: Some(modules["registry::api"].clone()),
         };
         assert_eq!(
             group.args(&["under_spin_"]).unwrap(),
-            ["--exact", "registry::five"]
+            ["--exact", "registry::api::five"]
         );
         assert_eq!(group.args(&["registry::"]), None, "nothing left: no job");
         let whole = super::Group {
@@ -181,12 +217,12 @@ mod tests {
         let message = serde_json::json!({
             "reason": "compiler-artifact",
             "manifest_path": "/w/tests/Cargo.toml",
-            "target": {"name": "chat_api", "kind": ["test"]},
+            "target": {"name": "e2e", "kind": ["test"]},
             "profile": {"test": true},
-            "executable": "/w/target/release/deps/chat_api-0123"
+            "executable": "/w/target/release/deps/e2e-0123"
         });
         let binary = super::test_binary(&message).expect("a test binary");
-        assert_eq!(binary.name, "chat_api");
+        assert_eq!(binary.name, "e2e");
         assert_eq!(binary.dir, std::path::Path::new("/w/tests"));
         let mut library = message.clone();
         library["profile"]["test"] = false.into();

@@ -2,129 +2,50 @@
 //! runs, then every test binary (several at a time) and the Redis pass, totalled.
 
 use super::{
-    cargo, each_output_line, install_models, oip_python, openai_python, root, runner, services,
-    test_binaries,
+    cargo, each_output_line, install_models, optional_tools, root, runner, services, test_binaries,
 };
 use std::process::Command;
 
-/// What the test command needs beside the build, fetched while it compiles: Redis and the
-/// browser from Debian's packages (whether each is here), and the embedding model's files.
+/// What the test command needs beside the build, fetched while it compiles: the optional
+/// tools ([`optional_tools::OPTIONAL`]: Redis, the browser, ... whether each is here), and
+/// the AI models' files.
 pub struct Prepared {
-    redis: bool,
-    browser: bool,
-    prometheus: bool,
-    valgrind: bool,
-    python: bool,
-    oip_python: bool,
-    openai_python: bool,
-    spin: bool,
-    oci_registry: bool,
-    fleet: bool,
+    tools: optional_tools::Found,
 }
 
-/// Starts installing the services and model files the tests need, on a thread of its own:
+/// Starts installing the tools and model files the tests need, on a thread of its own:
 /// downloads and unpacking overlap the compile instead of following it.
 pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
     std::thread::spawn(|| {
-        let redis = services::ensure_redis();
-        let browser = services::ensure_browser();
-        let prometheus = services::ensure_prometheus();
-        let valgrind = services::ensure_valgrind();
-        let python = services::ensure_test_python(&root());
-        let oip_python = oip_python::ensure(&root());
-        let openai_python = openai_python::ensure(&root());
-        let spin = services::ensure_spin(&root());
-        let oci_registry = services::ensure_oci_registry();
-        let fleet = services::ensure_fleet();
+        let tools = optional_tools::Found::ensure(&root());
         install_models()?;
-        Ok(Prepared {
-            redis,
-            browser,
-            prometheus,
-            valgrind,
-            python,
-            oip_python,
-            openai_python,
-            spin,
-            oci_registry,
-            fleet,
-        })
+        Ok(Prepared { tools })
     })
 }
 
 /// Runs the workspace's native crates' tests (its `default-members`) in release, then (with
 /// Redis) the chat, registry and model scenarios again with every host's store on Redis, and
-/// ends with one `tests: N passed, M failed` line totalling every test binary.
+/// ends with one `tests: N passed, M failed` line totalling every test binary, and a
+/// `tests: SKIPPED ...` line for each optional tool it lacked.
 ///
 /// With no arguments the test binaries run several at a time ([`runner`]); arguments go to
-/// one plain `cargo test --release` (e.g. `--test e2e chat_api::`, or a test name), without the
-/// Redis pass.
+/// one plain `cargo test --release` (e.g. `--test e2e chat::api::`, or a test name), without
+/// the Redis pass.
 pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
-    let Prepared {
-        redis,
-        browser,
-        prometheus,
-        valgrind,
-        python,
-        oip_python,
-        openai_python,
-        spin,
-        oci_registry,
-        fleet,
-    } = prepared;
-    // CI can install both (it runs as root), so a skip there would hide a broken install.
+    let Prepared { tools } = prepared;
+    // CI can install every tool (it runs as root), so a skip there would hide a broken install.
     let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    let all = redis
-        && browser
-        && prometheus
-        && valgrind
-        && python
-        && oip_python
-        && openai_python
-        && spin
-        && oci_registry
-        && fleet;
-    if in_ci && !all {
-        return Err(
-            "CI runs every test, but redis-server, Chromium, Prometheus, valgrind, the \
-             tests' Python tools (either environment), Spin, docker-registry or the fleet's HAProxy (as root) could not \
-             be installed or found (see \
-             above); nothing was skipped silently"
-                .into(),
-        );
+    let missing: Vec<&str> = tools.missing().map(|t| t.what).collect();
+    if in_ci && !missing.is_empty() {
+        return Err(format!(
+            "CI runs every test, but {} could not be installed or found (see above); nothing \
+             was skipped silently",
+            missing.join(", ")
+        ));
     }
-    // Tests that need a service this command has fail, rather than skip, if it went missing.
-    let mut env = Vec::new();
-    if redis {
-        env.push(("E2E_REQUIRE_REDIS".to_owned(), "1".to_owned()));
-    }
-    if browser {
-        env.push(("E2E_REQUIRE_BROWSER".to_owned(), "1".to_owned()));
-    }
-    if prometheus {
-        env.push(("E2E_REQUIRE_PROMETHEUS".to_owned(), "1".to_owned()));
-    }
-    if valgrind {
-        env.push(("E2E_REQUIRE_VALGRIND".to_owned(), "1".to_owned()));
-    }
-    if python {
-        env.push(("E2E_REQUIRE_TEST_PYTHON".to_owned(), "1".to_owned()));
-    }
-    if oip_python {
-        env.push(("E2E_REQUIRE_OIP_PYTHON".to_owned(), "1".to_owned()));
-    }
-    if openai_python {
-        env.push(("E2E_REQUIRE_OPENAI_PYTHON".to_owned(), "1".to_owned()));
-    }
-    if spin {
-        env.push(("E2E_REQUIRE_SPIN".to_owned(), "1".to_owned()));
-    }
-    if oci_registry {
-        env.push(("E2E_REQUIRE_OCI_REGISTRY".to_owned(), "1".to_owned()));
-    }
-    if fleet && redis {
-        env.push(("E2E_REQUIRE_FLEET".to_owned(), "1".to_owned()));
-    }
+    // Tests that need a tool this command has fail, rather than skip, if it went missing.
+    let env = tools.required();
+    let redis = tools.has("redis-server");
     let totals = if extra.is_empty() {
         test_in_parallel(&env, redis)?
     } else {
@@ -138,36 +59,8 @@ pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
         println!("\nxtask: why {label} failed: {report}");
     }
     println!("tests: {} passed, {} failed", totals.passed, totals.failed);
-    if !redis {
-        println!("tests: SKIPPED the Redis tests (redis-server missing; see above)");
-    }
-    if !browser {
-        println!("tests: SKIPPED the browser test (chromium missing; see above)");
-    }
-    if !valgrind {
-        println!("tests: SKIPPED the bench's instructions section (valgrind missing; see above)");
-    }
-    if !python {
-        println!(
-            "tests: SKIPPED the schemathesis runs and the bring-your-own-model test (the tests' Python tools missing; see above)"
-        );
-    }
-    if !oip_python {
-        println!(
-            "tests: SKIPPED the Open Inference Protocol clients and schemathesis run (their tools missing; see above)"
-        );
-    }
-    if !openai_python {
-        println!("tests: SKIPPED the OpenAI client's tests (its environment missing; see above)");
-    }
-    if !spin {
-        println!("tests: SKIPPED the Spin scenarios (no spin CLI; see above)");
-    }
-    if !oci_registry {
-        println!("tests: SKIPPED the OCI registry round trip (docker-registry missing; see above)");
-    }
-    if !fleet {
-        println!("tests: SKIPPED the fleet behind HAProxy (needs root and haproxy; see above)");
+    for tool in tools.missing() {
+        println!("tests: SKIPPED {}", tool.skipped);
     }
     if !totals.ok || totals.failed > 0 {
         return Err("tests failed".into());
@@ -189,6 +82,8 @@ fn test_jobs() -> usize {
 
 /// Every test binary once (the end-to-end one a process per module), and the
 /// [`services::REDIS_PASS`] modules once more on a Redis of their own, all in one pool.
+/// `XTASK_TEST_ONLY=chat::api,host` keeps only the jobs whose label starts with one of those
+/// (their Redis pass included): a module or a group run exactly as the whole run runs it.
 fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Totals, String> {
     let mut build = cargo();
     // The same package selection as `cargo build --release` in [`build`], so cargo resolves
@@ -258,6 +153,12 @@ fn test_in_parallel(env: &[(String, String)], redis: bool) -> Result<runner::Tot
     } else {
         None
     };
+    if let Ok(only) = std::env::var("XTASK_TEST_ONLY") {
+        jobs.retain(|job| {
+            only.split(',')
+                .any(|part| job.label.starts_with(part.trim()))
+        });
+    }
     let totals = runner::run(jobs, test_jobs(), &root().join("target/xtask-tests"));
     drop(server);
     totals

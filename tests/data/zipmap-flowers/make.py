@@ -1,5 +1,5 @@
 """Makes this fixture: a classifier exported with skl2onnx's default options, so its graph
-ends in ZipMap (tests/tests/onnx_models/zipmap.rs). model.toml is docs/own-model.md's
+ends in ZipMap (tests/tests/models/onnx/zipmap.rs). model.toml is docs/own-model.md's
 flowers manifest; expected.json holds scikit-learn's own probabilities for one flower.
 
     target/test-python/bin/python tests/data/zipmap-flowers/make.py   (from the repository root)

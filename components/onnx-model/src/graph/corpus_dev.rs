@@ -1,4 +1,4 @@
-//! A development check, not part of the test command (tests/tests/onnx_models/corpus.rs is
+//! A development check, not part of the test command (tests/tests/models/onnx/corpus.rs is
 //! the real one, end to end): every model of a corpus made by tests/python/sklearn_corpus.py,
 //! run here natively through the graph code and compared with onnxruntime's answers.
 //! `ONNX_CORPUS=DIR [ONLY=name] cargo test -p onnx-model --lib corpus_dev -- --ignored

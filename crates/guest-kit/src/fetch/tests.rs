@@ -1,5 +1,5 @@
 //! The pure parts of fetching: which URLs are accepted, where redirects lead, and what the
-//! caller is told. The requests themselves are tested end to end (tests/tests/outbound.rs).
+//! caller is told. The requests themselves are tested end to end (tests/tests/host/outbound.rs).
 
 use super::messages::{self, Hop, Waiting};
 use super::urls::{authority, host_port, is_redirect, parse, path_with_query, redirect_target};

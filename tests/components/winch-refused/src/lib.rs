@@ -1,6 +1,6 @@
 //! A component Winch cannot compile: its one route runs a relaxed-SIMD instruction
 //! (`f32x4.relaxed_madd`), a proposal wasmtime 48's Winch refuses and Cranelift compiles.
-//! The host must serve it from Cranelift's code and say why (`tests/tests/tiers.rs`).
+//! The host must serve it from Cranelift's code and say why (`tests/tests/host/tiers.rs`).
 //!
 //! `GET /?x=N` answers `{"madd": N * 2 + 1}`, computed by that instruction on N taken from
 //! the request, so the compiler cannot leave it out.

@@ -3,6 +3,7 @@
 //! model list, with the client's default arguments.
 
 use super::{EMBEDDING, LM, LlmStack, assert_same_vectors};
+use e2e_tests::tools::{Tool, require_or_skip};
 use e2e_tests::{Client, workspace_root};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -10,28 +11,15 @@ use std::path::PathBuf;
 const QUESTION: &str = "What is the capital of France?";
 const MAX_TOKENS: u32 = 24;
 
-/// The client's environment, or `None` (announced loudly, naming `test`) where `cargo xtask
-/// test` could not install it; with `E2E_REQUIRE_OPENAI_PYTHON=1` its absence fails instead.
+/// The client's Python, or `None` where `cargo xtask test` could not install it (see
+/// [`require_or_skip`]).
 fn openai_python(test: &str) -> Option<PathBuf> {
-    let venv = workspace_root().join("target/test-python-openai");
-    let pinned =
-        std::fs::read_to_string(workspace_root().join("tests/python/openai-requirements.txt"));
-    let installed = std::fs::read_to_string(venv.join("requirements.txt"));
-    if venv.join("bin/python").exists() && pinned.is_ok() && pinned.ok() == installed.ok() {
-        return Some(venv.join("bin/python"));
-    }
-    if std::env::var("E2E_REQUIRE_OPENAI_PYTHON").is_ok_and(|v| v == "1") {
-        panic!(
-            "{test}: {} is missing or stale, but E2E_REQUIRE_OPENAI_PYTHON=1",
-            venv.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED {test}: the OpenAI client is not installed in {} (`cargo xtask test` installs \
-         tests/python/openai-requirements.txt there)",
-        venv.display()
+    let venv = e2e_tests::pinned_python_env(
+        "target/test-python-openai",
+        "tests/python/openai-requirements.txt",
+        "bin/python",
     );
-    None
+    require_or_skip(Tool::OpenaiPython, test, venv).map(|venv| venv.join("bin/python"))
 }
 
 fn floats(v: &Value) -> Vec<f64> {
@@ -131,7 +119,7 @@ async fn the_openai_client_chats_streams_embeds_and_lists_models() {
     let base = llm.stack.app("/models/minilm");
     let mut served = Vec::new();
     for t in texts {
-        served.push(crate::embeddings::embed_one(&c, &base, t).await);
+        served.push(crate::models::embeddings::embed_one(&c, &base, t).await);
     }
     assert_same_vectors(&default, &served, "the API and the minilm model");
     let (spin_protocol, tokens) = llm.embed(&texts).await;

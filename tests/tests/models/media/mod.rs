@@ -29,7 +29,7 @@ pub fn serve(model: &str, data: &Path, allowed: &[String]) -> Host {
 }
 
 /// `POST /predict` of `data` as `input_type`: the same component as the tabular models'.
-pub use crate::onnx_models::predict;
+pub use crate::models::onnx::predict;
 
 /// A model's test examples: (name, category, the file's bytes), from its model.toml.
 pub use e2e_tests::example_files as examples;

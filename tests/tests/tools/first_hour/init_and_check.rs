@@ -2,7 +2,7 @@
 //! regression and a classifier exported with skl2onnx's default options writes a manifest
 //! that `model check` passes and that deploys unchanged and answers as onnxruntime does; and
 //! for every kind of broken directory, `model check` refuses it first with the very reason
-//! the deploy (`runtime-host model`, as tests/tests/onnx_models/refusals.rs deploys one)
+//! the deploy (`runtime-host model`, as tests/tests/models/onnx/refusals.rs deploys one)
 //! refuses it with.
 
 use super::wait_until_healthy;

@@ -13,7 +13,7 @@
 //! after rounding v1.2's number to `f32` (what the tensor holds).
 
 use super::plan::Plan;
-use crate::oip::compare::v12_elements;
+use crate::models::oip::compare::v12_elements;
 use serde_json::Value;
 
 /// What differs between `answer` (one client and mode, as oip_clients.py prints it) and v1.2.

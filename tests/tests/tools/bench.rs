@@ -163,7 +163,7 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
     let counted = r["instructions"].as_array().unwrap();
     if counted.is_empty() {
         assert!(
-            std::env::var_os("E2E_REQUIRE_VALGRIND").is_none(),
+            !e2e_tests::tools::Tool::Valgrind.required(),
             "valgrind was installed, yet the section did not run:\n{stdout}"
         );
         assert!(stdout.contains("section instructions skipped"), "{stdout}");

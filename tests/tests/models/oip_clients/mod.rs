@@ -13,6 +13,7 @@ mod fuzz;
 mod hosts;
 mod plan;
 
+use e2e_tests::tools::{Tool, require_or_skip};
 use e2e_tests::{Client, workspace_root};
 use plan::Plan;
 use serde_json::{Value, json};
@@ -21,54 +22,27 @@ use std::path::PathBuf;
 /// The shipped models, as `runtime-host up` and spin.toml serve them.
 pub const MODELS: &[&str] = &e2e_tests::stack::SHIPPED_MODELS;
 
-/// The clients' environment, or `None` (announced loudly, naming `test`) where `cargo xtask
-/// test` could not install it; with `E2E_REQUIRE_OIP_PYTHON=1` its absence fails instead.
+/// The clients' environment, or `None` where `cargo xtask test` could not install it (see
+/// [`require_or_skip`]).
 pub fn oip_python(test: &str) -> Option<PathBuf> {
-    let venv = workspace_root().join("target/test-python-oip");
-    // Installed from the pins as they are now (the test command leaves a copy beside it).
-    let pinned =
-        std::fs::read_to_string(workspace_root().join("tests/python/oip-requirements.txt"));
-    let installed = std::fs::read_to_string(venv.join("requirements.txt"));
-    if venv.join("bin/python").exists() && pinned.is_ok() && pinned.ok() == installed.ok() {
-        return Some(venv);
-    }
-    if std::env::var("E2E_REQUIRE_OIP_PYTHON").is_ok_and(|v| v == "1") {
-        panic!(
-            "{test}: {} is missing or stale, but E2E_REQUIRE_OIP_PYTHON=1",
-            venv.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED {test}: the protocol's clients are not installed in {} (`cargo xtask test` \
-         installs tests/python/oip-requirements.txt there)",
-        venv.display()
+    let venv = e2e_tests::pinned_python_env(
+        "target/test-python-oip",
+        "tests/python/oip-requirements.txt",
+        "bin/python",
     );
-    None
+    require_or_skip(Tool::OipPython, test, venv)
 }
 
 /// The protocol's OpenAPI document (target/oip-openapi/dataplane.json, from the wheel
-/// tests/python/oip-openapi.txt pins), or `None` (announced loudly) where `cargo xtask test`
-/// could not fetch it; with `E2E_REQUIRE_OIP_PYTHON=1` its absence fails instead.
+/// tests/python/oip-openapi.txt pins), or `None` where `cargo xtask test` could not fetch it
+/// (see [`require_or_skip`]).
 pub fn oip_document(test: &str) -> Option<PathBuf> {
     let dir = workspace_root().join("target/oip-openapi");
     let pinned = std::fs::read_to_string(workspace_root().join("tests/python/oip-openapi.txt"));
     let fetched = std::fs::read_to_string(dir.join("pin.txt"));
     let document = dir.join("dataplane.json");
-    if document.is_file() && pinned.is_ok() && pinned.ok() == fetched.ok() {
-        return Some(document);
-    }
-    if std::env::var("E2E_REQUIRE_OIP_PYTHON").is_ok_and(|v| v == "1") {
-        panic!(
-            "{test}: {} is missing, but E2E_REQUIRE_OIP_PYTHON=1",
-            document.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED {test}: {} is missing (`cargo xtask test` takes it out of the wheel \
-         tests/python/oip-openapi.txt pins)",
-        document.display()
-    );
-    None
+    let current = document.is_file() && pinned.is_ok() && pinned.ok() == fetched.ok();
+    require_or_skip(Tool::OipPython, test, current.then_some(document))
 }
 
 /// One model as the clients reach it: `oip` is the URL they are given (the protocol's paths

@@ -205,7 +205,7 @@ async fn live_traffic(browser: &Browser, stack: &impl App, c: &Client, host_metr
 /// At phone width nothing scrolls sideways and the plots shrink to the screen; the try-it
 /// page's example reaches the answer and its drawing from the keyboard alone.
 async fn phone_and_keyboard(browser: &Browser, stack: &Stack) {
-    crate::console::phone_width(browser).await;
+    crate::console::app::phone_width(browser).await;
     browser.goto(&stack.app("/#/models/solubility")).await;
     browser
         .wait_text("#quality", |t| t.contains("Parity"))
