@@ -1,5 +1,5 @@
 //! Interface A as a WebAssembly component: `GET /api/chats`, `GET /api/dialog?id=` (spec 4.1),
-//! and the write API DESIGN.md adds beside them (enabled only when the `chat_admin_token`
+//! and the write API docs/DESIGN.md adds beside them (enabled only when the `chat_admin_token`
 //! variable is set):
 //!
 //! | method | path                         | answer                         |

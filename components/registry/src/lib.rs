@@ -1,4 +1,4 @@
-//! Interface C as a WebAssembly component (spec 2.13, 3, 4.3; DESIGN.md "Port registry"):
+//! Interface C as a WebAssembly component (spec 2.13, 3, 4.3; docs/DESIGN.md "Port registry"):
 //!
 //! | method | path                                   | answer                                   |
 //! |--------|----------------------------------------|------------------------------------------|

@@ -4,7 +4,7 @@ use guest_kit::{ApiError, config};
 use registry_core::PortRange;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Lease length unless `registry_ttl_secs` says otherwise (DESIGN.md).
+/// Lease length unless `registry_ttl_secs` says otherwise (docs/DESIGN.md).
 const DEFAULT_TTL_SECS: u64 = 120;
 
 /// Live registrations one holder may have unless `registry_max_per_process` says otherwise.

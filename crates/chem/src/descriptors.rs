@@ -1,5 +1,5 @@
 //! Descriptors defined by counting and summing, each matching the RDKit function named in
-//! `shared/testdata/README.md`.
+//! `../shared/testdata/README.md`.
 
 use crate::element::{ELECTRON_MASS, by_symbol, isotope_mass};
 use crate::molecule::{BondOrder, Molecule};

@@ -1,6 +1,6 @@
-//! Interface A: chat summaries, dialogs and messages (spec 2.1, 2.2; DESIGN.md "Chat").
+//! Interface A: chat summaries, dialogs and messages (spec 2.1, 2.2; docs/DESIGN.md "Chat").
 //!
-//! The spec leaves the message object open; DESIGN.md fixes it as `id`, `role`, `content`,
+//! The spec leaves the message object open; docs/DESIGN.md fixes it as `id`, `role`, `content`,
 //! `created`, and optional `name`, `model`, `metadata`. The write API (ours, beside the
 //! read-only spec endpoints) takes [`NewDialog`] and [`NewMessage`]; both accept the optional
 //! identity fields an export carries, so an exported file imports back unchanged.
@@ -10,7 +10,7 @@ use crate::routes::Route;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// Interface A (spec 4.1) and the write API beside it (DESIGN.md), with the reply the
+/// Interface A (spec 4.1) and the write API beside it (docs/DESIGN.md), with the reply the
 /// language model writes (issue 60).
 pub const ROUTES: [Route; 4] = [
     Route {

@@ -1,7 +1,7 @@
 //! The error body every endpoint answers with when something goes wrong.
 //!
 //! The specification (section 7) requires `{"success": false, "error", "error_code"}` of
-//! interfaces B and C; DESIGN.md extends it to the chat interface for consistency. The set of
+//! interfaces B and C; docs/DESIGN.md extends it to the chat interface for consistency. The set of
 //! codes is ours (the spec leaves it open); each one is documented in the README.
 
 use serde::{Deserialize, Serialize};

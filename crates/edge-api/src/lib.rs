@@ -1,7 +1,7 @@
 //! Wire types shared by every part of the project: the WebAssembly components, the native
 //! host, and the end-to-end tests.
 //!
-//! One definition per resource of `spec/interfaces-v1.2.md`, so a field renamed here is
+//! One definition per resource of the specification (v1.2), so a field renamed here is
 //! renamed everywhere. The crate is plain Rust (serde only) and compiles both for
 //! `wasm32-wasip2` and natively.
 

@@ -1,4 +1,4 @@
-//! Interface C: the port registry records (spec 2.13, 4.3; DESIGN.md "Port registry").
+//! Interface C: the port registry records (spec 2.13, 4.3; docs/DESIGN.md "Port registry").
 
 use crate::routes::Route;
 use serde::{Deserialize, Serialize};
@@ -32,7 +32,7 @@ pub const ROUTES: [Route; 5] = [
 pub const REGISTRY_DEFAULT_PORT: u16 = 5000;
 /// First assignable model port (spec 8).
 pub const FIRST_MODEL_PORT: u16 = 5100;
-/// Last assignable model port by default (DESIGN.md).
+/// Last assignable model port by default (docs/DESIGN.md).
 pub const LAST_MODEL_PORT: u16 = 5999;
 
 /// `POST /register` body. Every field is required in v1.2; `preferred_port` may be null.

@@ -1,6 +1,6 @@
 //! Timestamps on the wire.
 //!
-//! DESIGN.md: chat dates are RFC 3339 in UTC with a `Z` suffix; registry dates are ISO 8601
+//! docs/DESIGN.md: chat dates are RFC 3339 in UTC with a `Z` suffix; registry dates are ISO 8601
 //! *without* a zone (as the spec shows `expires_at`), also in UTC. Both use millisecond
 //! precision so that ordering by string equals ordering by time.
 

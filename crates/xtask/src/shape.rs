@@ -298,12 +298,21 @@ fn no_missing_documents(root: &Path, files: &[PathBuf]) -> Vec<Problem> {
     problems
 }
 
-/// Names of Markdown files a text cites: words ending `.md` (`docs/DECISIONS.md`).
+/// Names of Markdown files a text's comments cite: words ending `.md` (`docs/DECISIONS.md`).
+/// Code is left alone: a path it joins is tested where it runs.
 fn cited_documents(text: &str) -> Vec<String> {
-    text.split(|c: char| !(c.is_alphanumeric() || "_-./".contains(c)))
-        .filter(|w| {
-            w.ends_with(".md") && w.len() > 3 && !w.contains("://") && !w.starts_with("../")
-        })
+    let comments = text.lines().filter(|l| {
+        let l = l.trim_start();
+        l.starts_with("//") || l.starts_with('#') || l.starts_with('*')
+    });
+    let words = comments.flat_map(|l| {
+        l.split(|c: char| !(c.is_alphanumeric() || "_-./".contains(c)))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    });
+    words
+        .filter(|w| w.ends_with(".md") && w.len() > 3)
+        .filter(|w| !w.starts_with("../") && !w.starts_with("//"))
         .map(|w| w.trim_start_matches("./").to_owned())
         .collect()
 }

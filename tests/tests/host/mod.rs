@@ -1,11 +1,12 @@
 //! `runtime-host` itself, whatever the component: its limits and HTTP edges, the host services
-//! components call (key-value, variables, outgoing HTTP), compilation (tiers, the cache,
+//! components call (key-value, variables and mounts, outgoing HTTP), compilation (tiers, the cache,
 //! snapshots), warm instances, metrics, its stores on Redis, its data's privacy, and `up`
 //! (start-up, Ctrl-C, deployments while it serves, where it takes its own files from).
 
 mod adversarial;
 mod compile_cache;
 mod edges;
+mod grants;
 mod hot_deploy;
 mod installation;
 mod limits;

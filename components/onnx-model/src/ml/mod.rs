@@ -1,7 +1,7 @@
 //! The ONNX-ML operators (`ai.onnx.ml`) scikit-learn's converters emit for the estimators and
 //! transformers people train, run by tract beside its own operators: a default skl2onnx export
 //! of a pipeline (scalers, imputers, encoders, linear models, SVMs) deploys unchanged.
-//! Semantics follow the ONNX-ML operator specification (onnx/docs/Operators-ml.md) and are
+//! Semantics follow the ONNX-ML operator specification (https://github.com/onnx/onnx/blob/main/docs/Operators-ml.md) and are
 //! checked against onnxruntime's answers (tests/python/sklearn_corpus.py, and each module's
 //! unit tests).
 //!

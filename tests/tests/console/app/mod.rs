@@ -10,12 +10,14 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
 mod ask;
+mod batch;
 mod lists;
 mod media;
 mod pages;
 use ask::ask_the_assistant;
+use batch::batch_page;
 use lists::{accessibility, chats, long_lists};
-use pages::{batch_page, models_pages, served_models, try_it};
+use pages::{models_pages, served_models, try_it};
 
 /// Narrows the window to a phone's screen, 390 x 844 CSS pixels (a common handset), for the
 /// pages' checks at phone width.

@@ -80,7 +80,7 @@ async fn solubility_model_reproduces_its_recorded_test_set_metrics() {
 
     // GET /evidence: the same test set judged by the model itself, point by point what
     // /predict answered, with the same figures; residuals against the similarity the domain
-    // check uses, split at its threshold as the training report counts (REPORT.md).
+    // check uses, split at its threshold as the training report counts (models/solubility/REPORT.md).
     let evidence = c.get(&host.url("/evidence")).await.value();
     let parity = &evidence["parity"];
     let points = parity["points"].as_array().unwrap();
