@@ -10,7 +10,7 @@ every weight exactly the value its 4-bit block encodes). With the 4-bit file as 
 rounds every block of activations to 8 bits, and this model's few very large activations make
 that rounding chaotic: llama.cpp's own logits move by up to 0.87 between reading a prompt at
 once and token by token, so its greedy answers depend on its batch sizes. The host multiplies
-the 4-bit weights with 32-bit activations (crates/host-core/src/capabilities/llm/quantized.rs),
+the 4-bit weights with 32-bit activations (crates/host-capabilities/src/llm/quantized.rs),
 the same arithmetic as llama.cpp on the expanded weights, to within 5e-5 in every logit. The prompts are written with the chat template stored in
 the file, rendered by Jinja2. The host's tests hold `infer` to these tokens
 (tests/data/llm-greedy.json), so the test command never builds llama.cpp; rerun this to

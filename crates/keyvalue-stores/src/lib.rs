@@ -1,5 +1,5 @@
 //! The key-value stores behind `runtime-host`'s `wasi:keyvalue`, apart from the WebAssembly
-//! binding (which stays in the host, `crates/host-core/src/capabilities/keyvalue.rs`), as
+//! binding (which stays in the host, `crates/host-capabilities/src/keyvalue/`), as
 //! Spin keeps its `key-value-sqlite` and `key-value-redis` apart from `factor-key-value`.
 //!
 //! The seam is the [`store::Store`] trait: [`sqlite`] (the embedded default: Spin's table

@@ -9,7 +9,7 @@ use hyper::Method;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-/// The upper bounds of the host's request-latency buckets (crates/host-core/src/metrics).
+/// The upper bounds of the host's request-latency buckets (crates/host-metrics/src).
 const BUCKETS: [f64; 16] = [
     0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
     10.0, 30.0,

@@ -204,7 +204,7 @@ async fn a_first_deployment_prepares_in_a_child_process_and_the_next_from_the_ca
     assert_eq!(cold[1]["success"], true, "{}", cold[1]);
 }
 
-/// The compiled components cached under `cache` (`crates/host-core/src/runtime/compiled.rs`).
+/// The compiled components cached under `cache` (`crates/host-runtime/src/compiled.rs`).
 fn compiled_artifacts(cache: &Path) -> Vec<PathBuf> {
     let dirs = std::fs::read_dir(cache).unwrap().flatten();
     dirs.filter(|d| d.file_name().to_string_lossy().starts_with("compiled-"))
