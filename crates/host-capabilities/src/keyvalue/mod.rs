@@ -36,7 +36,7 @@ impl KeyValue {
         let stores = open::open_all(config).await?;
         let observed = stores
             .into_iter()
-            .map(|(label, store)| (label, host_metrics::store::Observed::around(store)))
+            .map(|(label, store)| (label, host_metrics::store::StoreObserver::around(store)))
             .collect();
         Ok(Self {
             stores: Arc::new(observed),
@@ -48,7 +48,7 @@ impl KeyValue {
     pub fn sqlite(db: Arc<KvDatabase>) -> Self {
         let store: Arc<dyn Store> = Arc::new(SqliteStore::new(db, DEFAULT_LABEL));
         let deployment: Arc<dyn Store> = Arc::new(MemoryStore::default());
-        let observed = host_metrics::store::Observed::around;
+        let observed = host_metrics::store::StoreObserver::around;
         Self {
             stores: Arc::new(BTreeMap::from([
                 (DEFAULT_LABEL.to_owned(), observed(store)),
