@@ -14,7 +14,7 @@ use anyhow::{Context, Result};
 use host_core::capabilities::keyvalue::KeyValue;
 use host_core::capabilities::llm::AiModels;
 use host_core::http::hooks::Hook;
-use host_core::http::listener::Listening;
+use host_core::http::listener::PortBinding;
 use host_core::http::server::ComponentServer;
 use host_core::http::slot::ServerSlot;
 use host_core::runtime::engine;
@@ -273,7 +273,7 @@ impl Launch {
     /// Binds `listen`; `choose` says how a user picks another address when it is taken.
     pub async fn bind(&self, listen: SocketAddr, choose: &str) -> Result<Service> {
         Ok(Service {
-            listening: Listening::bind(listen, choose).await?,
+            listening: PortBinding::bind(listen, choose).await?,
             server: self.server.clone(),
             slot: self.slot.clone(),
             limits: self.limits.clone(),
@@ -283,7 +283,7 @@ impl Launch {
 
 /// A component bound to its address, ready to serve.
 pub struct Service {
-    listening: Listening,
+    listening: PortBinding,
     /// The server it started with (for the host's own in-process calls).
     pub server: Arc<ComponentServer>,
     /// What the listener serves: that server, or a later version of it.

@@ -27,7 +27,7 @@ use wasmtime_wasi_http::p2::bindings::ProxyPre;
 static OPTIMIZING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
 /// Where the optimized code of a component served from baseline code arrives.
-pub type Optimizing = watch::Sender<Option<ProxyPre<InstanceState>>>;
+pub type OptimizedCodeSender = watch::Sender<Option<ProxyPre<InstanceState>>>;
 
 /// A component's code to serve now; if that is baseline code, the optimized code to come.
 #[derive(Clone)]
@@ -60,7 +60,7 @@ impl CodeTiers {
 
     /// Baseline code, and where its optimized code is to be sent. Dropping the sender
     /// unsent leaves the servers on the baseline code.
-    pub fn baseline(pre: ProxyPre<InstanceState>) -> (Self, Optimizing) {
+    pub fn baseline(pre: ProxyPre<InstanceState>) -> (Self, OptimizedCodeSender) {
         let (sender, receiver) = watch::channel(None);
         let code = Self {
             pre,

@@ -15,7 +15,7 @@ use crate::keyvalue::handles::{BucketHandle, CasHandle};
 use keyvalue_stores::memory::MemoryStore;
 use keyvalue_stores::sqlite::{KvDatabase, SqliteStore};
 use keyvalue_stores::store::Store;
-use keyvalue_stores::wrap::{SpinRedisSwap, SpinSqliteSwap, Wrapped};
+use keyvalue_stores::wrap::{SpinRedisSwap, SpinSqliteSwap, StoreWithHook};
 use keyvalue_stores::{DEFAULT_LABEL, DEPLOYMENT_LABEL, config, open};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -85,8 +85,8 @@ impl KeyValue {
     /// (`--simulate-spin-swap`, a test hook: the production swap path has no branch for it).
     pub fn with_simulated_swap(self, like: SimulatedSwap) -> Self {
         let wrap = |store: &Arc<dyn keyvalue_stores::store::Store>| match like {
-            SimulatedSwap::Redis => Wrapped::around(store.clone(), SpinRedisSwap),
-            SimulatedSwap::Sqlite => Wrapped::around(store.clone(), SpinSqliteSwap),
+            SimulatedSwap::Redis => StoreWithHook::around(store.clone(), SpinRedisSwap),
+            SimulatedSwap::Sqlite => StoreWithHook::around(store.clone(), SpinSqliteSwap),
         };
         let stores = self
             .stores
