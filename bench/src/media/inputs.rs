@@ -222,14 +222,14 @@ mod tests {
             "sample_rate = 16000\nseconds = 1.0\nfeatures = \"waveform\"\n[training_data]",
         )
         .unwrap();
-        let prepared = ::media::audio::Featurizer::new(&spec).prepare(wav).unwrap();
-        assert_eq!(prepared.sample_rate, RATE);
-        assert_eq!(prepared.channels, 1);
-        assert!((prepared.seconds - 1.0).abs() < 1e-9);
+        let sound = ::media::audio::Featurizer::new(&spec)
+            .to_tensor(wav)
+            .unwrap();
+        assert_eq!(sound.sample_rate, RATE);
+        assert_eq!(sound.channels, 1);
+        assert!((sound.seconds - 1.0).abs() < 1e-9);
         let loud = |range: std::ops::Range<usize>| {
-            prepared.values[range]
-                .iter()
-                .fold(0f32, |m, v| m.max(v.abs()))
+            sound.values[range].iter().fold(0f32, |m, v| m.max(v.abs()))
         };
         // Quiet before 0.2 s and after 0.75 s, the voice between.
         assert!(loud(0..3000) < 0.01);

@@ -284,7 +284,7 @@ fn judge(r: &mut Report) {
             .find(|s| s.what.starts_with(start))
             .cloned()
     };
-    if let Some(s) = step(r, "1 MP JPEG: media::image::prepare") {
+    if let Some(s) = step(r, "1 MP JPEG: media::image::to_tensor") {
         r.target(
             "1 MP JPEG decoded and resized, native",
             "p50 < 30 ms",

@@ -1,5 +1,5 @@
 //! The media crate's own cost, natively, without HTTP, base64 or WebAssembly: what
-//! `image::prepare` and `audio::Featurizer::prepare` take on the section's files, and, to show
+//! `image::to_tensor` and `audio::Featurizer::to_tensor` take on the section's files, and, to show
 //! where a picture's time goes, the `image` crate's decode alone and its resize alone. Run before any server starts,
 //! so the figures are the code's, not the machine's other load.
 
@@ -63,14 +63,14 @@ pub fn audio_spec(dir: &Path) -> Result<AudioSpec> {
 /// The picture steps, on models/digits' `[input.image]`.
 pub fn pictures(inputs: &Inputs, spec: &ImageSpec, quick: bool) -> Result<Vec<StepRow>> {
     let runs = if quick { 5 } else { 50 };
-    let prepare = |bytes: &[u8]| {
+    let to_tensor = |bytes: &[u8]| {
         let bytes = bytes.to_vec();
         move || {
-            ::media::image::prepare(&bytes, spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+            ::media::image::to_tensor(&bytes, spec).map_err(|e| anyhow::anyhow!("{e}"))?;
             Ok(())
         }
     };
-    // What `prepare` resizes: the decoded picture once grey (the filter `fit` uses).
+    // What `to_tensor` resizes: the decoded picture once grey (the filter `fit` uses).
     let grey = image::load_from_memory(&inputs.jpeg)?.into_luma8();
     Ok(vec![
         time("1 MP JPEG: decode only (image crate)", runs, || {
@@ -87,14 +87,14 @@ pub fn pictures(inputs: &Inputs, spec: &ImageSpec, quick: bool) -> Result<Vec<St
             },
         )?,
         time(
-            "1 MP JPEG: media::image::prepare (to 8x8)",
+            "1 MP JPEG: media::image::to_tensor (to 8x8)",
             runs,
-            prepare(&inputs.jpeg),
+            to_tensor(&inputs.jpeg),
         )?,
         time(
-            "1 KB PNG: media::image::prepare (to 8x8)",
+            "1 KB PNG: media::image::to_tensor (to 8x8)",
             runs * 10,
-            prepare(&inputs.png),
+            to_tensor(&inputs.png),
         )?,
     ])
 }
@@ -108,15 +108,15 @@ pub fn sounds(inputs: &Inputs, spec: &AudioSpec, quick: bool) -> Result<Vec<Step
         drop(::media::audio::Featurizer::new(spec));
         Ok(())
     })?;
-    let prepare = time(
-        "1 s of 16 kHz WAV: Featurizer::prepare (log-mel)",
+    let featurize = time(
+        "1 s of 16 kHz WAV: Featurizer::to_tensor (log-mel)",
         runs,
         || {
             featurizer
-                .prepare(inputs.wav.clone())
+                .to_tensor(inputs.wav.clone())
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             Ok(())
         },
     )?;
-    Ok(vec![prepare, setup])
+    Ok(vec![featurize, setup])
 }

@@ -218,11 +218,11 @@ impl Model for OnnxModel {
 
     fn predict(&self, _t: InputType, data: &Map<String, Value>) -> Result<Value, PredictError> {
         let graph = self.graph().map_err(not_ready)?;
-        let (prepared, assessment) = self.prepare(graph, data)?;
+        let (row, assessment) = self.assess_input(graph, data)?;
         let output = graph
-            .run(&prepared.cells)
-            .map_err(|e| could_not_answer(&e, &prepared))?;
-        self.answer(output, prepared.echo, assessment)
+            .run(&row.cells)
+            .map_err(|e| could_not_answer(&e, &row))?;
+        self.answer(output, row.echo, assessment)
     }
 
     /// One tract call for every item that reads well; the others fail alone. When the call
@@ -238,10 +238,10 @@ impl Model for OnnxModel {
             Ok(graph) => graph,
             Err(e) => return items.iter().map(|_| Err(not_ready(e.clone()))).collect(),
         };
-        let mut prepared = Vec::with_capacity(items.len());
+        let mut assessed = Vec::with_capacity(items.len());
         if let Reader::Media(kind) = &self.reader {
             for read in kind.read_all(items, deadline) {
-                prepared.push(read.and_then(|p| {
+                assessed.push(read.and_then(|p| {
                     let assessment = self.domain.assess_example(&p.cells).map_err(not_ready)?;
                     Ok((p, assessment))
                 }));
@@ -251,10 +251,10 @@ impl Model for OnnxModel {
                 if std::time::Instant::now() >= deadline {
                     break;
                 }
-                prepared.push(self.prepare(graph, data));
+                assessed.push(self.assess_input(graph, data));
             }
         }
-        let read: Vec<&inputs::Prepared> = prepared.iter().flatten().map(|(p, _)| p).collect();
+        let read: Vec<&inputs::InputRow> = assessed.iter().flatten().map(|(p, _)| p).collect();
         let rows: Vec<&[inputs::Cell]> = read.iter().map(|p| p.cells.as_slice()).collect();
         let answers: Vec<Result<graph::Answer, PredictError>> = match graph.run_rows(&rows) {
             Ok(answers) if answers.len() == rows.len() => answers.into_iter().map(Ok).collect(),
@@ -266,8 +266,8 @@ impl Model for OnnxModel {
                 .collect(),
         };
         let mut answers = answers.into_iter();
-        let mut results = Vec::with_capacity(prepared.len());
-        for item in prepared {
+        let mut results = Vec::with_capacity(assessed.len());
+        for item in assessed {
             let result = match item {
                 Err(e) => Err(e),
                 Ok((p, assessment)) => match answers.next() {
@@ -285,7 +285,7 @@ impl Model for OnnxModel {
 /// A row the graph could not run: a failed prediction (200, `success: false`) saying why,
 /// naming the categories never seen in training when the row has any (an encoder exported
 /// with `handle_unknown='error'`, scikit-learn's default, refuses them).
-fn could_not_answer(why: &str, row: &inputs::Prepared) -> PredictError {
+fn could_not_answer(why: &str, row: &inputs::InputRow) -> PredictError {
     let mut said = format!("the model could not answer this input: {why}");
     if !row.unseen.is_empty() {
         let named: Vec<String> = row
@@ -306,20 +306,17 @@ fn could_not_answer(why: &str, row: &inputs::Prepared) -> PredictError {
 impl OnnxModel {
     /// An input read, checked against what the graph takes and judged against the
     /// applicability domain, ready for the graph.
-    fn prepare<'a>(
+    fn assess_input<'a>(
         &'a self,
         graph: &Graph,
         data: &Map<String, Value>,
-    ) -> Result<(inputs::Prepared<'a>, domain::Assessment), PredictError> {
-        let prepared = self.reader.read(data)?;
+    ) -> Result<(inputs::InputRow<'a>, domain::Assessment), PredictError> {
+        let row = self.reader.read(data)?;
         if let Reader::Media(_) = self.reader {
-            let assessment = self
-                .domain
-                .assess_example(&prepared.cells)
-                .map_err(not_ready)?;
-            return Ok((prepared, assessment));
+            let assessment = self.domain.assess_example(&row.cells).map_err(not_ready)?;
+            return Ok((row, assessment));
         }
-        if let Err((at, why)) = graph.check_row(&prepared.cells) {
+        if let Err((at, why)) = graph.check_row(&row.cells) {
             let field = match self.reader.names() {
                 Some(names) => format!("data.features.{}", names[at]),
                 None => "data.text".to_owned(),
@@ -327,11 +324,11 @@ impl OnnxModel {
             return Err(model_sdk::ApiError::invalid(&field, why).into());
         }
         let assessment = self.domain.assess(
-            prepared.fingerprint.as_ref(),
-            |name| prepared.value(name),
-            &prepared.unseen,
+            row.fingerprint.as_ref(),
+            |name| row.value(name),
+            &row.unseen,
             self.checked(),
         );
-        Ok((prepared, assessment))
+        Ok((row, assessment))
     }
 }

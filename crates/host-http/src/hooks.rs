@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 
 /// Work a hook does on a request before the component sees it.
-pub type Preparing<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+pub type HookWork<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 
 pub trait Hook: Send + Sync + 'static {
     /// The host's own answer in the component's place, before the body is read; `None` lets
@@ -31,7 +31,7 @@ pub trait Hook: Send + Sync + 'static {
     fn before_guest<'a>(
         &'a self,
         _req: &'a mut hyper::Request<Full<Bytes>>,
-    ) -> Option<Preparing<'a>> {
+    ) -> Option<HookWork<'a>> {
         None
     }
 

@@ -81,16 +81,16 @@ impl Drop for Alive {
 }
 
 /// A request counted among those waiting for an instance while it lives.
-struct Waiting<'a>(&'a PoolCounters);
+struct WaitTicket<'a>(&'a PoolCounters);
 
-impl<'a> Waiting<'a> {
+impl<'a> WaitTicket<'a> {
     fn new(counters: &'a PoolCounters) -> Self {
         counters.waiting.fetch_add(1, Ordering::Relaxed);
         Self(counters)
     }
 }
 
-impl Drop for Waiting<'_> {
+impl Drop for WaitTicket<'_> {
     fn drop(&mut self) {
         self.0.waiting.fetch_sub(1, Ordering::Relaxed);
     }
@@ -264,7 +264,7 @@ impl InstancePool {
         let turn = match &self.in_use {
             Some(cap) => {
                 let wait = cap.clone().acquire_owned();
-                let _waiting = Waiting::new(&self.counters);
+                let _waiting = WaitTicket::new(&self.counters);
                 match tokio::time::timeout_at(deadline.into(), wait).await {
                     Ok(Ok(permit)) => Some(permit),
                     Ok(Err(_)) => {

@@ -1,7 +1,7 @@
 //! Accepting connections for one listener: HTTP/1.1 with keep-alive, a deadline on request
 //! headers, the guard every request passes, and a graceful drain when the listener stops.
 //! Every port the host serves (a component's, the app's, the metrics') is bound and served
-//! here ([`Listening`]).
+//! here ([`PortBinding`]).
 
 use crate::connection::ConnInfo;
 use crate::guard;
@@ -29,12 +29,12 @@ pub trait Handler: Send + Sync + 'static {
 }
 
 /// A bound port, not yet serving.
-pub struct Listening {
+pub struct PortBinding {
     listener: TcpListener,
     addr: SocketAddr,
 }
 
-impl Listening {
+impl PortBinding {
     /// Binds `addr`. `choose` tells a user how to pick another address when it is taken
     /// (e.g. `--app-port`); the error says so.
     pub async fn bind(addr: SocketAddr, choose: &str) -> Result<Self> {

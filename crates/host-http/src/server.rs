@@ -162,7 +162,7 @@ impl ComponentServer {
         self.metrics
             .request(&path, path_info.as_deref(), status, took, code);
         // The host's own traffic (heartbeats, process checks) is DEBUG unless it failed.
-        let served = request_log::Served {
+        let served = request_log::RequestRecord {
             method: method.as_str(),
             path: &path,
             status,

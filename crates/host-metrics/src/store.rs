@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// `inner`, observed.
-pub struct Observed {
+pub struct StoreObserver {
     inner: Arc<dyn Store>,
 }
 
-impl Observed {
+impl StoreObserver {
     pub fn around(inner: Arc<dyn Store>) -> Arc<dyn Store> {
         Arc::new(Self { inner })
     }
@@ -41,7 +41,7 @@ impl Observed {
 }
 
 #[async_trait::async_trait]
-impl Store for Observed {
+impl Store for StoreObserver {
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         self.timed("get", self.inner.get(key)).await
     }

@@ -113,7 +113,7 @@ pub fn for_engine(engine: &Engine) {
 /// For a compile by `engine` into the compiled code's file `artifact`
 /// (`<cache>/<layout>/<name>.cwasm`): uses the file of that cache while the returned value
 /// lives, and writes what was compiled when it is dropped. `None` for Winch's engine.
-pub fn compiling_for(engine: &Engine, artifact: &Path) -> Option<Compiling> {
+pub fn compiling_for(engine: &Engine, artifact: &Path) -> Option<CompileRun> {
     let settings = settings_of(engine);
     let engines = CRANELIFT_ENGINES.lock().unwrap_or_else(|p| p.into_inner());
     if !engines.contains(&settings) {
@@ -126,21 +126,21 @@ pub fn compiling_for(engine: &Engine, artifact: &Path) -> Option<Compiling> {
 
 /// Uses the file of the cache in `dir` for the compile that runs while the returned value
 /// lives ([`compiling_for`]).
-fn compiling_in(dir: &Path) -> Compiling {
+fn compiling_in(dir: &Path) -> CompileRun {
     let cache = store();
     cache.open(dir);
     let before = cache.counts();
-    Compiling { cache, before }
+    CompileRun { cache, before }
 }
 
 /// A compile under way ([`compiling_for`]).
-pub struct Compiling {
+pub struct CompileRun {
     cache: Arc<FunctionCache>,
     /// The store's counts when it began.
     before: (usize, usize),
 }
 
-impl Drop for Compiling {
+impl Drop for CompileRun {
     /// Writes what was compiled and says how much came from the cache (the counts are the
     /// process's: compiles running at once add theirs).
     fn drop(&mut self) {

@@ -19,7 +19,7 @@ use tracing::Level;
 pub const REQUEST_LOG: &str = "request";
 
 /// One request, as the log tells it.
-pub struct Served<'a> {
+pub struct RequestRecord<'a> {
     pub method: &'a str,
     pub path: &'a str,
     pub status: u16,
@@ -29,7 +29,7 @@ pub struct Served<'a> {
 
 /// Logs `served` at DEBUG when `routine` (the host's own traffic that went well), else at
 /// INFO: requests from outside are what a person watching the log wants to see.
-pub fn record(served: &Served<'_>, routine: bool) {
+pub fn record(served: &RequestRecord<'_>, routine: bool) {
     // `enabled!` takes its level as a constant: one branch per level.
     let (level, wanted) = if routine {
         let wanted = tracing::enabled!(target: REQUEST_LOG, Level::DEBUG);
@@ -46,7 +46,7 @@ pub fn record(served: &Served<'_>, routine: bool) {
 
 /// `2026-11-25T21:49:33.216254Z  INFO request: method=GET path="/health" status=200
 /// latency_ms=0.87 peer=127.0.0.1:56780`, with a newline.
-fn format_line(now: SystemTime, level: Level, served: &Served<'_>, ansi: bool) -> String {
+fn format_line(now: SystemTime, level: Level, served: &RequestRecord<'_>, ansi: bool) -> String {
     let style = |code: &'static str| if ansi { code } else { "" };
     let (dim, italic, reset) = (style("\x1b[2m"), style("\x1b[3m"), style("\x1b[0m"));
     let mut line = String::with_capacity(128);
@@ -165,7 +165,7 @@ mod tests {
 
     /// The line of a 200 to `GET path` from `peer` that took 18.305 ms, without colours.
     fn line_of(at: SystemTime, level: Level, path: &str, peer: &str) -> String {
-        let served = Served {
+        let served = RequestRecord {
             method: "GET",
             path,
             status: 200,

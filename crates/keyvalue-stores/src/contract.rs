@@ -10,7 +10,7 @@ use super::redis::RedisStore;
 use super::sqlite::{KvDatabase, SqliteStore};
 use super::store::{Store, Swap};
 use super::turns::Turns;
-use super::wrap::Wrapped;
+use super::wrap::StoreWithHook;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -224,7 +224,7 @@ async fn sqlite_labels_are_apart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn wrapped_stores_keep_the_contract() {
     let (_dir, store) = temp_sqlite();
-    keeps_the_contract(Wrapped::around(store, Turns::default())).await;
+    keeps_the_contract(StoreWithHook::around(store, Turns::default())).await;
 }
 
 /// A private Redis, or `None` (announced) where it is not installed and not required.
@@ -251,7 +251,7 @@ async fn redis_keeps_the_contract() {
         .unwrap();
     assert!(store.is_shared());
     // As `open` installs it: with turns.
-    keeps_the_contract(Wrapped::around(Arc::new(store), Turns::default())).await;
+    keeps_the_contract(StoreWithHook::around(Arc::new(store), Turns::default())).await;
 }
 
 /// Two hosts on one Redis, each taking turns among its own requests only: their swaps race
@@ -266,7 +266,7 @@ async fn redis_shared_by_two_hosts_loses_no_update() {
         let store = RedisStore::connect(&format!("{}/0", server.url()))
             .await
             .unwrap();
-        hosts.push(Wrapped::around(Arc::new(store), Turns::default()));
+        hosts.push(StoreWithHook::around(Arc::new(store), Turns::default()));
     }
     swaps_lose_no_update_under_races(&hosts).await;
 }
@@ -282,7 +282,7 @@ async fn redis_never_shows_a_swap_that_lost() {
         return;
     };
     let url = format!("{}/0", server.url());
-    let this: Arc<dyn Store> = Wrapped::around(
+    let this: Arc<dyn Store> = StoreWithHook::around(
         Arc::new(RedisStore::connect(&url).await.unwrap()),
         Turns::default(),
     );
@@ -310,8 +310,8 @@ async fn redis_never_shows_a_swap_that_lost() {
 async fn turns_of_two_hosts_lose_no_update() {
     let shared: Arc<dyn Store> = Arc::new(super::memory::MemoryStore::default());
     let hosts = [
-        Wrapped::around(shared.clone(), Turns::default()),
-        Wrapped::around(shared, Turns::default()),
+        StoreWithHook::around(shared.clone(), Turns::default()),
+        StoreWithHook::around(shared, Turns::default()),
     ];
     swaps_lose_no_update_under_races(&hosts).await;
 }

@@ -8,7 +8,7 @@ use super::redis::RedisStore;
 use super::sqlite::{KvDatabase, SqliteStore};
 use super::store::Store;
 use super::turns::Turns;
-use super::wrap::Wrapped;
+use super::wrap::StoreWithHook;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -53,7 +53,7 @@ pub async fn open_all(config: &StoreConfig) -> Result<BTreeMap<String, Arc<dyn S
                         )
                     })?;
                     tracing::info!(label, url = store.shown_url(), "key-value store on Redis");
-                    let store = Wrapped::around(Arc::new(store), Turns::default());
+                    let store = StoreWithHook::around(Arc::new(store), Turns::default());
                     redis.insert(url.clone(), store.clone());
                     store
                 }

@@ -26,19 +26,19 @@ pub trait SwapHook: Send + Sync + 'static {
 }
 
 /// `inner`, with its compare-and-swap run through `hook`.
-pub struct Wrapped<H> {
+pub struct StoreWithHook<H> {
     inner: Arc<dyn Store>,
     hook: H,
 }
 
-impl<H: SwapHook> Wrapped<H> {
+impl<H: SwapHook> StoreWithHook<H> {
     pub fn around(inner: Arc<dyn Store>, hook: H) -> Arc<dyn Store> {
         Arc::new(Self { inner, hook })
     }
 }
 
 #[async_trait::async_trait]
-impl<H: SwapHook> Store for Wrapped<H> {
+impl<H: SwapHook> Store for StoreWithHook<H> {
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         self.inner.get(key).await
     }

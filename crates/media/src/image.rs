@@ -10,7 +10,7 @@ use std::io::Cursor;
 
 /// A picture ready for the graph, and what it was.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Prepared {
+pub struct ImageTensor {
     /// The tensor's values for this picture, in `spec.shape()`'s order.
     pub values: Vec<f32>,
     /// The file's format (`png`, `jpeg`, ...) and size as sent.
@@ -19,7 +19,7 @@ pub struct Prepared {
     pub height: u32,
 }
 
-impl Prepared {
+impl ImageTensor {
     /// The tensor's values and the facts, apart.
     pub fn into_parts(self) -> (Vec<f32>, serde_json::Value) {
         let facts = self.facts();
@@ -45,11 +45,11 @@ const FILTER_SPAN: u32 = 4;
 pub const FORMATS: &str = "PNG, JPEG, GIF, BMP or WebP";
 
 /// Decodes `bytes` and makes the tensor `spec` describes.
-pub fn prepare(bytes: &[u8], spec: &ImageSpec) -> Result<Prepared, MediaError> {
+pub fn to_tensor(bytes: &[u8], spec: &ImageSpec) -> Result<ImageTensor, MediaError> {
     let (picture, format) = decode(bytes, spec)?;
     let (width, height) = (picture.width(), picture.height());
     let fitted = fit(flatten(picture, spec), spec);
-    Ok(Prepared {
+    Ok(ImageTensor {
         values: tensor(&fitted, spec),
         format,
         width,

@@ -60,12 +60,12 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("build") => build(),
         Some("test") => {
-            let prepared = test_command::prepare();
+            let fetching = test_command::fetch_prerequisites();
             let built = build();
-            let prepared = prepared
+            let prerequisites = fetching
                 .join()
-                .unwrap_or_else(|_| Err("preparing the tests panicked".into()));
-            built.and_then(|()| test_command::run(&args[1..], prepared?))
+                .unwrap_or_else(|_| Err("fetching the tests' prerequisites panicked".into()));
+            built.and_then(|()| test_command::run(&args[1..], prerequisites?))
         }
         Some("up") => build().and_then(|()| {
             if let Err(e) = install_models() {

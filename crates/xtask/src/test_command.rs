@@ -9,17 +9,17 @@ use std::process::Command;
 /// What the test command needs beside the build, fetched while it compiles: the optional
 /// tools ([`optional_tools::OPTIONAL`]: Redis, the browser, ... whether each is here), and
 /// the AI models' files.
-pub struct Prepared {
+pub struct Prerequisites {
     tools: optional_tools::Found,
 }
 
 /// Starts installing the tools and model files the tests need, on a thread of its own:
 /// downloads and unpacking overlap the compile instead of following it.
-pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
+pub fn fetch_prerequisites() -> std::thread::JoinHandle<Result<Prerequisites, String>> {
     std::thread::spawn(|| {
         let tools = optional_tools::Found::ensure(&root());
         install_models()?;
-        Ok(Prepared { tools })
+        Ok(Prerequisites { tools })
     })
 }
 
@@ -31,8 +31,8 @@ pub fn prepare() -> std::thread::JoinHandle<Result<Prepared, String>> {
 /// With no arguments the test binaries run several at a time ([`runner`]); arguments go to
 /// one plain `cargo test --release` (e.g. `--test e2e chat::api::`, or a test name), without
 /// the Redis pass.
-pub fn run(extra: &[String], prepared: Prepared) -> Result<(), String> {
-    let Prepared { tools } = prepared;
+pub fn run(extra: &[String], prerequisites: Prerequisites) -> Result<(), String> {
+    let Prerequisites { tools } = prerequisites;
     // CI can install every tool (it runs as root), so a skip there would hide a broken install.
     let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
     let missing: Vec<&str> = tools.missing().map(|t| t.what).collect();

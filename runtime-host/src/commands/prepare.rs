@@ -44,7 +44,7 @@ pub async fn run(args: PrepareArgs) -> Result<()> {
     let launcher = Launcher::new(&args.runtime)?.doing_cold_work_here();
     let whom = format!("component {}", args.component.display());
     let grants = launcher.grants(KeyValue::in_memory(), &[], &Access::flags(whom))?;
-    match launcher.prepare(&args.component, &grants).await {
+    match launcher.load_component(&args.component, &grants).await {
         Ok(_) => Ok(()),
         // Nothing was prepared: the parent must not take the cache for filled.
         Err(e) if stop::is_stopped(&e) => {

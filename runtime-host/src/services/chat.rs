@@ -3,7 +3,7 @@
 //! the component with whatever `--variable`s it is given; `runtime-host chats` is the import
 //! and export client.)
 
-use crate::services::launch::{Launcher, Loaded};
+use crate::services::launch::{Launch, Launcher};
 use anyhow::Result;
 use host_core::capabilities::keyvalue::KeyValue;
 use host_core::http::server::ComponentServer;
@@ -36,7 +36,7 @@ impl Recipe {
         launcher: &Launcher,
         component: &Path,
         kv: KeyValue,
-    ) -> Result<Loaded> {
+    ) -> Result<Launch> {
         let vars = [("chat_admin_token", self.token.value.clone())];
         let access = Access {
             ai_models: vec![edge_api::language_model::MODEL.to_owned()],

@@ -5,16 +5,16 @@
 //! pool, the compilation cache, the limits, the AI models' weights, the command line's
 //! flags): `serve`, `registry`, `model` and `predict --model` make one for their component,
 //! `up` one for everything it runs. It makes each component's grants ([`Launcher::grants`]),
-//! compiles and pre-initializes it, racing the stop signal ([`Launcher::prepare`]), and
-//! puts a server of it in a slot ([`Launcher::server`]): a [`Loaded`] component, which
-//! [`Loaded::bind`] turns into a [`Service`] on its port.
+//! compiles and pre-initializes it, racing the stop signal ([`Launcher::load_component`]), and
+//! puts a server of it in a slot ([`Launcher::server`]): a [`Launch`], which
+//! [`Launch::bind`] turns into a [`Service`] on its port.
 
 use crate::services::metrics_endpoint;
 use anyhow::{Context, Result};
 use host_core::capabilities::keyvalue::KeyValue;
 use host_core::capabilities::llm::AiModels;
 use host_core::http::hooks::Hook;
-use host_core::http::listener::Listening;
+use host_core::http::listener::PortBinding;
 use host_core::http::server::ComponentServer;
 use host_core::http::slot::ServerSlot;
 use host_core::runtime::engine;
@@ -38,7 +38,7 @@ pub const DRAIN_GRACE: Duration = Duration::from_secs(2);
 #[derive(Clone)]
 pub struct Launcher {
     engine: wasmtime::Engine,
-    /// Winch's engine, for components whose optimized code is not cached yet ([`Code`]);
+    /// Winch's engine, for components whose optimized code is not cached yet ([`CodeTiers`]);
     /// `None` with `--optimized-only`, or where Winch cannot run here.
     baseline: Option<wasmtime::Engine>,
     runtime: RuntimeArgs,
@@ -144,13 +144,17 @@ impl Launcher {
     /// (see `host_core::runtime::preinit`), what the cache lacks done in a child process
     /// (unless [`Launcher::doing_cold_work_here`]); [`stop::Stopped`] if a stop signal comes
     /// first.
-    pub async fn prepare(&self, path: &Path, grants: &Grants) -> Result<ProxyPre<InstanceState>> {
+    pub async fn load_component(
+        &self,
+        path: &Path,
+        grants: &Grants,
+    ) -> Result<ProxyPre<InstanceState>> {
         let source = Source::read(path, &grants.files)?;
-        self.prepare_source(source, grants).await
+        self.load_source(source, grants).await
     }
 
-    /// [`Launcher::prepare`] of a component already read.
-    pub async fn prepare_source(
+    /// [`Launcher::load_component`] of a component already read.
+    pub async fn load_source(
         &self,
         source: Source,
         grants: &Grants,
@@ -193,7 +197,7 @@ impl Launcher {
         pre: ProxyPre<InstanceState>,
         grants: Grants,
         hooks: Vec<Arc<dyn Hook>>,
-    ) -> Loaded {
+    ) -> Launch {
         tracing::info!(
             variables = ?grants.vars.names(),
             mounts = ?grants.files.guest_paths(),
@@ -202,7 +206,7 @@ impl Launcher {
         let server = ComponentServer::new(name, pre, grants, self.limits.clone(), hooks);
         let server = Arc::new(server);
         metrics_endpoint::watch(&server);
-        Loaded {
+        Launch {
             slot: ServerSlot::new(server.clone()),
             server,
             limits: self.limits.clone(),
@@ -217,23 +221,23 @@ impl Launcher {
         component: &Path,
         vars: &[(&str, String)],
         hooks: Vec<Arc<dyn Hook>>,
-    ) -> Result<Loaded> {
+    ) -> Result<Launch> {
         let kv = self.runtime.key_value().await?;
         let access = Access::flags(format!("component {}", component.display()));
         let grants = self.grants(kv, vars, &access)?;
         self.launch(component, grants, hooks).await
     }
 
-    /// [`Launcher::prepare`], then [`Launcher::server`] as the deployment named after the
+    /// [`Launcher::load_component`], then [`Launcher::server`] as the deployment named after the
     /// component's file.
     pub async fn launch(
         &self,
         component: &Path,
         grants: Grants,
         hooks: Vec<Arc<dyn Hook>>,
-    ) -> Result<Loaded> {
+    ) -> Result<Launch> {
         let source = Source::read(component, &grants.files)?;
-        let code = self.prepare_code(source, &grants).await?;
+        let code = self.load_code(source, &grants).await?;
         Ok(self.server_of(&metrics_name(component), &code, grants, hooks))
     }
 }
@@ -257,19 +261,19 @@ pub fn metrics_name(component: &Path) -> String {
         .map_or("component".into(), |s| s.to_string_lossy().into_owned())
 }
 
-/// A component compiled, linked and ready to answer, not yet bound to an address.
-pub struct Loaded {
+/// A launch: a component compiled, linked and ready to answer, not yet bound to an address.
+pub struct Launch {
     pub server: Arc<ComponentServer>,
     /// Where its listener will find it (an upgrade replaces the server there).
     pub slot: Arc<ServerSlot>,
     pub limits: Limits,
 }
 
-impl Loaded {
+impl Launch {
     /// Binds `listen`; `choose` says how a user picks another address when it is taken.
     pub async fn bind(&self, listen: SocketAddr, choose: &str) -> Result<Service> {
         Ok(Service {
-            listening: Listening::bind(listen, choose).await?,
+            listening: PortBinding::bind(listen, choose).await?,
             server: self.server.clone(),
             slot: self.slot.clone(),
             limits: self.limits.clone(),
@@ -279,7 +283,7 @@ impl Loaded {
 
 /// A component bound to its address, ready to serve.
 pub struct Service {
-    listening: Listening,
+    listening: PortBinding,
     /// The server it started with (for the host's own in-process calls).
     pub server: Arc<ComponentServer>,
     /// What the listener serves: that server, or a later version of it.

@@ -7,7 +7,7 @@
 //! in-process call per deployment, within [`READ_BUDGET`]).
 
 use edge_api::error::ErrorCode;
-use host_core::http::listener::{Handler, Listening};
+use host_core::http::listener::{Handler, PortBinding};
 use host_core::http::responses::{self, HostResponse};
 use host_core::http::router::HostRoute;
 use host_core::http::server::ComponentServer;
@@ -163,7 +163,7 @@ pub async fn listen(
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let Some(addr) = addr else { return Ok(()) };
-    let listening = Listening::bind(addr, "--metrics-listen").await?;
+    let listening = PortBinding::bind(addr, "--metrics-listen").await?;
     println!("metrics on http://{}{PATH}", listening.addr());
     let metrics = Arc::new(MetricsOnly);
     tokio::spawn(listening.serve(metrics, stop, Duration::from_secs(1)));

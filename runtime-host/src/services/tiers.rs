@@ -11,7 +11,7 @@
 //! once. A component Winch cannot compile is served once Cranelift has compiled it, as
 //! before, and the log says why.
 
-use crate::services::launch::{Launcher, Loaded};
+use crate::services::launch::{Launch, Launcher};
 use anyhow::Result;
 use host_core::http::hooks::Hook;
 use host_core::http::server::ComponentServer;
@@ -27,11 +27,11 @@ use wasmtime_wasi_http::p2::bindings::ProxyPre;
 static OPTIMIZING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
 /// Where the optimized code of a component served from baseline code arrives.
-pub type Optimizing = watch::Sender<Option<ProxyPre<InstanceState>>>;
+pub type OptimizedCodeSender = watch::Sender<Option<ProxyPre<InstanceState>>>;
 
 /// A component's code to serve now; if that is baseline code, the optimized code to come.
 #[derive(Clone)]
-pub struct Code {
+pub struct CodeTiers {
     pub pre: ProxyPre<InstanceState>,
     /// `pre` is Winch's code.
     baseline: bool,
@@ -39,7 +39,7 @@ pub struct Code {
     optimized: Option<watch::Receiver<Option<ProxyPre<InstanceState>>>>,
 }
 
-impl Code {
+impl CodeTiers {
     /// Optimized code: nothing follows.
     pub fn optimized(pre: ProxyPre<InstanceState>) -> Self {
         Self {
@@ -60,7 +60,7 @@ impl Code {
 
     /// Baseline code, and where its optimized code is to be sent. Dropping the sender
     /// unsent leaves the servers on the baseline code.
-    pub fn baseline(pre: ProxyPre<InstanceState>) -> (Self, Optimizing) {
+    pub fn baseline(pre: ProxyPre<InstanceState>) -> (Self, OptimizedCodeSender) {
         let (sender, receiver) = watch::channel(None);
         let code = Self {
             pre,
@@ -122,15 +122,15 @@ async fn gone(server: &std::sync::Weak<ComponentServer>) {
 }
 
 impl Launcher {
-    /// The component of `source`, as [`Launcher::prepare_source`] makes it, or, where the
+    /// The component of `source`, as [`Launcher::load_source`] makes it, or, where the
     /// cache lacks its optimized code, compiled by Winch at once and optimized in the
     /// background ([`crate::services::tiers`]).
-    pub async fn prepare_code(&self, source: Source, grants: &Grants) -> Result<Code> {
+    pub async fn load_code(&self, source: Source, grants: &Grants) -> Result<CodeTiers> {
         let source = match self.baseline_engine() {
             Some(baseline) if self.runtime().baseline_only => {
                 let compiling = source.compile_plain(baseline, self.cache_dir());
                 let pre = stop::unless(signals::wait(), compiling).await??;
-                return Ok(Code::baseline_only(pre));
+                return Ok(CodeTiers::baseline_only(pre));
             }
             Some(baseline) => {
                 let (engine, cache_dir) = (self.engine().clone(), self.cache_dir().to_owned());
@@ -150,7 +150,9 @@ impl Launcher {
             }
             None => source,
         };
-        Ok(Code::optimized(self.prepare_source(source, grants).await?))
+        Ok(CodeTiers::optimized(
+            self.load_source(source, grants).await?,
+        ))
     }
 
     /// `source` compiled by Winch, its optimized code compiling in the background; the
@@ -160,7 +162,7 @@ impl Launcher {
         baseline: &wasmtime::Engine,
         source: Source,
         grants: &Grants,
-    ) -> Result<Result<Code, Source>> {
+    ) -> Result<Result<CodeTiers, Source>> {
         let started = Instant::now();
         let path = source.path().to_owned();
         let compiling = source.compile_plain(baseline, self.cache_dir());
@@ -179,7 +181,7 @@ impl Launcher {
             load_ms = started.elapsed().as_millis() as u64,
             "component compiled by Winch (baseline code); Cranelift's follows in the background"
         );
-        let (code, optimized) = Code::baseline(pre);
+        let (code, optimized) = CodeTiers::baseline(pre);
         let (launcher, grants) = (self.clone(), grants.clone());
         tokio::spawn(async move {
             // One at a time: the deployments serving meanwhile (and their self-tests) keep
@@ -190,7 +192,7 @@ impl Launcher {
                 return;
             }
             let compiled = tokio::select! {
-                compiled = launcher.prepare_source(source, &grants) => compiled,
+                compiled = launcher.load_source(source, &grants) => compiled,
                 // Nothing serves this code any more (its model was removed): the compile,
                 // in a child process killed with its future, stops.
                 () = optimized.closed() => {
@@ -247,10 +249,10 @@ impl Launcher {
     pub fn server_of(
         &self,
         name: &str,
-        code: &Code,
+        code: &CodeTiers,
         grants: Grants,
         hooks: Vec<Arc<dyn Hook>>,
-    ) -> Loaded {
+    ) -> Launch {
         let loaded = self.server(name, code.pre.clone(), grants, hooks);
         if code.is_baseline() {
             loaded.server.mark_baseline();

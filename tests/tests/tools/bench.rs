@@ -217,7 +217,7 @@ fn bench_quick_runs_every_section_and_reports_measurements() {
         .iter()
         .map(|s| s["what"].as_str().unwrap())
         .collect();
-    for step in ["1 MP JPEG: media::image::prepare", "1 s of 16 kHz WAV"] {
+    for step in ["1 MP JPEG: media::image::to_tensor", "1 s of 16 kHz WAV"] {
         assert!(steps.iter().any(|s| s.starts_with(step)), "{steps:?}");
     }
     for model in ["digits", "spoken-digits"] {

@@ -3,7 +3,7 @@
 //! tensor by the `media` crate, the training scripts' own featurizer. Every way a file can be
 //! bad is a 400 with its own `error_code`, naming the field.
 
-use super::{Cell, Prepared};
+use super::{Cell, InputRow};
 use base64::Engine;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use guest_kit::fetch::{self, FetchError};
@@ -134,17 +134,17 @@ impl Kind {
     }
 
     /// The file made into the graph's row; `echo` says where it came from.
-    pub fn prepare(&self, bytes: Vec<u8>, source: Value) -> Result<Prepared<'static>, ApiError> {
+    pub fn to_row(&self, bytes: Vec<u8>, source: Value) -> Result<InputRow<'static>, ApiError> {
         let at = format!("data.{}", self.field());
         let (values, mut facts) = match self {
-            Kind::Image(spec) => media::image::prepare(&bytes, spec).map(|p| p.into_parts()),
-            Kind::Audio(f) => f.prepare(bytes).map(|p| p.into_parts()),
+            Kind::Image(spec) => media::image::to_tensor(&bytes, spec).map(|p| p.into_parts()),
+            Kind::Audio(f) => f.to_tensor(bytes).map(|p| p.into_parts()),
         }
         .map_err(|e| media_error(&at, e))?;
         if let (Value::Object(facts), Value::Object(from)) = (&mut facts, source) {
             facts.extend(from);
         }
-        Ok(Prepared {
+        Ok(InputRow {
             cells: values
                 .into_iter()
                 .map(|v| Cell::Number(f64::from(v)))
@@ -157,12 +157,12 @@ impl Kind {
     }
 
     /// Reads one request's `data`: the file, fetched if need be, made into the row.
-    pub fn read(&self, data: &Map<String, Value>) -> Result<Prepared<'static>, PredictError> {
+    pub fn read(&self, data: &Map<String, Value>) -> Result<InputRow<'static>, PredictError> {
         match self.source(data)? {
-            Source::Inline(bytes) => Ok(self.prepare(bytes, json!({"source": "inline"}))?),
+            Source::Inline(bytes) => Ok(self.to_row(bytes, json!({"source": "inline"}))?),
             Source::Url(url) => {
                 let bytes = self.fetch(&url, Instant::now() + FETCH_TIME)?;
-                Ok(self.prepare(bytes, json!({"source": "url", "url": url}))?)
+                Ok(self.to_row(bytes, json!({"source": "url", "url": url}))?)
             }
         }
     }
@@ -176,7 +176,7 @@ impl Kind {
         &self,
         items: &[Map<String, Value>],
         deadline: Instant,
-    ) -> Vec<Result<Prepared<'static>, PredictError>> {
+    ) -> Vec<Result<InputRow<'static>, PredictError>> {
         let at = format!("data.{}_url", self.field());
         let mut read = Vec::with_capacity(items.len());
         for wave in items.chunks(WAVE) {
@@ -199,14 +199,14 @@ impl Kind {
                     return read;
                 }
                 read.push(source.and_then(|source| match source {
-                    Source::Inline(bytes) => Ok(self.prepare(bytes, json!({"source": "inline"}))?),
+                    Source::Inline(bytes) => Ok(self.to_row(bytes, json!({"source": "inline"}))?),
                     Source::Url(url) => {
                         let bytes = fetched
                             .next()
                             .ok_or_else(|| PredictError::Fault("a URL without an answer".into()))?
                             .map_err(|e| fetch_error(&at, e))?
                             .bytes;
-                        Ok(self.prepare(bytes, json!({"source": "url", "url": url}))?)
+                        Ok(self.to_row(bytes, json!({"source": "url", "url": url}))?)
                     }
                 }));
             }

@@ -39,7 +39,7 @@ pub enum Cell {
 }
 
 /// One input, ready for the graph.
-pub struct Prepared<'a> {
+pub struct InputRow<'a> {
     /// The row, a cell per feature (or per featurizer column), in the graph's order.
     pub cells: Vec<Cell>,
     /// What the result echoes as `input`.
@@ -52,7 +52,7 @@ pub struct Prepared<'a> {
     pub unseen: Vec<(&'a str, String)>,
 }
 
-impl Prepared<'_> {
+impl InputRow<'_> {
     pub fn value(&self, name: &str) -> Option<f64> {
         self.named.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
@@ -99,7 +99,7 @@ impl Reader {
         }
     }
 
-    pub fn read<'a>(&'a self, data: &Map<String, Value>) -> Result<Prepared<'a>, PredictError> {
+    pub fn read<'a>(&'a self, data: &Map<String, Value>) -> Result<InputRow<'a>, PredictError> {
         match self {
             Reader::Text {
                 featurizer,
@@ -126,7 +126,7 @@ impl Reader {
                     .map(|d| d.code)
                     .zip(features.descriptors.iter().copied())
                     .collect();
-                Ok(Prepared {
+                Ok(InputRow {
                     cells: features
                         .vector()
                         .into_iter()
@@ -141,7 +141,7 @@ impl Reader {
             Reader::Tabular { names, categories } => {
                 input::only_fields(data, &["features"], "send data.features")?;
                 let cells = tabular::read(names, categories, data.get("features"))?;
-                Ok(tabular::prepared(names, categories, cells))
+                Ok(tabular::input_row(names, categories, cells))
             }
             Reader::Media(kind) => kind.read(data),
         }

@@ -2,7 +2,7 @@
 //! feature is a number within ±f32::MAX, or `null` (missing); a text feature (a category of
 //! `input.categories`) is a string.
 
-use super::{Cell, Prepared};
+use super::{Cell, InputRow};
 use model_sdk::ApiError;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -131,11 +131,11 @@ pub fn read(
 }
 
 /// A read row, with its echo and what the applicability domain checks.
-pub fn prepared<'a>(
+pub fn input_row<'a>(
     names: &'a [String],
     categories: &'a BTreeMap<String, Vec<String>>,
     cells: Vec<Cell>,
-) -> Prepared<'a> {
+) -> InputRow<'a> {
     let mut echo = Map::new();
     let mut named = Vec::new();
     let mut unseen = Vec::new();
@@ -155,7 +155,7 @@ pub fn prepared<'a>(
         };
         echo.insert(n.clone(), value);
     }
-    Prepared {
+    InputRow {
         cells,
         echo: Value::Object(echo),
         fingerprint: None,

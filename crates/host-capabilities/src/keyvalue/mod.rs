@@ -15,7 +15,7 @@ use crate::keyvalue::handles::{BucketHandle, CasHandle};
 use keyvalue_stores::memory::MemoryStore;
 use keyvalue_stores::sqlite::{KvDatabase, SqliteStore};
 use keyvalue_stores::store::Store;
-use keyvalue_stores::wrap::{SpinRedisSwap, SpinSqliteSwap, Wrapped};
+use keyvalue_stores::wrap::{SpinRedisSwap, SpinSqliteSwap, StoreWithHook};
 use keyvalue_stores::{DEFAULT_LABEL, DEPLOYMENT_LABEL, config, open};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -36,7 +36,7 @@ impl KeyValue {
         let stores = open::open_all(config).await?;
         let observed = stores
             .into_iter()
-            .map(|(label, store)| (label, host_metrics::store::Observed::around(store)))
+            .map(|(label, store)| (label, host_metrics::store::StoreObserver::around(store)))
             .collect();
         Ok(Self {
             stores: Arc::new(observed),
@@ -48,7 +48,7 @@ impl KeyValue {
     pub fn sqlite(db: Arc<KvDatabase>) -> Self {
         let store: Arc<dyn Store> = Arc::new(SqliteStore::new(db, DEFAULT_LABEL));
         let deployment: Arc<dyn Store> = Arc::new(MemoryStore::default());
-        let observed = host_metrics::store::Observed::around;
+        let observed = host_metrics::store::StoreObserver::around;
         Self {
             stores: Arc::new(BTreeMap::from([
                 (DEFAULT_LABEL.to_owned(), observed(store)),
@@ -85,8 +85,8 @@ impl KeyValue {
     /// (`--simulate-spin-swap`, a test hook: the production swap path has no branch for it).
     pub fn with_simulated_swap(self, like: SimulatedSwap) -> Self {
         let wrap = |store: &Arc<dyn keyvalue_stores::store::Store>| match like {
-            SimulatedSwap::Redis => Wrapped::around(store.clone(), SpinRedisSwap),
-            SimulatedSwap::Sqlite => Wrapped::around(store.clone(), SpinSqliteSwap),
+            SimulatedSwap::Redis => StoreWithHook::around(store.clone(), SpinRedisSwap),
+            SimulatedSwap::Sqlite => StoreWithHook::around(store.clone(), SpinSqliteSwap),
         };
         let stores = self
             .stores

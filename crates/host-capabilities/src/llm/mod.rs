@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::OnceCell;
 use wasmtime::component::{HasData, Linker};
 use worker::Worker;
-pub use worker::{EmbedError, Embedded};
+pub use worker::{EmbedError, EmbeddingBatch};
 
 /// Texts one call may carry: bounds the work and the answer one request can ask for.
 const MAX_TEXTS_PER_CALL: usize = 1024;
@@ -40,12 +40,12 @@ const MAX_TEXTS_PER_CALL: usize = 1024;
 #[derive(Clone)]
 pub struct AiModels {
     dir: PathBuf,
-    loaded: Arc<Mutex<HashMap<String, Arc<OnceCell<Running>>>>>,
+    loaded: Arc<Mutex<HashMap<String, Arc<OnceCell<ModelThread>>>>>,
 }
 
 /// A loaded model, on its thread.
 #[derive(Clone)]
-enum Running {
+enum ModelThread {
     Embedding(Worker),
     Generation(Generator),
 }
@@ -72,7 +72,7 @@ impl AiModels {
 
     /// The running model, loaded on first use. A failed load is not remembered: the next
     /// call tries again, so installing the files fixes a running host.
-    async fn running(&self, name: &str) -> Result<Running, String> {
+    async fn running(&self, name: &str) -> Result<ModelThread, String> {
         let cell = self
             .loaded
             .lock()
@@ -90,18 +90,18 @@ impl AiModels {
             let engine = catalogue::find(&name).ok_or_else(|| not_installed(&name, &dir))?;
             let (thread_name, load_dir) = (name.clone(), dir.clone());
             let loaded = tokio::task::spawn_blocking(move || match engine.load {
-                Load::Embedding(load) => load(&load_dir).map(Loaded::Embedding),
-                Load::Generation(load) => load(&load_dir).map(|lv| Loaded::Generation(Box::new(lv))),
+                Load::Embedding(load) => load(&load_dir).map(Model::Embedding),
+                Load::Generation(load) => load(&load_dir).map(|lv| Model::Generation(Box::new(lv))),
             })
             .await
             .map_err(|e| format!("loading {name}: {e}"))?
             .map_err(|e| format!("loading {name} from {}: {e:#}", dir.display()))?;
             tracing::info!(model = %name, load_ms = started.elapsed().as_millis() as u64, "AI model loaded");
             match loaded {
-                Loaded::Embedding(model) => Worker::start(&thread_name, model).map(Running::Embedding),
-                Loaded::Generation(loaded) => {
+                Model::Embedding(model) => Worker::start(&thread_name, model).map(ModelThread::Embedding),
+                Model::Generation(loaded) => {
                     let (llama, vocabulary) = *loaded;
-                    Generator::start(&thread_name, llama, vocabulary).map(Running::Generation)
+                    Generator::start(&thread_name, llama, vocabulary).map(ModelThread::Generation)
                 }
             }
             .map_err(|e| format!("starting {name}: {e}"))
@@ -114,8 +114,8 @@ impl AiModels {
     /// component reaches it through `infer`).
     pub async fn generator(&self, name: &str) -> Result<Generator, String> {
         match self.running(name).await? {
-            Running::Generation(g) => Ok(g),
-            Running::Embedding(_) => Err(format!(
+            ModelThread::Generation(g) => Ok(g),
+            ModelThread::Embedding(_) => Err(format!(
                 "`{name}` is an embedding model; it does not generate text"
             )),
         }
@@ -126,7 +126,7 @@ impl AiModels {
         &self,
         name: &str,
         texts: Vec<String>,
-    ) -> Result<worker::Embedded, EmbedError> {
+    ) -> Result<worker::EmbeddingBatch, EmbedError> {
         if texts.len() > MAX_TEXTS_PER_CALL {
             return Err(EmbedError::Invalid(format!(
                 "{} texts in one call; at most {MAX_TEXTS_PER_CALL}",
@@ -134,8 +134,8 @@ impl AiModels {
             )));
         }
         let worker = match self.running(name).await.map_err(EmbedError::Runtime)? {
-            Running::Embedding(w) => w,
-            Running::Generation(_) => {
+            ModelThread::Embedding(w) => w,
+            ModelThread::Generation(_) => {
                 return Err(EmbedError::Invalid(format!(
                     "`{name}` is a language model; it makes no embeddings"
                 )));
@@ -151,8 +151,8 @@ impl AiModels {
     }
 }
 
-/// What loading gives, before its thread starts.
-enum Loaded {
+/// A model in memory, as loading gives it, before its thread starts.
+enum Model {
     Embedding(Box<dyn engine::Embedder>),
     Generation(Box<(llama::Llama, vocabulary::Vocabulary)>),
 }

@@ -42,7 +42,7 @@ pub enum EmbedError {
 }
 
 /// The embeddings of one request, in order, and the tokens they took.
-pub struct Embedded {
+pub struct EmbeddingBatch {
     pub vectors: Vec<Vec<f32>>,
     pub tokens: usize,
 }
@@ -50,7 +50,7 @@ pub struct Embedded {
 struct Job {
     texts: Vec<String>,
     max_tokens: usize,
-    reply: oneshot::Sender<Result<Embedded, EmbedError>>,
+    reply: oneshot::Sender<Result<EmbeddingBatch, EmbedError>>,
 }
 
 /// A handle on the model's thread; cloning shares the thread.
@@ -83,7 +83,7 @@ impl Worker {
         &self,
         texts: Vec<String>,
         max_tokens: usize,
-    ) -> Result<Embedded, EmbedError> {
+    ) -> Result<EmbeddingBatch, EmbedError> {
         let (reply, answer) = oneshot::channel();
         let job = Job {
             texts,
@@ -164,7 +164,7 @@ impl Thread {
         }
         match tokenize(&*self.model, &job) {
             Ok(tokens) if tokens.is_empty() => {
-                let _ = job.reply.send(Ok(Embedded {
+                let _ = job.reply.send(Ok(EmbeddingBatch {
                     vectors: Vec::new(),
                     tokens: 0,
                 }));
@@ -240,7 +240,7 @@ impl Thread {
                 while i < active.len() {
                     if active[i].left() == 0 {
                         let a = active.swap_remove(i);
-                        let _ = a.job.reply.send(Ok(Embedded {
+                        let _ = a.job.reply.send(Ok(EmbeddingBatch {
                             vectors: a.vectors,
                             tokens: a.token_count,
                         }));

@@ -24,7 +24,7 @@ mod source;
 mod wizer;
 
 pub use source::Source;
-use source::{Checked, cached_path, compile};
+use source::{CacheLookup, cached_path, compile};
 pub use wizer::INIT_INTERFACE;
 
 use crate::cache::{file, lock::CacheLock};
@@ -41,7 +41,7 @@ use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 /// A component ready to instantiate: the snapshot of `source` where it exports the entry
 /// point and its initialization succeeds, else the component itself.
-pub struct Prepared {
+pub struct ComponentPre {
     pub pre: ProxyPre<InstanceState>,
     /// The snapshot's key, when it is one.
     pub snapshot: Option<String>,
@@ -68,7 +68,7 @@ pub async fn prepare(
     limits: &Limits,
     cache_dir: &Path,
     cold: ColdWork,
-) -> Result<Prepared> {
+) -> Result<ComponentPre> {
     // The snapshot, read once: it tells whether anything is missing, and is what gets
     // compiled. With it, the compiled code's cache file of the snapshot or of the component
     // when named already (by `is_compiled`, or below): naming one hashes all of its bytes.
@@ -77,12 +77,12 @@ pub async fn prepare(
         .take()
         .filter(|c| Engine::same(&c.engine, engine) && c.cache_dir == cache_dir);
     let (mut cached, mut snapshot_artifact, mut component_artifact) = match checked {
-        Some(Checked {
+        Some(CacheLookup {
             snapshot: Some(snapshot),
             artifact,
             ..
         }) => (Some(snapshot), Some(artifact), None),
-        Some(Checked { artifact, .. }) if source.snapshot_key.is_none() => {
+        Some(CacheLookup { artifact, .. }) if source.snapshot_key.is_none() => {
             (None, None, Some(artifact))
         }
         _ => (source.cached_snapshot(cache_dir), None, None),
@@ -122,7 +122,7 @@ pub async fn prepare(
         };
         match snapshot.await {
             Ok(pre) => {
-                return Ok(Prepared {
+                return Ok(ComponentPre {
                     pre,
                     snapshot: Some(key),
                 });
@@ -136,7 +136,7 @@ pub async fn prepare(
         }
     }
     let pre = compile(engine, wasm, component_artifact, &path, cache_dir).await?;
-    Ok(Prepared {
+    Ok(ComponentPre {
         pre,
         snapshot: None,
     })

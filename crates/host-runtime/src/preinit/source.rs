@@ -61,11 +61,11 @@ pub struct Source {
     /// What [`Source::is_compiled`] read and named, for [`super::prepare`] to use instead of doing
     /// it again: naming compiled code hashes every byte it is compiled from (a 17 MB
     /// snapshot for an ONNX model, on every warm start).
-    pub(super) checked: Option<Checked>,
+    pub(super) checked: Option<CacheLookup>,
 }
 
 /// The compiled code [`Source::is_compiled`] looked for, and the snapshot it is made from.
-pub(super) struct Checked {
+pub(super) struct CacheLookup {
     pub(super) engine: Engine,
     pub(super) cache_dir: PathBuf,
     pub(super) snapshot: Option<Vec<u8>>,
@@ -138,7 +138,7 @@ impl Source {
         let cached = artifact.is_cached();
         // Kept only for a compile that loads from the cache at once: one that compiles
         // waits its turn, and should not hold a snapshot's bytes meanwhile.
-        self.checked = cached.then(|| Checked {
+        self.checked = cached.then(|| CacheLookup {
             engine: engine.clone(),
             cache_dir: cache_dir.to_owned(),
             snapshot,

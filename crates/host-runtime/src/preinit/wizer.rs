@@ -67,7 +67,7 @@ pub(super) async fn snapshot(
         .map_err(anyhow::Error::from)
         .context("the component's initialization failed")?;
 
-    let mut live = Live {
+    let mut live = InstanceReader {
         store: &mut store,
         instance,
     };
@@ -80,12 +80,12 @@ pub(super) async fn snapshot(
 
 /// The initialized instance, as Wizer reads it: through the accessor functions its
 /// instrumentation exported (one per memory and global).
-struct Live<'a> {
+struct InstanceReader<'a> {
     store: &'a mut Store<InstanceState>,
     instance: Instance,
 }
 
-impl Live<'_> {
+impl InstanceReader<'_> {
     /// Calls accessor `func` of exported instance `instance`, which takes nothing and
     /// returns one `R`. The accessors are Wizer's own, so a failure is a bug there: panic.
     async fn call<R: Lift + Send + Sync + 'static>(&mut self, instance: &str, func: &str) -> R {
@@ -109,7 +109,7 @@ impl Live<'_> {
     }
 }
 
-impl ComponentInstanceState for Live<'_> {
+impl ComponentInstanceState for InstanceReader<'_> {
     async fn call_func_ret_list_u8(
         &mut self,
         instance: &str,

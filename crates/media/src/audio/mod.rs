@@ -14,7 +14,7 @@ pub use decode::FORMATS;
 
 /// A sound ready for the graph, and what it was.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Prepared {
+pub struct SoundTensor {
     /// The tensor's values for this sound, in `spec.shape()`'s order.
     pub values: Vec<f32>,
     /// The file's format (`wav`, `flac`, `ogg`), its rate, channels and length as sent.
@@ -24,7 +24,7 @@ pub struct Prepared {
     pub seconds: f64,
 }
 
-impl Prepared {
+impl SoundTensor {
     /// The tensor's values and the facts, apart.
     pub fn into_parts(self) -> (Vec<f32>, serde_json::Value) {
         let facts = self.facts();
@@ -67,7 +67,7 @@ impl Featurizer {
     }
 
     /// Decodes `bytes` and makes the tensor the manifest describes.
-    pub fn prepare(&self, bytes: Vec<u8>) -> Result<Prepared, MediaError> {
+    pub fn to_tensor(&self, bytes: Vec<u8>) -> Result<SoundTensor, MediaError> {
         let spec = &self.spec;
         // Without trimming, only the model's length is needed: decoding stops there (a long
         // recording's remainder is never decoded). The declared length is still checked.
@@ -91,7 +91,7 @@ impl Featurizer {
             Some(m) => m.compute(&samples),
             None => samples,
         };
-        Ok(Prepared {
+        Ok(SoundTensor {
             values,
             format: sound.format,
             sample_rate: sound.sample_rate,

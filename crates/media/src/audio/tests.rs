@@ -50,7 +50,7 @@ fn every_wav_sample_format_decodes_to_the_same_sound() {
     let s = spec(8000, 0.25);
     for (format, bits) in [(1, 8), (1, 16), (1, 24), (1, 32), (3, 32)] {
         let got = Featurizer::new(&s)
-            .prepare(wav(8000, 1, format, bits, &tone))
+            .to_tensor(wav(8000, 1, format, bits, &tone))
             .unwrap();
         assert_eq!(
             (got.format, got.sample_rate, got.channels),
@@ -75,10 +75,10 @@ fn stereo_is_mixed_down_to_mono() {
     let opposite: Vec<f64> = tone.iter().flat_map(|s| [*s, -*s]).collect();
     let same: Vec<f64> = tone.iter().flat_map(|s| [*s, *s]).collect();
     let f = Featurizer::new(&spec(8000, 0.1));
-    let mixed = f.prepare(wav(8000, 2, 1, 16, &opposite)).unwrap();
+    let mixed = f.to_tensor(wav(8000, 2, 1, 16, &opposite)).unwrap();
     assert_eq!(mixed.channels, 2);
     assert!(mixed.values.iter().all(|v| v.abs() < 1e-4));
-    let mixed = f.prepare(wav(8000, 2, 1, 16, &same)).unwrap();
+    let mixed = f.to_tensor(wav(8000, 2, 1, 16, &same)).unwrap();
     assert!((mixed.values[20] as f64 - tone[20]).abs() < 1e-4);
 }
 
@@ -88,7 +88,7 @@ fn resampling_keeps_length_pitch_and_loudness() {
     // (220 upward in 0.5 s), amplitude kept.
     let f = Featurizer::new(&spec(16000, 0.5));
     let got = f
-        .prepare(wav(22050, 1, 3, 32, &sine(22050, 440.0, 0.5, 0.5)))
+        .to_tensor(wav(22050, 1, 3, 32, &sine(22050, 440.0, 0.5, 0.5)))
         .unwrap();
     assert_eq!(got.values.len(), 8000);
     let middle = &got.values[400..7600];
@@ -116,7 +116,7 @@ fn silence_is_trimmed_then_normalized_then_padded() {
     s.trim_silence_db = Some(40.0);
     s.normalize = true;
     let got = Featurizer::new(&s)
-        .prepare(wav(8000, 1, 3, 32, &sound))
+        .to_tensor(wav(8000, 1, 3, 32, &sound))
         .unwrap();
     assert_eq!(got.values.len(), 4000);
     assert!((got.seconds - 1.25).abs() < 1e-9);
@@ -130,7 +130,7 @@ fn silence_is_trimmed_then_normalized_then_padded() {
 #[test]
 fn a_longer_sound_is_cut_to_the_models_length() {
     let got = Featurizer::new(&spec(8000, 0.1))
-        .prepare(wav(8000, 1, 1, 16, &sine(8000, 200.0, 2.0, 0.3)))
+        .to_tensor(wav(8000, 1, 1, 16, &sine(8000, 200.0, 2.0, 0.3)))
         .unwrap();
     assert_eq!(got.values.len(), 800);
     assert!((got.seconds - 2.0).abs() < 1e-9, "the length as sent");
@@ -159,7 +159,7 @@ fn the_log_mel_spectrogram_is_numpys() {
         })
         .collect();
     let got = Featurizer::new(&s)
-        .prepare(wav(16000, 1, 3, 32, &signal))
+        .to_tensor(wav(16000, 1, 3, 32, &signal))
         .unwrap();
     assert_eq!(got.values.len(), 8 * 98);
     let numpy: [(usize, [f32; 8]); 3] = [
@@ -197,10 +197,12 @@ fn the_log_mel_spectrogram_is_numpys() {
 fn a_cut_file_is_truncated() {
     let file = wav(8000, 1, 1, 16, &sine(8000, 440.0, 0.5, 0.5));
     let cut = file[..file.len() / 2].to_vec();
-    let e = Featurizer::new(&spec(8000, 0.5)).prepare(cut).unwrap_err();
+    let e = Featurizer::new(&spec(8000, 0.5))
+        .to_tensor(cut)
+        .unwrap_err();
     assert!(matches!(e, MediaError::Truncated(_)), "{e:?}");
     let e = Featurizer::new(&spec(8000, 0.5))
-        .prepare(file[..30].to_vec())
+        .to_tensor(file[..30].to_vec())
         .unwrap_err();
     assert!(
         matches!(e, MediaError::Truncated(_) | MediaError::Unsupported(_)),
@@ -215,7 +217,9 @@ fn a_declared_length_over_the_limit_is_refused_before_decoding() {
     let declared: u32 = 700 * 8000 * 2;
     file[40..44].copy_from_slice(&declared.to_le_bytes());
     file[4..8].copy_from_slice(&(36 + declared).to_le_bytes());
-    let e = Featurizer::new(&spec(8000, 1.0)).prepare(file).unwrap_err();
+    let e = Featurizer::new(&spec(8000, 1.0))
+        .to_tensor(file)
+        .unwrap_err();
     assert!(
         matches!(&e, MediaError::TooLarge(m) if m.contains("700")),
         "{e:?}"
@@ -230,17 +234,17 @@ fn what_is_not_a_sound_is_unsupported() {
         b"ID3\x04 mp3".to_vec(),
         vec![0; 100],
     ] {
-        let e = f.prepare(bytes).unwrap_err();
+        let e = f.to_tensor(bytes).unwrap_err();
         assert!(matches!(e, MediaError::Unsupported(_)), "{e:?}");
     }
     assert!(matches!(
-        f.prepare(Vec::new()),
+        f.to_tensor(Vec::new()),
         Err(MediaError::Unsupported(_))
     ));
     let mut small = spec(8000, 1.0);
     small.max_bytes = 100;
     let e = Featurizer::new(&small)
-        .prepare(wav(8000, 1, 1, 16, &[0.0; 100]))
+        .to_tensor(wav(8000, 1, 1, 16, &[0.0; 100]))
         .unwrap_err();
     assert!(matches!(e, MediaError::TooLarge(_)), "{e:?}");
 }
@@ -250,7 +254,7 @@ fn a_rate_no_recording_has_is_refused_before_the_resampler_sees_it() {
     // 1 Hz asked the resampler for FFTs of millions of points.
     for rate in [1, 999, 400_000] {
         let e = Featurizer::new(&spec(16000, 1.0))
-            .prepare(wav(rate, 1, 1, 16, &[0.1; 8]))
+            .to_tensor(wav(rate, 1, 1, 16, &[0.1; 8]))
             .unwrap_err();
         assert!(
             matches!(&e, MediaError::Unsupported(m) if m.contains("sample rate")),
@@ -266,7 +270,7 @@ fn a_wav_written_to_a_pipe_is_read_whole() {
     // What ffmpeg writes to a pipe: no lengths.
     file[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
     file[40..44].copy_from_slice(&u32::MAX.to_le_bytes());
-    let got = Featurizer::new(&spec(8000, 0.25)).prepare(file).unwrap();
+    let got = Featurizer::new(&spec(8000, 0.25)).to_tensor(file).unwrap();
     assert!((got.seconds - 0.25).abs() < 1e-9, "{}", got.seconds);
     assert!((f64::from(got.values[100]) - tone[100]).abs() < 1e-4);
 }
@@ -286,7 +290,7 @@ fn flac_and_ogg_vorbis_decode_to_the_tone_they_hold() {
         ("tone.ogg", "ogg", 0.05, 0.03),
     ] {
         let got = Featurizer::new(&spec(16000, 0.5))
-            .prepare(fixture(name))
+            .to_tensor(fixture(name))
             .unwrap();
         assert_eq!(
             (got.format, got.sample_rate, got.channels),
@@ -313,7 +317,7 @@ fn a_cut_flac_is_truncated() {
     // it still holds (docs/models.md says so).
     let file = fixture("tone.flac");
     let e = Featurizer::new(&spec(16000, 0.5))
-        .prepare(file[..file.len() * 2 / 3].to_vec())
+        .to_tensor(file[..file.len() * 2 / 3].to_vec())
         .unwrap_err();
     assert!(matches!(e, MediaError::Truncated(_)), "{e:?}");
 }

@@ -68,11 +68,11 @@ fn run() -> Result<bool, String> {
             std::fs::read(path)
                 .map_err(|e| e.to_string())
                 .and_then(|bytes| match &reader {
-                    Reader::Image(spec) => image::prepare(&bytes, spec)
+                    Reader::Image(spec) => image::to_tensor(&bytes, spec)
                         .map(|p| p.into_parts())
                         .map_err(|e| e.to_string()),
                     Reader::Audio(f) => f
-                        .prepare(bytes)
+                        .to_tensor(bytes)
                         .map(|p| p.into_parts())
                         .map_err(|e| e.to_string()),
                 });

@@ -24,7 +24,7 @@ fn a_picture_of_the_models_size_passes_unchanged_through_the_digits_rule() {
     let mut s = spec(Color::Grayscale, 8, 8);
     s.invert = true;
     s.scale = 16.0;
-    let got = prepare(&encode(picture.clone(), ImageFormat::Png), &s).unwrap();
+    let got = to_tensor(&encode(picture.clone(), ImageFormat::Png), &s).unwrap();
     assert_eq!((got.format, got.width, got.height), ("png", 8, 8));
     for (i, v) in got.values.iter().enumerate() {
         let level = picture.as_raw()[i];
@@ -37,7 +37,7 @@ fn colour_becomes_grey_as_pillow_makes_it() {
     let picture = RgbImage::from_pixel(2, 1, image::Rgb([255, 0, 0]));
     let mut s = spec(Color::Grayscale, 2, 1);
     s.scale = 255.0;
-    let got = prepare(&encode(picture, ImageFormat::Bmp), &s).unwrap();
+    let got = to_tensor(&encode(picture, ImageFormat::Bmp), &s).unwrap();
     // Pillow: Image.new("RGB", (1, 1), (255, 0, 0)).convert("L").getpixel((0, 0)) == 76.
     assert_eq!(levels(&got.values), vec![76, 76]);
     assert_eq!(got.format, "bmp");
@@ -50,13 +50,13 @@ fn transparency_is_laid_over_the_background() {
     let mut s = spec(Color::Grayscale, 2, 1);
     s.scale = 255.0;
     s.background = 255;
-    let got = prepare(&encode(picture, ImageFormat::Png), &s).unwrap();
+    let got = to_tensor(&encode(picture, ImageFormat::Png), &s).unwrap();
     assert_eq!(levels(&got.values), vec![255, 0]);
     let rgba = RgbaImage::from_pixel(1, 1, image::Rgba([200, 100, 0, 128]));
     let mut s = spec(Color::Rgb, 1, 1);
     s.scale = 255.0;
     s.background = 0;
-    let got = prepare(&encode(rgba, ImageFormat::Png), &s).unwrap();
+    let got = to_tensor(&encode(rgba, ImageFormat::Png), &s).unwrap();
     assert_eq!(levels(&got.values), vec![100, 50, 0]);
 }
 
@@ -69,7 +69,7 @@ fn padding_keeps_the_aspect_ratio_and_fills_with_the_background() {
     s.background = 255;
     s.scale = 255.0;
     let got = levels(
-        &prepare(&encode(picture, ImageFormat::Png), &s)
+        &to_tensor(&encode(picture, ImageFormat::Png), &s)
             .unwrap()
             .values,
     );
@@ -87,7 +87,7 @@ fn cropping_keeps_the_centre() {
     s.fit = Fit::Crop;
     s.scale = 255.0;
     let got = levels(
-        &prepare(&encode(picture, ImageFormat::Png), &s)
+        &to_tensor(&encode(picture, ImageFormat::Png), &s)
             .unwrap()
             .values,
     );
@@ -100,7 +100,7 @@ fn stretching_resizes_both_ways() {
     let mut s = spec(Color::Grayscale, 5, 5);
     s.scale = 255.0;
     let got = levels(
-        &prepare(&encode(picture, ImageFormat::Png), &s)
+        &to_tensor(&encode(picture, ImageFormat::Png), &s)
             .unwrap()
             .values,
     );
@@ -114,17 +114,17 @@ fn layouts_order_channels_first_or_last_and_normalize_per_channel() {
     let mut s = spec(Color::Rgb, 2, 1);
     s.scale = 255.0;
     assert_eq!(
-        levels(&prepare(&file, &s).unwrap().values),
+        levels(&to_tensor(&file, &s).unwrap().values),
         vec![10, 11, 20, 20, 30, 30]
     );
     s.layout = Layout::Nhwc;
     assert_eq!(
-        levels(&prepare(&file, &s).unwrap().values),
+        levels(&to_tensor(&file, &s).unwrap().values),
         vec![10, 20, 30, 11, 20, 30]
     );
     s.mean = vec![10.0, 20.0, 30.0];
     s.std = vec![1.0, 2.0, 0.5];
-    let got = prepare(&file, &s).unwrap().values;
+    let got = to_tensor(&file, &s).unwrap().values;
     assert_eq!(got, vec![0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
     assert_eq!(s.shape(), [1, 2, 3]);
 }
@@ -141,7 +141,7 @@ fn every_format_decodes() {
         (ImageFormat::Bmp, "bmp"),
         (ImageFormat::WebP, "webp"),
     ] {
-        let got = prepare(&encode(picture.clone(), format), &s).unwrap();
+        let got = to_tensor(&encode(picture.clone(), format), &s).unwrap();
         assert_eq!(got.format, name);
         assert!(
             got.values.iter().all(|v| (v - 90.0).abs() <= 3.0),
@@ -158,7 +158,7 @@ fn a_cut_file_is_truncated() {
     for format in [ImageFormat::Png, ImageFormat::Jpeg, ImageFormat::Gif] {
         let file = encode(picture.clone(), format);
         let cut = &file[..file.len() * 2 / 3];
-        let e = prepare(cut, &s).unwrap_err();
+        let e = to_tensor(cut, &s).unwrap_err();
         assert!(matches!(e, MediaError::Truncated(_)), "{format:?}: {e:?}");
     }
 }
@@ -168,14 +168,14 @@ fn a_declared_size_over_the_limit_is_refused_before_decoding() {
     // 5,000 x 5,000 pixels of one grey: 25 MB decoded from a file a hundredth of that.
     let bomb = encode(GrayImage::new(5000, 5000), ImageFormat::Png);
     assert!(bomb.len() < 250_000, "{}", bomb.len());
-    let e = prepare(&bomb, &spec(Color::Grayscale, 8, 8)).unwrap_err();
+    let e = to_tensor(&bomb, &spec(Color::Grayscale, 8, 8)).unwrap_err();
     assert!(
         matches!(&e, MediaError::TooLarge(m) if m.contains("5000 x 5000")),
         "{e:?}"
     );
     let mut small = spec(Color::Grayscale, 8, 8);
     small.max_bytes = 10;
-    let e = prepare(&encode(GrayImage::new(8, 8), ImageFormat::Png), &small).unwrap_err();
+    let e = to_tensor(&encode(GrayImage::new(8, 8), ImageFormat::Png), &small).unwrap_err();
     assert!(matches!(e, MediaError::TooLarge(_)), "{e:?}");
 }
 
@@ -188,8 +188,11 @@ fn what_is_not_a_picture_is_unsupported() {
         b"%PDF-1.7",
         &[0u8; 64],
     ] {
-        let e = prepare(bytes, &s).unwrap_err();
+        let e = to_tensor(bytes, &s).unwrap_err();
         assert!(matches!(e, MediaError::Unsupported(_)), "{e:?}");
     }
-    assert!(matches!(prepare(b"", &s), Err(MediaError::Unsupported(_))));
+    assert!(matches!(
+        to_tensor(b"", &s),
+        Err(MediaError::Unsupported(_))
+    ));
 }

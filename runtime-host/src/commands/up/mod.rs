@@ -11,7 +11,7 @@ use crate::services::registry::{RegistryOptions, check_ports};
 use crate::services::stack::{Stack, StackSettings, StartReport};
 use anyhow::Result;
 use clap::Args;
-use host_core::http::listener::Listening;
+use host_core::http::listener::PortBinding;
 use host_core::runtime::flags::RuntimeArgs;
 use host_core::support::duration::{parse_duration, parse_duration_or_off};
 use host_core::support::signals;
@@ -85,7 +85,7 @@ pub async fn run(args: UpArgs) -> Result<()> {
     let settings = settings(args);
     let mut stack = Stack::new(&settings).await?;
     // Bound first, so a port in use stops `up` before anything registers.
-    let app = Listening::bind(app_addr, "--app-port").await?;
+    let app = PortBinding::bind(app_addr, "--app-port").await?;
     let outcome = stack.start(app).await;
     if let Ok(report) = &outcome {
         print(report);

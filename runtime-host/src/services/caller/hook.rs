@@ -5,7 +5,7 @@
 use crate::services::caller::identify::{Relatives, claimed, identify, user};
 use bytes::Bytes;
 use host_core::http::connection::ConnInfo;
-use host_core::http::hooks::{Hook, Preparing};
+use host_core::http::hooks::{Hook, HookWork};
 use http_body_util::{BodyExt, Full};
 use registry_core::caller::{Caller, HEADER, Identity};
 
@@ -25,7 +25,7 @@ impl Hook for CallerHook {
     fn before_guest<'a>(
         &'a self,
         req: &'a mut hyper::Request<Full<Bytes>>,
-    ) -> Option<Preparing<'a>> {
+    ) -> Option<HookWork<'a>> {
         if matches!(*req.method(), hyper::Method::GET | hyper::Method::HEAD) {
             return None;
         }

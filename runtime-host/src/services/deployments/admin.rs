@@ -11,7 +11,7 @@
 //! | `DELETE /admin/deployments/{name}` | 200 once it no longer takes requests |
 //! | `POST /admin/deployments/{name}/reload` | 200 and the deployment, on its new version |
 
-use crate::services::deployments::live::{Listed, LiveSet, Refused};
+use crate::services::deployments::live::{Listing, LiveSet, Refused};
 use crate::services::model::spec::{model_spec, valid_name};
 use edge_api::error::ErrorCode;
 use host_core::http::responses::{self, HostResponse};
@@ -171,7 +171,7 @@ impl HostRoute for AdminRoute {
 /// The admin API's answer about deployment `name`; `failed` says what a refusal means for it.
 fn answer_listed(
     status: u16,
-    outcome: Result<Listed, Refused>,
+    outcome: Result<Listing, Refused>,
     name: &str,
     failed: &str,
 ) -> HostResponse {

@@ -4,13 +4,13 @@
 //! deployments start at any time: at start-up ([`super::at_start`]) and later (a watched
 //! `--models`, the admin API: [`super::live`]).
 
-use crate::services::launch::{Launcher, Loaded};
+use crate::services::launch::{Launch, Launcher};
 use crate::services::model::hooks;
 use crate::services::model::lifecycle::deploy;
 use crate::services::model::registration::DeployOptions;
 use crate::services::model::spec::ModelSpec;
 use crate::services::registry::host_prefix;
-use crate::services::tiers::Code;
+use crate::services::tiers::CodeTiers;
 use anyhow::{Context, Result};
 use host_core::capabilities::keyvalue::KeyValue;
 use host_core::capabilities::llm;
@@ -37,12 +37,12 @@ pub struct StartingDeployment {
 /// code to follow: see `services::tiers`).
 pub struct CompiledModel {
     pub spec: ModelSpec,
-    code: Code,
+    code: CodeTiers,
 }
 
 /// Compiled code by component identity: a component several models (or copies) use is
 /// compiled once.
-pub type CodeCache = HashMap<String, Code>;
+pub type CodeCache = HashMap<String, CodeTiers>;
 
 /// Why a model could not be compiled for deployment. The others still start, unless a stop
 /// came.
@@ -130,7 +130,7 @@ impl Deployer {
         let code = match compiled.get(&identity) {
             Some(code) => code.clone(),
             None => {
-                let preparing = self.launcher.prepare_code(source, &grants);
+                let preparing = self.launcher.load_code(source, &grants);
                 let code = preparing
                     .await
                     .with_context(|| format!("loading model {}", spec.name))?;
@@ -150,7 +150,7 @@ impl Deployer {
         name: &str,
         kv: KeyValue,
         version: &str,
-    ) -> Result<Loaded> {
+    ) -> Result<Launch> {
         let vars = [("model_version", version.to_owned())];
         let launcher = self.launcher.with_body_of_at_least(model.spec.max_body());
         let grants = launcher.grants(kv, &vars, &model.spec.access())?;
@@ -218,7 +218,7 @@ impl Deployer {
 /// failed (the whole error on one line, for `up`'s table and the admin API).
 fn spawn_deployment(
     name: String,
-    loaded: Loaded,
+    loaded: Launch,
     source: PathBuf,
     opts: DeployOptions,
     stop: impl std::future::Future<Output = ()> + Send + 'static,

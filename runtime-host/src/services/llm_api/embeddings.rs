@@ -6,7 +6,7 @@
 use super::models::embedding_model;
 use super::reply::{answer, error};
 use base64::Engine as _;
-use host_core::capabilities::llm::{AiModels, EmbedError, Embedded};
+use host_core::capabilities::llm::{AiModels, EmbedError, EmbeddingBatch};
 use host_core::http::responses::HostResponse;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -32,7 +32,7 @@ pub async fn embed(
     models: &AiModels,
     name: &str,
     texts: Vec<String>,
-) -> Result<Embedded, HostResponse> {
+) -> Result<EmbeddingBatch, HostResponse> {
     embedding_model(models, name).map_err(|refused| *refused)?;
     models.embed(name, texts).await.map_err(|e| match e {
         EmbedError::Invalid(m) => error(400, "invalid_request", m),

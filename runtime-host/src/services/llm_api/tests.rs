@@ -7,7 +7,7 @@ use super::{LlmApi, ROUTES};
 use host_core::capabilities::llm::generator::{GenerateError, Generator, Prompt, Request};
 use host_core::capabilities::llm::sampling::Params;
 use host_core::capabilities::llm::{AiModels, not_installed, smollm2};
-use host_core::http::listener::Listening;
+use host_core::http::listener::PortBinding;
 use host_core::http::router::AppRouter;
 use host_core::support::token::Token;
 use hyper::Method;
@@ -45,7 +45,7 @@ async fn serve(models: AiModels) -> String {
     for route in ROUTES {
         app.answer_in_host(route, api.clone());
     }
-    let listening = Listening::bind("127.0.0.1:0".parse().unwrap(), "test")
+    let listening = PortBinding::bind("127.0.0.1:0".parse().unwrap(), "test")
         .await
         .unwrap();
     let url = listening.url();

@@ -2,13 +2,13 @@
 //! `check` passes deploys. First the manifest and the files it names ([`check_model_dir`],
 //! what `up` runs before it compiles anything); then the ONNX model component launched with
 //! the directory mounted at /model as `up` and `serve` launch it, and its self-test
-//! ([`Tested::of`]): the graph loaded, every operator resolved, the labels and ranges against
-//! the graph, every test example predicted. Nothing registers, no port is bound. (It said "ok"
-//! before for directories a deploy then refused, one problem at a time: issue 57.)
+//! ([`SelfTestPass::of`]): the graph loaded, every operator resolved, the labels and ranges
+//! against the graph, every test example predicted. Nothing registers, no port is bound. (It
+//! said "ok" before for directories a deploy then refused, one problem at a time: issue 57.)
 
 use crate::services::launch::Launcher;
 use crate::services::model::manifest::{check_model_dir, summary};
-use crate::services::model::self_test::Tested;
+use crate::services::model::self_test::SelfTestPass;
 use crate::services::model::spec::model_spec;
 use crate::services::model::versions::version_blocking;
 use host_core::capabilities::keyvalue::KeyValue;
@@ -57,7 +57,7 @@ pub async fn check_dir(launcher: &Launcher, dir: &Path, deadline: Duration) -> V
         Ok(loaded) => loaded,
         Err(e) => return loading(e),
     };
-    match Tested::of(loaded, deadline).await {
+    match SelfTestPass::of(loaded, deadline).await {
         Ok(_) => Verdict::Passes(summary(&manifest)),
         Err(e) => {
             let text = format!("{e:#}");

@@ -10,10 +10,10 @@
 //!    cancel the heartbeat task if there is one, unregister (skipped, not failed, when the
 //!    registry does not answer), exit 0.
 
-use crate::services::launch::{Loaded, Service};
+use crate::services::launch::{Launch, Service};
 use crate::services::model::port_guard::PortGuard;
 use crate::services::model::registration::{self, DeployOptions, Registry, State};
-use crate::services::model::self_test::Tested;
+use crate::services::model::self_test::SelfTestPass;
 use anyhow::{Context, Result, bail};
 use host_core::support::stop::{self, Stopped};
 use std::future::Future;
@@ -26,17 +26,18 @@ use std::sync::{Arc, Mutex};
 /// (the component, or an ONNX model's directory) is named in the registration's reason.
 /// A `stop` before it serves ends it in order too: `Ok`, with nothing left registered.
 pub async fn deploy(
-    loaded: Loaded,
+    loaded: Launch,
     source: &Path,
     opts: DeployOptions,
     stop: impl Future<Output = ()>,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<()> {
     tokio::pin!(stop);
-    let tested = match stop::unless(&mut stop, Tested::of(loaded, opts.self_test_deadline)).await {
-        Ok(tested) => tested?,
-        Err(Stopped) => return stopped(),
-    };
+    let tested =
+        match stop::unless(&mut stop, SelfTestPass::of(loaded, opts.self_test_deadline)).await {
+            Ok(tested) => tested?,
+            Err(Stopped) => return stopped(),
+        };
     let name = tested.info.name.clone();
     let registry = Arc::new(Registry::new(
         &opts.registry,
@@ -145,7 +146,7 @@ const MAX_MOVES: usize = 64;
 /// is never a reason to fail; only a registry with no free port left (or [`MAX_MOVES`]
 /// busy ones) is.
 async fn bind_or_move(
-    loaded: &Loaded,
+    loaded: &Launch,
     opts: &DeployOptions,
     registry: &Arc<Registry>,
     state: &Arc<Mutex<State>>,

@@ -1,8 +1,8 @@
 //! A model's self-test, as every deployment runs it before it takes traffic (at start-up,
-//! and for each new version `up` deploys): a loaded model becomes a [`Tested`] one, which
+//! and for each new version `up` deploys): a loaded model that passes becomes a [`SelfTestPass`], which
 //! knows what it registers as and can take an older version's place.
 
-use crate::services::launch::Loaded;
+use crate::services::launch::Launch;
 use crate::services::model::registration::{DeployOptions, Registry};
 use anyhow::{Context, Result, bail};
 use edge_api::model::{Capabilities, ModelInfo, SPEC_VERSION};
@@ -15,23 +15,23 @@ use std::path::Path;
 /// host busy.
 const SELF_TEST_ATTEMPTS: u32 = 3;
 
-/// A loaded model that passed its self-test, with what it says it is.
-pub struct Tested {
-    pub loaded: Loaded,
+/// A self-test passed: the launched model, with what it says it is.
+pub struct SelfTestPass {
+    pub loaded: Launch,
     pub info: ModelInfo,
     pub caps: Capabilities,
 }
 
-impl Tested {
+impl SelfTestPass {
     /// [`self_test`] of `loaded`.
-    pub async fn of(loaded: Loaded, deadline: std::time::Duration) -> Result<Self> {
+    pub async fn of(loaded: Launch, deadline: std::time::Duration) -> Result<Self> {
         let (info, caps) = self_test(&loaded, deadline).await?;
         tracing::info!(model = %info.name, "self-test passed");
         Ok(Self { loaded, info, caps })
     }
 }
 
-impl Tested {
+impl SelfTestPass {
     /// What this deployment registers: its name, process and capabilities, and (under
     /// `up`) its version. Registering it again from the same process renews the registration
     /// on the same port with this metadata (how an upgraded model reports its new version).
@@ -105,7 +105,7 @@ async fn model_name(slot: &ServerSlot) -> Result<String> {
 /// other start-ups) is repeated, twice, after 2 and 4 s; any other failure is final. Gives
 /// the model's `/info` and `/capabilities` once it passed.
 async fn self_test(
-    loaded: &Loaded,
+    loaded: &Launch,
     deadline: std::time::Duration,
 ) -> Result<(ModelInfo, Capabilities)> {
     let mut attempt = 1;
@@ -151,7 +151,7 @@ async fn self_test(
     Ok((info, caps))
 }
 
-async fn json_of<T: serde::de::DeserializeOwned>(loaded: &Loaded, path: &str) -> Result<T> {
+async fn json_of<T: serde::de::DeserializeOwned>(loaded: &Launch, path: &str) -> Result<T> {
     let (status, body) = loaded.server.call("GET", path).await?;
     if status != 200 {
         bail!(

@@ -5,7 +5,7 @@
 pub mod monitor;
 
 use crate::services::caller::CallerHook;
-use crate::services::launch::{Launcher, Loaded, Service};
+use crate::services::launch::{Launch, Launcher, Service};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use host_core::capabilities::keyvalue::KeyValue;
@@ -92,7 +92,7 @@ impl Recipe {
 
     /// The registry's component at `component` launched: with its variables, no files or
     /// AI models, and the hook that tells it who calls, vouched for by this start's secret.
-    pub async fn launch(&self, launcher: &Launcher, component: &Path) -> Result<Loaded> {
+    pub async fn launch(&self, launcher: &Launcher, component: &Path) -> Result<Launch> {
         let access = Access::nothing("the registry");
         let grants = launcher.grants(self.kv.clone(), &self.variables(), &access)?;
         let hook: Arc<dyn Hook> = Arc::new(CallerHook::new(self.secret.clone()));
@@ -101,7 +101,7 @@ impl Recipe {
 
     /// Binds the launched registry to `listen` and starts the process monitor; the service
     /// is ready to run. `choose` says how a user picks another port when `listen` is taken.
-    pub async fn bind(self, loaded: Loaded, listen: SocketAddr, choose: &str) -> Result<Service> {
+    pub async fn bind(self, loaded: Launch, listen: SocketAddr, choose: &str) -> Result<Service> {
         let service = loaded.bind(listen, choose).await?;
         let interval = self.options.monitor_interval;
         tokio::spawn(monitor::run(service.local_url(), self.secret, interval));

@@ -32,7 +32,7 @@ use crate::services::model::spec::model_specs;
 use crate::services::registry::{self, RegistryOptions};
 use anyhow::{Result, bail};
 use host_core::capabilities::keyvalue::KeyValue;
-use host_core::http::listener::Listening;
+use host_core::http::listener::PortBinding;
 use host_core::http::router::AppRouter;
 use host_core::http::slot::ServerSlot;
 use host_core::runtime::flags::{Access, RuntimeArgs};
@@ -91,7 +91,7 @@ pub struct StartReport {
 }
 
 /// A service serving, as the stack's table and the app port need it.
-struct Serving {
+struct StackService {
     url: String,
     slot: Arc<ServerSlot>,
 }
@@ -116,7 +116,7 @@ impl<'a> Stack<'a> {
 
     /// Starts the registry, chat, the models and the app port on `app_listening`; `Stopped`
     /// when a stop signal came first.
-    pub async fn start(&mut self, app_listening: Listening) -> Result<StartReport> {
+    pub async fn start(&mut self, app_listening: PortBinding) -> Result<StartReport> {
         let registry = self.start_registry().await?;
         let (chat, token_note) = self.start_chat().await?;
         // The table is printed whole once everything has started, apart from the log lines
@@ -157,14 +157,14 @@ impl<'a> Stack<'a> {
     }
 
     /// The registry, by the same recipe as `runtime-host registry`.
-    async fn start_registry(&mut self) -> Result<Serving> {
+    async fn start_registry(&mut self) -> Result<StackService> {
         let recipe = registry::Recipe::new(&self.settings.registry, self.kv.clone())?;
         let loaded = recipe
             .launch(&self.launcher, &default_component("registry")?)
             .await?;
         let listen = SocketAddr::new(self.settings.host, self.settings.registry_port);
         let service = recipe.bind(loaded, listen, "--registry-port").await?;
-        let serving = Serving {
+        let serving = StackService {
             url: service.local_url(),
             slot: service.slot.clone(),
         };
@@ -174,7 +174,7 @@ impl<'a> Stack<'a> {
     }
 
     /// Chat with its admin token and the sample dialogs; also says where the token is.
-    async fn start_chat(&mut self) -> Result<(Serving, String)> {
+    async fn start_chat(&mut self) -> Result<(StackService, String)> {
         let recipe = &self.chat;
         let component = default_component("chat")?;
         let loaded = recipe
@@ -183,7 +183,7 @@ impl<'a> Stack<'a> {
         let listen = SocketAddr::new(self.settings.host, self.settings.chat_port);
         let service = loaded.bind(listen, "--chat-port").await?;
         recipe.seed(&service.server).await?;
-        let serving = Serving {
+        let serving = StackService {
             url: service.local_url(),
             slot: service.slot.clone(),
         };
@@ -222,8 +222,8 @@ impl<'a> Stack<'a> {
     /// (told which models the app serves under `/models/`), and the host's metrics.
     async fn app_router(
         &self,
-        registry: &Serving,
-        chat: &Serving,
+        registry: &StackService,
+        chat: &StackService,
         models: &ModelOutcomes,
     ) -> Result<Arc<AppRouter>> {
         let names: Vec<&str> = models.serving.iter().map(|(n, _)| n.as_str()).collect();
@@ -283,7 +283,7 @@ impl<'a> Stack<'a> {
     }
 
     /// Serves `app` on `listening` until the stack stops; its URL.
-    fn serve_app(&mut self, listening: Listening, app: &Arc<AppRouter>) -> String {
+    fn serve_app(&mut self, listening: PortBinding, app: &Arc<AppRouter>) -> String {
         let url = listening.url();
         let drain = self.launcher.limits().deadline + DRAIN_GRACE;
         let stop = self.running.service_stopper();

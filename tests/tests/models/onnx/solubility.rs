@@ -203,7 +203,7 @@ async fn solubility_predictions_carry_their_applicability_domain() {
 
 /// `runtime-host prepare` of the ONNX component with model directory `model`, into `cache`:
 /// what it said.
-fn prepare(model: &str, cache: &Path) -> String {
+fn run_prepare_command(model: &str, cache: &Path) -> String {
     let data = temp_dir();
     let mut prepare = std::process::Command::new(e2e_tests::host_binary());
     prepare
@@ -249,7 +249,7 @@ fn functions_reused(said: &str) -> Vec<(u64, u64)> {
 async fn a_second_models_snapshot_takes_its_functions_from_the_first_and_predicts_alike() {
     let work = temp_dir();
     let cache = work.path().join("cache");
-    let first = functions_reused(&prepare("iris", &cache));
+    let first = functions_reused(&run_prepare_command("iris", &cache));
     // The component instrumented for the initialization, into an empty cache (a function the
     // component has several times over is compiled once); then the snapshot, most of whose
     // code is the same (wizer changes the data and globals some functions use).
@@ -257,7 +257,7 @@ async fn a_second_models_snapshot_takes_its_functions_from_the_first_and_predict
     assert!(first[0].0 * 2 < first[0].1, "an empty cache: {first:?}");
     assert!(first[1].0 * 2 >= first[1].1, "{first:?}");
     println!("iris: {first:?} (instrumented component, snapshot)");
-    let second = functions_reused(&prepare("solubility", &cache));
+    let second = functions_reused(&run_prepare_command("solubility", &cache));
     assert_eq!(second.len(), 1, "only the snapshot is compiled: {second:?}");
     let (found, of) = second[0];
     assert!(found * 10 >= of * 9 && of > 1000, "{second:?}");

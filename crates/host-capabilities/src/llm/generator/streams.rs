@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 /// One stream under way on the thread.
-struct Live {
+struct StreamState {
     job: Job,
     cache: Cache,
     /// Prompt tokens not yet through the network.
@@ -35,7 +35,7 @@ pub(super) struct Thread {
 
 impl Thread {
     pub(super) fn run(self) {
-        let mut live: Vec<Live> = Vec::new();
+        let mut live: Vec<StreamState> = Vec::new();
         loop {
             if live.is_empty() {
                 match self.jobs.recv() {
@@ -68,9 +68,9 @@ impl Thread {
         self.metrics.queue(left);
     }
 
-    fn open(&self, job: Job) -> Live {
+    fn open(&self, job: Job) -> StreamState {
         let room = job.prompt.len() + job.params.max_tokens as usize;
-        Live {
+        StreamState {
             cache: self.llama.cache(room),
             prompt_left: job.prompt.len(),
             history: job.prompt.clone(),
@@ -82,7 +82,7 @@ impl Thread {
     }
 
     /// False for a stream whose caller has gone, or whose deadline passed (it is told).
-    fn still_wanted(&self, s: &Live) -> bool {
+    fn still_wanted(&self, s: &StreamState) -> bool {
         if s.job.events.is_closed() {
             return false;
         }
@@ -99,7 +99,7 @@ impl Thread {
     /// One pass of the network over the live streams, then each stream's next token. Streams
     /// still reading their prompt share [`PASS_PROMPT_TOKENS`] of it, in turn; the others add
     /// their last token.
-    fn step(&self, live: &mut Vec<Live>) {
+    fn step(&self, live: &mut Vec<StreamState>) {
         let mut budget = PASS_PROMPT_TOKENS;
         let inputs: Vec<Vec<u32>> = live
             .iter()
@@ -189,7 +189,7 @@ impl Thread {
 
     /// Sends the text the answer's tokens add, once it is whole characters (a character can
     /// span tokens; its first bytes alone decode to U+FFFD).
-    fn send_text(&self, s: &mut Live) {
+    fn send_text(&self, s: &mut StreamState) {
         let answer = &s.history[s.job.prompt.len()..];
         let Ok(text) = self.vocabulary.decode(answer) else {
             return;
@@ -202,7 +202,7 @@ impl Thread {
     }
 
     /// At the end: whatever text is left, an unfinished character included.
-    fn send_rest(&self, s: &mut Live) {
+    fn send_rest(&self, s: &mut StreamState) {
         let answer = &s.history[s.job.prompt.len()..];
         if let Ok(text) = self.vocabulary.decode(answer)
             && text.len() > s.sent

@@ -30,10 +30,10 @@ pub(super) struct Entry {
 pub(super) enum State {
     /// Its first version (or, after a failure, a new one) is starting: nothing serves yet.
     Starting,
-    Serving(Running),
+    Serving(Placement),
     /// Serving, while a new version is loaded beside it; it takes over only if it passes its
     /// self-test.
-    Upgrading(Running),
+    Upgrading(Placement),
     /// Its last start failed, and why: nothing serves.
     Failed {
         why: String,
@@ -41,7 +41,7 @@ pub(super) enum State {
 }
 
 /// A deployment that serves: its place on the app port and its registration.
-pub(super) struct Running {
+pub(super) struct Placement {
     pub(super) slot: Arc<ServerSlot>,
     pub(super) kv: KeyValue,
     pub(super) addr: SocketAddr,
@@ -76,7 +76,7 @@ pub enum Status {
 
 /// A deployment as the admin API lists it.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Listed {
+pub struct Listing {
     pub name: String,
     pub status: Status,
     pub version: String,
@@ -101,7 +101,7 @@ impl State {
     }
 
     /// The deployment serving, if one does (while upgrading too).
-    pub(super) fn running(&self) -> Option<&Running> {
+    pub(super) fn running(&self) -> Option<&Placement> {
         match self {
             Self::Serving(running) | Self::Upgrading(running) => Some(running),
             Self::Starting | Self::Failed { .. } => None,
@@ -183,8 +183,8 @@ impl Entry {
         }
     }
 
-    pub(super) fn listed(&self, name: &str) -> Listed {
-        Listed {
+    pub(super) fn listed(&self, name: &str) -> Listing {
+        Listing {
             name: name.to_owned(),
             status: self.state.status(),
             version: self.version.clone(),

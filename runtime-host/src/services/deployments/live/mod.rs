@@ -22,12 +22,12 @@ use crate::services::app::model_routes;
 use crate::services::deployments::at_start::{AdoptedModel, LeftOutModel};
 use crate::services::deployments::deployer::{CodeCache, CompiledModel, Deployer};
 use crate::services::deployments::tasks::DeploymentTasks;
-use crate::services::model::self_test::Tested;
+use crate::services::model::self_test::SelfTestPass;
 use crate::services::model::spec::{ModelSpec, model_spec};
 use crate::services::model::versions::{Fingerprint, fingerprint_blocking, snapshot_blocking};
 use anyhow::{Context, Result};
-use entry::{Action, Entry, Refusal, Running, State};
-pub use entry::{Listed, Origin, Refused, Status};
+use entry::{Action, Entry, Placement, Refusal, State};
+pub use entry::{Listing, Origin, Refused, Status};
 use host_core::http::router::AppRouter;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -64,7 +64,7 @@ impl LiveSet {
     }
 
     /// Every deployment, by name.
-    pub async fn list(&self) -> Vec<Listed> {
+    pub async fn list(&self) -> Vec<Listing> {
         let entries = self.entries.lock().await;
         entries.iter().map(|(name, e)| e.listed(name)).collect()
     }
@@ -79,7 +79,7 @@ impl LiveSet {
         failed.collect()
     }
 
-    pub async fn get(&self, name: &str) -> Option<Listed> {
+    pub async fn get(&self, name: &str) -> Option<Listing> {
         self.entries.lock().await.get(name).map(|e| e.listed(name))
     }
 
@@ -112,7 +112,7 @@ impl LiveSet {
     }
 
     /// Deploys `spec` (admin API): refused if its name is taken; waits until it serves.
-    pub async fn deploy(self: &Arc<Self>, spec: ModelSpec) -> Result<Listed, Refused> {
+    pub async fn deploy(self: &Arc<Self>, spec: ModelSpec) -> Result<Listing, Refused> {
         let name = spec.name.clone();
         {
             let mut entries = self.entries.lock().await;
@@ -150,7 +150,7 @@ impl LiveSet {
     /// Loads `name`'s source again as a new version (admin API), whether or not its files
     /// changed: it takes over only if it passes its self-test. A model that failed to start
     /// is started again.
-    pub async fn reload(self: &Arc<Self>, name: &str) -> Result<Listed, Refused> {
+    pub async fn reload(self: &Arc<Self>, name: &str) -> Result<Listing, Refused> {
         let (source, action) = {
             let mut entries = self.entries.lock().await;
             let e = entries.get_mut(name).ok_or(Refused::Unknown)?;
@@ -233,7 +233,7 @@ impl LiveSet {
 
     /// Records a deployment the stack started itself, so later changes upgrade or remove it.
     pub async fn adopt(&self, started: AdoptedModel, addr: SocketAddr, origin: Origin) {
-        let running = Running {
+        let running = Placement {
             slot: started.slot,
             kv: started.kv,
             addr,
@@ -269,7 +269,7 @@ impl LiveSet {
         match starting.outcome.await {
             Ok(Ok(addr)) => {
                 if let Some(e) = self.entries.lock().await.get_mut(&name) {
-                    e.state = State::Serving(Running {
+                    e.state = State::Serving(Placement {
                         slot: slot.clone(),
                         kv,
                         addr,
@@ -314,7 +314,7 @@ impl LiveSet {
         let (model, version) = self.compile_version(spec).await?;
         let loaded = self.deployer.load(&model, &name, kv, &version)?;
         let opts = self.deployer.options(&name, &version);
-        let taken = match Tested::of(loaded, self.deployer.self_test_deadline).await {
+        let taken = match SelfTestPass::of(loaded, self.deployer.self_test_deadline).await {
             Ok(tested) => tested.take_over(&slot, &opts, &source).await,
             Err(e) => Err(e),
         };

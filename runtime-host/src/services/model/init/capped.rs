@@ -9,14 +9,14 @@ use std::io::{self, Read};
 use std::path::Path;
 
 /// A file read through [`Read`], failing once more than `limit` bytes come.
-pub struct Capped {
+pub struct LimitReader {
     file: File,
     left: u64,
     limit: u64,
     what: &'static str,
 }
 
-impl Capped {
+impl LimitReader {
     /// Opens `path` (`what` it is, for the error: "a CSV file"), refusing it when its size is
     /// over `limit` bytes.
     pub fn open(path: &Path, limit: u64, what: &'static str) -> Result<Self> {
@@ -49,7 +49,7 @@ impl Capped {
     }
 }
 
-impl Read for Capped {
+impl Read for LimitReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);

@@ -13,7 +13,7 @@ pub mod table;
 pub mod write;
 
 use anyhow::{Context, Result, bail};
-use capped::Capped;
+use capped::LimitReader;
 use host_core::capabilities::files::MAX_TREE_BYTES;
 use model_manifest::Manifest;
 use std::path::{Path, PathBuf};
@@ -45,7 +45,7 @@ pub fn init(req: &InitRequest<'_>) -> Result<String> {
         .onnx
         .map_or_else(|| dir.join("model.onnx"), Path::to_owned);
     // No larger than a model directory may be, all its files together (what a deploy reads).
-    let bytes = Capped::read_all(&onnx, MAX_TREE_BYTES, GRAPH)?;
+    let bytes = LimitReader::read_all(&onnx, MAX_TREE_BYTES, GRAPH)?;
     let graph =
         onnx_graph::GraphSummary::read(&bytes).with_context(|| format!("{}", onnx.display()))?;
     let training = table::Table::read(req.training)?;
@@ -97,7 +97,12 @@ fn graph_in_dir(dir: &Path, onnx: &Path, bytes: &[u8], force: bool) -> Result<St
         return Ok(file_name(&onnx_c));
     }
     let to: PathBuf = dir.join("model.onnx");
-    let same = || Capped::read_all(&to, MAX_TREE_BYTES, GRAPH).ok().as_deref() == Some(bytes);
+    let same = || {
+        LimitReader::read_all(&to, MAX_TREE_BYTES, GRAPH)
+            .ok()
+            .as_deref()
+            == Some(bytes)
+    };
     if to.exists() && !force && !same() {
         bail!(
             "{} exists and is another graph; pass --force to replace it with {}",

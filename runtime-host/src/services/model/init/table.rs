@@ -3,7 +3,7 @@
 //! cell, or NaN, is a missing value. The file is streamed, at most [`MAX_CSV_BYTES`] of it,
 //! each row kept as one buffer (a `StringRecord`, not a `String` per cell).
 
-use super::capped::Capped;
+use super::capped::LimitReader;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 
@@ -29,7 +29,7 @@ impl Table {
     /// [`Table::read`] of at most `limit` bytes: refused from the file's size when it says
     /// so, and while streaming when it does not (a pipe, a device).
     pub fn read_at_most(path: &Path, limit: u64) -> Result<Self> {
-        let file = Capped::open(path, limit, "a CSV file")?;
+        let file = LimitReader::open(path, limit, "a CSV file")?;
         Self::from_reader(&path.display().to_string(), file)
     }
 
