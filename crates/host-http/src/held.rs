@@ -91,11 +91,6 @@ pub fn process() -> &'static Budget {
     })
 }
 
-/// Bytes held and bodies being received now in the process, for the metrics.
-pub fn now() -> (usize, usize) {
-    process().now()
-}
-
 /// Why a body was refused: what a 503 says.
 #[derive(Debug)]
 pub struct Refused(pub String);

@@ -132,8 +132,8 @@ impl Process {
         if exit.is_some() {
             return Ok(());
         }
-        // SAFETY: kill(2) with a pid this process spawned and has not reaped (checked above,
-        // under the lock the reaping thread takes to record the exit).
+        // SAFETY: kill(2) with a pid this process spawned and has not reaped: the reaping
+        // thread reaps only while holding this lock, and records the exit as it does.
         if unsafe { libc::kill(self.pid as libc::pid_t, signal.number()) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
@@ -170,9 +170,12 @@ impl Process {
     /// SIGKILL, and its exit status once reaped.
     pub fn kill(&self) -> ExitStatus {
         let _ = self.signal(Signal::Kill);
-        // A process in uninterruptible sleep outlives SIGKILL for a while; that is all.
-        self.wait(Duration::from_secs(60))
-            .unwrap_or_else(|| panic!("{} (pid {}) survived SIGKILL for 60 s", self.name, self.pid))
+        // A process in uninterruptible sleep outlives SIGKILL for a while; that is all. Never
+        // a panic here: `kill` runs in `Drop`s, maybe while a failed test unwinds already.
+        self.wait(Duration::from_secs(60)).unwrap_or_else(|| {
+            eprintln!("{} (pid {}) survived SIGKILL for 60 s", self.name, self.pid);
+            ExitStatus::from_raw(libc::SIGKILL)
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<Exit>> {
@@ -204,14 +207,31 @@ fn stdio(output: Output) -> std::io::Result<(Stdio, Option<Transcript>)> {
     })
 }
 
-/// Waits for `child` to exit and records when and how, waking every waiter.
+/// Waits for `child` to exit and records when and how, waking every waiter. The exit is
+/// awaited without reaping (`WNOWAIT`: the child stays a zombie, its pid taken), and reaped
+/// only under the lock [`Process::signal`] holds while it sends: so a signal never reaches a
+/// pid that was reaped and could already belong to another process.
 fn reap(mut child: Child, exit: &(Mutex<Option<Exit>>, Condvar)) {
+    let pid = child.id() as libc::id_t;
+    loop {
+        // SAFETY: waitid(2) on our own child with a zeroed siginfo it fills in; WNOWAIT
+        // leaves the child to be reaped by `child.wait()` below.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+    let mut recorded = exit.0.lock().unwrap_or_else(|e| e.into_inner());
     // wait(2) fails only if the child is not ours to wait for; call that a failure (-1).
     let status = child
         .wait()
         .unwrap_or_else(|_| ExitStatus::from_raw(0xff << 8));
-    let at = Instant::now();
-    *exit.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Exit { status, at });
+    *recorded = Some(Exit {
+        status,
+        at: Instant::now(),
+    });
+    drop(recorded);
     exit.1.notify_all();
 }
 

@@ -16,8 +16,9 @@
 //! rules, here on Redis's clock (`TIME`): a value that is one timestamp older than
 //! [`STALE_MS`] at once; any other value once it has stood unchanged for [`STALE_MS`]
 //! (noted in `<lock>/seen` as `[value,since]`, the note guest-kit keeps, deleted with the
-//! break). A script reads the value and takes it off in one step, so its break counts exactly
-//! when a guest's would (a guest's counts only if it leaves the counter at 0; one that finds
+//! break, or expiring after twice that time where the value went away without one). A script
+//! reads the value and takes it off in one step, so its break counts exactly when a guest's
+//! would (a guest's counts only if it leaves the counter at 0; one that finds
 //! it moved adds the value back). So a record left locked by a killed `spin` is written again
 //! after [`STALE_MS`], never sooner, whichever side sees it first.
 //!
@@ -51,7 +52,7 @@ local function lock_free(lock)
       if noted == raw then since = tonumber(at) end
     end
     if since == nil then
-      redis.call('SET', note, '[' .. raw .. ',' .. string.format('%d', now) .. ']')
+      redis.call('SET', note, '[' .. raw .. ',' .. string.format('%d', now) .. ']', 'PX', {keep})
       since = now
     end
     if now - since < {stale} then return false end
@@ -63,6 +64,10 @@ end
 ",
         stale = STALE_MS,
         within = ONE_TIMESTAMP_WITHIN_MS,
+        // A note of a value that went away without a break (two racers' sum, a losing
+        // breaker's residue) expires instead of staying: twice the time a break waits, so a
+        // value still standing is broken before its note could lapse.
+        keep = 2 * STALE_MS,
     )
 }
 
