@@ -107,31 +107,79 @@ fn shown(root: &Path, file: &Path) -> String {
         .to_string()
 }
 
-/// Code under a binary layer that names a layer above it (comments aside).
+/// Code under a binary layer that names a layer above it (comments aside): as
+/// `crate::above`, inside a `crate::{...}` group, or through `super::` (at any depth).
 fn binary_layers(root: &Path, files: &[PathBuf]) -> Vec<Problem> {
     let mut problems = Vec::new();
     for (at, layer) in BINARY_LAYERS.iter().enumerate() {
         let dir = root.join("runtime-host/src").join(layer);
         for file in files.iter().filter(|f| f.starts_with(&dir)) {
             let text = std::fs::read_to_string(file).unwrap_or_default();
-            for (n, line) in text.lines().enumerate() {
-                if line.trim_start().starts_with("//") {
-                    continue;
-                }
-                for above in &BINARY_LAYERS[at + 1..] {
-                    if line.contains(&format!("crate::{above}")) {
-                        problems.push(format!(
-                            "{}:{}: {layer} imports from {above}, a layer above it: move what \
-                             both need down into {layer} (or lower)",
-                            shown(root, file),
-                            n + 1
-                        ));
-                    }
+            let code: Vec<&str> = text
+                .lines()
+                .map(|l| match l.trim_start().starts_with("//") {
+                    true => "",
+                    false => l,
+                })
+                .collect();
+            for above in &BINARY_LAYERS[at + 1..] {
+                for n in lines_naming(&code, above) {
+                    problems.push(format!(
+                        "{}:{}: {layer} imports from {above}, a layer above it: move what both \
+                         need down into {layer} (or lower)",
+                        shown(root, file),
+                        n + 1
+                    ));
                 }
             }
         }
     }
     problems
+}
+
+/// The lines (from 0) of `code` whose paths start at the crate's module `name`.
+fn lines_naming(code: &[&str], name: &str) -> Vec<usize> {
+    let direct = [format!("crate::{name}"), format!("super::{name}")];
+    let mut found = Vec::new();
+    let mut group: Option<(usize, usize)> = None; // (line it opened on, brace depth)
+    for (n, line) in code.iter().enumerate() {
+        if direct.iter().any(|d| line.contains(d.as_str())) {
+            found.push(n);
+        }
+        let mut rest = *line;
+        if group.is_none()
+            && let Some(at) = rest.find("crate::{")
+        {
+            group = Some((n, 0));
+            rest = &rest[at + "crate::".len()..];
+        }
+        let Some((opened, mut depth)) = group else {
+            continue;
+        };
+        let named = |item: &str| item == name || item.starts_with(&format!("{name}::"));
+        if depth == 1 && named(rest.trim_start()) {
+            found.push(opened); // an item at the start of a group's line
+        }
+        for (i, c) in rest.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ => {}
+            }
+            let item = rest[i + 1..].trim_start();
+            let at_top = depth == 1 && (c == '{' || c == ',');
+            if at_top && named(item) {
+                found.push(opened);
+            }
+            if depth == 0 {
+                break;
+            }
+        }
+        group = (depth > 0).then_some((opened, depth));
+    }
+    found.sort_unstable();
+    found.dedup();
+    found
 }
 
 /// Files over [`MAX_LINES`] whose opening comment gives no reason.

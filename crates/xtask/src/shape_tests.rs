@@ -83,6 +83,25 @@ fn a_service_naming_a_command_is_refused_but_a_comment_is_not() {
 }
 
 #[test]
+fn grouped_and_relative_imports_of_a_layer_above_are_refused_too() {
+    let code = [
+        "use crate::{",
+        "    services::app,",
+        "    cli::Cli,",
+        "};",
+        "use crate::{commands::up, services};",
+        "use super::super::cli::Cli;",
+        "use crate::services::clip;",
+    ];
+    assert_eq!(lines_naming(&code, "cli"), [0, 5]);
+    assert_eq!(lines_naming(&code, "commands"), [4]);
+    assert!(
+        lines_naming(&code, "clip").is_empty(),
+        "a module inside another is not one"
+    );
+}
+
+#[test]
 fn a_long_file_needs_a_stated_reason_not_a_quoted_rule() {
     let repo = Scratch::new(
         "`support::a` `support::b` `support::c`",
