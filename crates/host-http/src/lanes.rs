@@ -8,6 +8,7 @@
 //! the short requests leave, and the kernel runs a short request's thread first whenever it
 //! has work, so `/health` answers in milliseconds beside them.
 
+use host_support::task::AbortOnDrop;
 use std::future::Future;
 use std::sync::OnceLock;
 
@@ -62,14 +63,5 @@ where
         Ok(output) => output,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(_) => unreachable!("the batch runtime lives as long as the process"),
-    }
-}
-
-/// A task that is aborted when its handle is dropped (tokio's handle only detaches it).
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }

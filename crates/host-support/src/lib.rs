@@ -10,4 +10,5 @@ pub mod request_log;
 pub mod signals;
 pub mod stop;
 pub mod systemd;
+pub mod task;
 pub mod token;

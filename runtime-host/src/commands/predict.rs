@@ -9,6 +9,7 @@ use crate::services::model::spec::model_spec;
 use anyhow::{Result, bail};
 use clap::Args;
 use host_core::runtime::flags::RuntimeArgs;
+use host_core::support::task::AbortOnDrop;
 use host_core::support::{signals, stop};
 use std::path::PathBuf;
 
@@ -94,12 +95,4 @@ async fn serve_in_process(
         }
     });
     Ok((url, task, state))
-}
-
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
