@@ -55,15 +55,12 @@ fn install_into(
         batch_lanes: settings.batch_lanes.max(1),
         ..settings
     };
-    let wanted = settings.clone();
-    let mut taken = false;
-    let now = cell.get_or_init(|| {
-        taken = true;
-        settings
-    });
-    match taken || *now == wanted {
-        true => Ok(()),
-        false => Err(now),
+    match cell.set(settings) {
+        Ok(()) => Ok(()),
+        Err(refused) => {
+            let now = cell.get().expect("set refused: the cell holds a value");
+            if *now == refused { Ok(()) } else { Err(now) }
+        }
     }
 }
 

@@ -122,16 +122,21 @@ fn a_residue_that_stood_for_stale_ms_is_broken_and_its_note_deleted() {
     assert_clean(&fake, &lock);
 }
 
+/// Two racers' timestamps on the counter at once, read by us before they take them back:
+/// they do so right after our note of their sum is written.
+fn racers_leave_once_noted(fake: &FakeBucket, lock: &str) {
+    let (a, b) = (now_ms(), now_ms() + 1);
+    fake.add(lock, a + b);
+    let f = fake.clone();
+    fake.after(Op::Set, &note_key(lock), 0, move || {
+        f.add(&lock_key(RECORD), -a - b);
+    });
+}
+
 #[test]
 fn a_note_is_deleted_once_the_counter_moves_on() {
     let (fake, store, lock) = redis();
-    // Two racers' timestamps at once, read by us before they take them back.
-    let (a, b) = (now_ms(), now_ms() + 1);
-    fake.add(&lock, a + b);
-    let f = fake.clone();
-    fake.after(Op::Set, &note_key(&lock), 0, move || {
-        f.add(&lock_key(RECORD), -a - b);
-    });
+    racers_leave_once_noted(&fake, &lock);
     assert_eq!(bump(&store).unwrap(), 1);
     assert_eq!(fake.calls(Op::Set, &note_key(&lock)), 1, "it was noted");
     assert_clean(&fake, &lock);
@@ -140,12 +145,7 @@ fn a_note_is_deleted_once_the_counter_moves_on() {
 #[test]
 fn a_note_that_cannot_be_deleted_fails_no_update() {
     let (fake, store, lock) = redis();
-    let (a, b) = (now_ms(), now_ms() + 1);
-    fake.add(&lock, a + b);
-    let f = fake.clone();
-    fake.after(Op::Set, &note_key(&lock), 0, move || {
-        f.add(&lock_key(RECORD), -a - b);
-    });
+    racers_leave_once_noted(&fake, &lock);
     fake.fail(Op::Delete, &note_key(&lock), 0);
     assert_eq!(bump(&store).unwrap(), 1);
     assert_eq!(fake.counter(&lock), 0);
