@@ -53,6 +53,7 @@ pub async fn fleet(
         // tests compiled the stack already), else one of the bench's own.
         cache_dir: std::env::var_os("RUNTIME_HOST_CACHE_DIR")
             .map_or_else(|| paths.work.join("fleet-cache"), PathBuf::from),
+        models: ::fleet::package_models(&paths.host),
     };
     eprintln!("fleet: three hosts, Redis and HAProxy ...");
     let mut fleet =

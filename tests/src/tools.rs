@@ -28,6 +28,9 @@ pub enum Tool {
     OciRegistry,
     /// Root, HAProxy, iproute2 and redis-server, for a fleet in network namespaces.
     Fleet,
+    /// Root and dpkg, and the packages `cargo xtask test` built in target/debian, to install
+    /// into this machine.
+    Package,
 }
 
 impl Tool {
@@ -44,6 +47,7 @@ impl Tool {
             Tool::Spin => "E2E_REQUIRE_SPIN",
             Tool::OciRegistry => "E2E_REQUIRE_OCI_REGISTRY",
             Tool::Fleet => "E2E_REQUIRE_FLEET",
+            Tool::Package => "E2E_REQUIRE_PACKAGE",
         }
     }
 
@@ -91,6 +95,11 @@ impl Tool {
             Tool::Fleet => {
                 "this machine cannot run a fleet (`cargo xtask test` run as root installs what \
                  it needs)"
+            }
+            Tool::Package => {
+                "the Debian package cannot be installed here (it needs root, dpkg, and \
+                 target/debian/*.deb, which `cargo xtask deb` builds and `cargo xtask test` \
+                 builds when it runs as root)"
             }
         }
     }

@@ -174,17 +174,22 @@ mod tests {
 
     /// A backend that answers every request 200 `backend saw <path>`.
     fn backend() -> String {
+        named_backend("")
+    }
+
+    /// A backend that answers every request 200 `backend <name>saw <path>`.
+    fn named_backend(name: &'static str) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
         let addr = listener.local_addr().expect("an address").to_string();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                std::thread::spawn(move || answer_all(stream));
+                std::thread::spawn(move || answer_all(stream, name));
             }
         });
         addr
     }
 
-    fn answer_all(mut stream: TcpStream) {
+    fn answer_all(mut stream: TcpStream, name: &str) {
         let mut buf = Vec::new();
         let mut chunk = [0u8; 4096];
         while let Ok(n) = stream.read(&mut chunk) {
@@ -196,7 +201,7 @@ mod tests {
                 let head = String::from_utf8_lossy(&buf[..end]).into_owned();
                 buf.drain(..end + 4);
                 let path = head.split(' ').nth(1).unwrap_or("").to_owned();
-                let body = format!("backend saw {path}");
+                let body = format!("backend {name}saw {path}");
                 let resp = format!(
                     "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
                     body.len()
@@ -210,10 +215,18 @@ mod tests {
 
     /// `GET path` through HAProxy: status and body.
     fn get(haproxy: &Haproxy, path: &str) -> (u16, String) {
+        let (status, _, body) = get_with(haproxy, path, "");
+        (status, body)
+    }
+
+    /// `GET path` through HAProxy with `headers` (`Name: value\r\n` each): status, the
+    /// response's head and body.
+    fn get_with(haproxy: &Haproxy, path: &str, headers: &str) -> (u16, String, String) {
         let mut s = TcpStream::connect(("127.0.0.1", haproxy.port)).expect("haproxy");
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let req =
-            format!("GET {path} HTTP/1.1\r\nHost: fleet.example\r\nConnection: close\r\n\r\n");
+        let req = format!(
+            "GET {path} HTTP/1.1\r\nHost: fleet.example\r\n{headers}Connection: close\r\n\r\n"
+        );
         s.write_all(req.as_bytes()).unwrap();
         let mut answer = String::new();
         let _ = s.read_to_string(&mut answer);
@@ -222,8 +235,46 @@ mod tests {
             .nth(1)
             .and_then(|c| c.parse().ok())
             .unwrap_or_else(|| panic!("no status in {answer:?}"));
-        let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
-        (status, body)
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+        (status, head.to_owned(), body.to_owned())
+    }
+
+    /// Issue 62: behind `leastconn` a browser would see another host's registrations table on
+    /// each refresh; the cookie HAProxy adds keeps it on the host that first answered it,
+    /// while a client without the cookie is still balanced.
+    #[test]
+    fn a_browser_stays_on_the_host_that_first_answered_it() {
+        let root = Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+        if !installed() || !root {
+            eprintln!("SKIPPED: needs haproxy installed and root");
+            return;
+        }
+        let names = ["one ", "two ", "three "];
+        let haproxy = Haproxy::start(&names.map(named_backend));
+        for i in 0..SERVERS {
+            haproxy.wait_healthy(&crate::server(i), Duration::from_secs(10));
+        }
+        let (status, head, first) = get_with(&haproxy, "/", "");
+        assert_eq!(status, 200, "{head}");
+        let cookie = head
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("set-cookie: ")
+                    .or(l.strip_prefix("Set-Cookie: "))
+            })
+            .unwrap_or_else(|| panic!("no cookie set: {head}"));
+        let pair = cookie.split(';').next().unwrap();
+        assert!(pair.starts_with("runtime-host-server=host-"), "{cookie}");
+        for _ in 0..10 {
+            let (_, _, again) = get_with(&haproxy, "/", &format!("Cookie: {pair}\r\n"));
+            assert_eq!(again, first, "the same host with the cookie {pair}");
+        }
+        let seen: std::collections::HashSet<String> =
+            (0..12).map(|_| get(&haproxy, "/").1).collect();
+        assert!(seen.len() > 1, "without the cookie, balanced: {seen:?}");
     }
 
     /// Issue 56, item 11: the public frontend of `deploy/fleet/haproxy.cfg` forwards the

@@ -22,6 +22,10 @@ impl Host {
         let _ = std::fs::remove_file(notify);
         let socket = UnixDatagram::bind(notify)
             .unwrap_or_else(|e| panic!("binding {}: {e}", notify.display()));
+        // Writable by the unit's `User=` too, as systemd's socket is.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(notify, std::fs::Permissions::from_mode(0o666))
+            .expect("opening the notify socket to the service's user");
         command.env("NOTIFY_SOCKET", notify);
         let log = Transcript::new();
         let process = Process::start(

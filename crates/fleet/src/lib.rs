@@ -36,6 +36,10 @@ pub struct Build {
     pub ai_models_dir: PathBuf,
     /// A compilation cache the hosts share (`RUNTIME_HOST_CACHE_DIR`).
     pub cache_dir: PathBuf,
+    /// What the package seeds every host's watched models directory with (the unit's
+    /// `--models`): its model components and model directories (docs/deploy.md, "The same
+    /// models on every host").
+    pub models: Vec<PathBuf>,
 }
 
 pub struct Fleet {
@@ -48,6 +52,8 @@ pub struct Fleet {
     unit: Unit,
     /// Per host: its `/etc/runtime-host` and `/var/lib/runtime-host`.
     dirs: Vec<tempfile::TempDir>,
+    /// Every host's `/var/lib/runtime-host/models`: one copy, as if synced to each host.
+    models: tempfile::TempDir,
     /// Arguments the test adds to the unit's `ExecStart`.
     extra: Vec<String>,
     build: Build,
@@ -101,6 +107,7 @@ impl Fleet {
                 .map(|_| tempfile::tempdir().expect("a temporary directory"))
                 .collect(),
             extra: extra.iter().map(|s| s.to_string()).collect(),
+            models: seeded_models(&build.models),
             build,
         };
         for i in 0..hosts {
@@ -194,13 +201,14 @@ impl Fleet {
         let words = self.unit.command_line(
             &env,
             &[
-                ("/usr/local/bin/runtime-host", build.host_binary.as_path()),
+                ("/usr/bin/runtime-host", build.host_binary.as_path()),
                 ("/etc/runtime-host", etc.as_path()),
                 (
-                    "/var/lib/runtime-host/ai-models",
+                    "/usr/share/runtime-host/ai-models",
                     build.ai_models_dir.as_path(),
                 ),
                 ("/var/lib/runtime-host", data.as_path()),
+                ("/var/lib/runtime-host/models", self.models.path()),
                 // The unit's --cache-dir: the tests' shared compilation cache.
                 ("/var/lib/runtime-host/cache", build.cache_dir.as_path()),
             ],
@@ -246,6 +254,61 @@ impl Fleet {
     }
 }
 
+/// What the package's installation puts in the watched models directory
+/// (deploy/package/postinst), from a cargo build: the model components molprop, minilm and
+/// textgen beside `host_binary` (`target/release/runtime-host` has them in
+/// `target/wasm32-wasip2/release`), and the repository's model directories.
+pub fn package_models(host_binary: &Path) -> Vec<PathBuf> {
+    let target = host_binary
+        .parent()
+        .and_then(Path::parent)
+        .expect("the binary in target/<profile>/");
+    let components = target.join("wasm32-wasip2/release");
+    let mut models: Vec<PathBuf> = ["molprop", "minilm", "textgen"]
+        .iter()
+        .map(|name| components.join(format!("{name}.wasm")))
+        .collect();
+    let repo_models = target
+        .parent()
+        .expect("target/ in the repository")
+        .join("models");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&repo_models)
+        .unwrap_or_else(|e| panic!("{}: {e}", repo_models.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("model.toml").is_file())
+        .collect();
+    dirs.sort();
+    models.extend(dirs);
+    models
+}
+
+/// A models directory holding a copy of each of `models` (a component or a model
+/// directory), as the package's installation seeds `/var/lib/runtime-host/models`.
+fn seeded_models(models: &[PathBuf]) -> tempfile::TempDir {
+    fn copy(from: &Path, to: &Path) {
+        if from.is_dir() {
+            std::fs::create_dir_all(to).expect("a model directory");
+            for entry in std::fs::read_dir(from)
+                .expect("a model directory")
+                .flatten()
+            {
+                copy(&entry.path(), &to.join(entry.file_name()));
+            }
+        } else {
+            std::fs::copy(from, to).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+        }
+    }
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for model in models {
+        copy(
+            model,
+            &dir.path().join(model.file_name().expect("a named model")),
+        );
+    }
+    dir
+}
+
 /// The password this test process gives its Redis in place of the file's placeholder.
 fn redis_password() -> String {
     format!("fleet-{}", std::process::id())
@@ -258,15 +321,17 @@ pub fn server(i: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    /// docs/deploy.md shows every file of `deploy/fleet/` as it is, so the page cannot drift
-    /// from what the fleet test runs.
+    /// docs/deploy.md shows every file of `deploy/fleet/` as it is, and the package's default
+    /// configuration, so the page cannot drift from what the fleet and package tests run.
     #[test]
     fn deploy_md_shows_every_file_as_it_is() {
         let doc_path = super::unit::deploy_dir().join("../../docs/deploy.md");
         let doc = std::fs::read_to_string(&doc_path).expect("docs/deploy.md");
         let mut files = 0;
-        for entry in std::fs::read_dir(super::unit::deploy_dir()).expect("deploy/fleet") {
-            let path = entry.expect("an entry").path();
+        let fleet = std::fs::read_dir(super::unit::deploy_dir()).expect("deploy/fleet");
+        let package = super::unit::deploy_dir().join("../package/runtime-config.toml");
+        let paths = fleet.map(|e| e.expect("an entry").path()).chain([package]);
+        for path in paths {
             let text = std::fs::read_to_string(&path).expect("a deploy file");
             assert!(
                 doc.contains(text.trim_end()),
@@ -276,8 +341,9 @@ mod tests {
             files += 1;
         }
         assert!(
-            files >= 5,
-            "the unit, host.env, runtime-config, redis.conf, haproxy.cfg"
+            files >= 8,
+            "the unit, host.env, both runtime-configs, redis.conf, sentinel.conf, both \
+             haproxy files"
         );
     }
 }

@@ -17,13 +17,20 @@ pub struct Unit {
     pub environment_file: String,
     pub kill_signal: String,
     pub service_type: String,
+    /// `User=`: whom systemd runs `ExecStart` as.
+    pub user: String,
 }
 
 impl Unit {
+    /// `deploy/fleet/runtime-host.service`, the unit the package installs.
     pub fn load() -> Self {
-        let path = deploy_dir().join("runtime-host.service");
+        Self::from_file(&deploy_dir().join("runtime-host.service"))
+    }
+
+    /// The unit at `path` (the installed `/lib/systemd/system/runtime-host.service`).
+    pub fn from_file(path: &Path) -> Self {
         let text =
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let value = |key: &str| {
             text.lines()
                 .find_map(|l| l.strip_prefix(&format!("{key}=")))
@@ -39,6 +46,7 @@ impl Unit {
             environment_file: value("EnvironmentFile"),
             kill_signal: value("KillSignal"),
             service_type: value("Type"),
+            user: value("User"),
         }
     }
 

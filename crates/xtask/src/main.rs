@@ -9,6 +9,9 @@
 //!   `valgrind` with apt-get when it runs as root, and says loudly what it skipped when it
 //!   cannot ([`services`]);
 //! - `up`: `build`, then runs the local stack on embedded defaults until Ctrl-C;
+//! - `deb` ([`deb`]): `build`, then the Debian packages (`runtime-host` and its AI models'
+//!   weights, `runtime-host-ai-models`) into `target/debian/`, with `dpkg-deb`; `test` builds
+//!   them too when it runs as root, for the package's test;
 //! - `bench`: `build`, then the bench (`edge-bench`, crate `bench/`) from the repository
 //!   root (its options pass through), which prints the figures and writes them to
 //!   `target/bench/figures.json`;
@@ -23,6 +26,7 @@
 //!
 //! The standard library and serde_json only, so it compiles in seconds before anything else.
 
+mod deb;
 mod oip_python;
 mod openai_python;
 mod optional_tools;
@@ -39,13 +43,15 @@ use std::process::{Command, ExitCode};
 
 const WASM_TARGET: &str = "wasm32-wasip2";
 const USAGE: &str =
-    "usage: cargo xtask <build | test | up [options] | bench [options] | install-models | shape>
+    "usage: cargo xtask <build | test | up [options] | deb | bench [options] | install-models | shape>
 
   build   install the wasm32-wasip2 target if needed; build components and runtime-host
   test    build, then run every test
   up      build, then run the local stack (`runtime-host up`): the web console and every
           service on one origin at http://127.0.0.1:3000/, registry on 5000, chat on 8050
           with sample dialogs, the models registered from 5100
+  deb     build, then the Debian packages runtime-host and runtime-host-ai-models in
+          target/debian (dpkg-deb; docs/deploy.md installs them)
   bench   build, then measure (`edge-bench`): predict, health, registry, start-up,
           memory and a 100,000-molecule file through `predict`, beside the native build
           and Python peers (installed into target/bench)
@@ -76,6 +82,14 @@ fn main() -> ExitCode {
             }
             up(&args[1..])
         }),
+        Some("deb") => build()
+            .and_then(|()| install_models())
+            .and_then(|()| deb::build())
+            .map(|debs| {
+                for deb in debs {
+                    println!("{}", deb.display());
+                }
+            }),
         Some("install-models") => install_models(),
         Some("shape") => shape::run(&root()),
         Some("bench") => build().and_then(|()| bench(&args[1..])),

@@ -86,7 +86,17 @@ pub const OPTIONAL: &[Tool] = &[
         skipped: "the fleet behind HAProxy (needs root, haproxy and redis-server; see above)",
         ensure: |_| services::ensure_fleet(),
     },
+    Tool {
+        what: PACKAGE,
+        require: "E2E_REQUIRE_PACKAGE",
+        skipped: "the Debian package's installation (needs root and dpkg; see above)",
+        ensure: |_| services::ensure_package(),
+    },
 ];
+
+/// [`Tool::what`] of the Debian package's test: with it, the test command builds the packages
+/// (`crate::deb`) once, before the tests.
+pub const PACKAGE: &str = "the Debian package (as root)";
 
 /// Which of the [`OPTIONAL`] tools this machine has.
 pub struct Found(Vec<(&'static Tool, bool)>);

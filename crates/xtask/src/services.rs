@@ -29,7 +29,7 @@ pub const SQLITE_ONLY: &[&str] = &[
 /// Test modules that run with no other beside them: the bench's smoke run loads every core
 /// on purpose, and the embedding tests time CPU-bound passes against request deadlines
 /// (beside the bench, a 2 s deadline was missed).
-pub const RUN_ALONE: &[&str] = &["tools::bench", "models::embeddings"];
+pub const RUN_ALONE: &[&str] = &["tools::bench", "models::embeddings", "tools::package"];
 
 /// A service some tests need: the programs that must run, the Debian packages that bring
 /// them, and which tests are skipped without it.
@@ -155,6 +155,29 @@ pub fn ensure_oci_registry() -> bool {
             .status();
     }
     here
+}
+
+/// Whether the Debian package's test can run: as root (it installs into this machine, with
+/// `dpkg -i`) with `dpkg-deb` and `adduser`; `false` (announced loudly) when it cannot.
+pub fn ensure_package() -> bool {
+    let tests = "the Debian package installed, served by its unit and purged \
+                 (tests/tests/tools/package.rs)";
+    let why = if !is_root() {
+        "it installs into this machine with dpkg -i, which needs root"
+    } else if !local_redis::program_answers("dpkg-deb", "--version")
+        || !local_redis::program_answers("adduser", "--version")
+    {
+        "dpkg-deb or adduser is missing"
+    } else {
+        return true;
+    };
+    eprintln!(
+        "\nxtask: ************************************************************\n\
+         xtask: SKIPPING {tests}:\n\
+         xtask: {why}.\n\
+         xtask: ************************************************************\n"
+    );
+    false
 }
 
 /// Makes sure the fleet test can run: root (it makes network namespaces), HAProxy,

@@ -2,7 +2,8 @@
 //! runs, then every test binary (several at a time) and the Redis pass, totalled.
 
 use super::{
-    cargo, each_output_line, install_models, optional_tools, root, runner, services, test_binaries,
+    cargo, deb, each_output_line, install_models, optional_tools, root, runner, services,
+    test_binaries,
 };
 use std::process::Command;
 
@@ -42,6 +43,15 @@ pub fn run(extra: &[String], prerequisites: Prerequisites) -> Result<(), String>
              was skipped silently",
             missing.join(", ")
         ));
+    }
+    // Built once here, from the build just made, for the package's test to install.
+    if tools.has(optional_tools::PACKAGE) {
+        let started = std::time::Instant::now();
+        deb::build()?;
+        eprintln!(
+            "xtask: the Debian packages built in {:?}",
+            started.elapsed()
+        );
     }
     // Tests that need a tool this command has fail, rather than skip, if it went missing.
     let env = tools.required();

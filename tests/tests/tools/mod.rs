@@ -8,5 +8,6 @@ mod check_oip;
 mod first_hour;
 mod openapi;
 mod openapi_properties;
+mod package;
 mod predict;
 mod schemathesis;

@@ -31,6 +31,7 @@ fn build() -> Build {
         host_binary: e2e_tests::host_binary(),
         ai_models_dir: e2e_tests::ai_models_dir(),
         cache_dir: e2e_tests::shared_cache_dir(),
+        models: fleet::package_models(&e2e_tests::host_binary()),
     }
 }
 

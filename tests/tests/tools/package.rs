@@ -1,0 +1,257 @@
+//! The Debian packages `cargo xtask deb` builds (target/debian), installed into this machine
+//! with `dpkg -i` as an operator would (docs/deploy.md, "Installing"): the files, owners and
+//! modes the package states; the service started by the installed unit's own `ExecStart`, as
+//! its `User=`, with its `EnvironmentFile` (systemd is not PID 1 here: the test does what
+//! systemd would, as the fleet test does); `/health`, a prediction and the console answered;
+//! then `dpkg --remove` keeps the configuration and data, and `dpkg --purge` leaves nothing.
+//!
+//! Root only: it changes this machine's /usr, /etc and /var/lib ([`require_or_skip`]).
+
+use e2e_tests::Client;
+use e2e_tests::tools::{Tool, require_or_skip};
+use fleet::host::Host;
+use fleet::unit::{Unit, parse_env};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const PROGRAM: &str = "runtime-host";
+const AI_MODELS: &str = "runtime-host-ai-models";
+const UNIT: &str = "/lib/systemd/system/runtime-host.service";
+const STATE: &str = "/var/lib/runtime-host";
+
+/// The packages in target/debian, where this machine can install them.
+fn packages() -> Option<Vec<PathBuf>> {
+    let root = Command::new("id").arg("-u").output().ok()?;
+    if String::from_utf8_lossy(&root.stdout).trim() != "0" {
+        return None;
+    }
+    let dir = e2e_tests::workspace_root().join("target/debian");
+    let mut debs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "deb"))
+        .collect();
+    debs.sort();
+    (debs.len() == 2).then_some(debs)
+}
+
+/// Runs `program args`, panicking with its output unless it succeeds; its standard output.
+fn must(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A user's or group's id (`id -u NAME`, `id -g NAME`).
+fn id(flag: &str, name: &str) -> u32 {
+    must("id", &[flag, name]).trim().parse().expect("an id")
+}
+
+/// Asserts `path`'s owner (by name), group and permission bits.
+fn assert_owned(path: &str, user: &str, group: &str, mode: u32) {
+    let meta = std::fs::metadata(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert_eq!(meta.uid(), id("-u", user), "{path}'s owner");
+    assert_eq!(meta.gid(), id("-g", group), "{path}'s group");
+    assert_eq!(meta.permissions().mode() & 0o7777, mode, "{path}'s mode");
+}
+
+/// Every path below `roots` whose name holds `runtime-host` (the machine's own toolchains in
+/// /usr/local are not the package's, and are not walked).
+fn leftovers(roots: &[&str]) -> Vec<String> {
+    let mut args: Vec<&str> = roots.to_vec();
+    args.extend([
+        "-path",
+        "/usr/local",
+        "-prune",
+        "-o",
+        "-name",
+        "*runtime-host*",
+        "-print",
+    ]);
+    let out = Command::new("find").args(&args).output().expect("find");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Removes both packages, whatever an earlier run left.
+fn purge() {
+    must("dpkg", &["--purge", PROGRAM, AI_MODELS]);
+}
+
+/// The installed unit's `ExecStart`, as systemd runs it: `${VAR}` from its `EnvironmentFile`,
+/// as its `User=` (uid, gid, no supplementary groups), that user's HOME, from `/`.
+fn start_as_the_unit_says(notify_dir: &Path) -> Host {
+    let unit = Unit::from_file(Path::new(UNIT));
+    let env = parse_env(&std::fs::read_to_string(&unit.environment_file).unwrap());
+    let words = unit.command_line(&env, &[]);
+    assert_eq!(words[0], "/usr/bin/runtime-host", "{words:?}");
+    let mut command = Command::new(&words[0]);
+    command
+        .args(&words[1..])
+        .env_clear()
+        .envs(&env)
+        .env(
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        )
+        .env("HOME", "/nonexistent")
+        .env("USER", &unit.user)
+        .current_dir("/")
+        .uid(id("-u", &unit.user))
+        .gid(id("-g", &unit.user));
+    Host::start(command, &notify_dir.join("notify.sock"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_package_installs_serves_through_its_unit_and_purges_cleanly() {
+    let test = "tools::package";
+    let Some(debs) = require_or_skip(Tool::Package, test, packages()) else {
+        return;
+    };
+    purge();
+    let started = Instant::now();
+    let mut install = vec!["-i"];
+    install.extend(debs.iter().map(|p| p.to_str().unwrap()));
+    must("dpkg", &install);
+    println!("dpkg -i: {:?}", started.elapsed());
+
+    // The files, owners and modes the package states.
+    assert_owned("/usr/bin/runtime-host", "root", "root", 0o755);
+    for name in [
+        "registry",
+        "chat",
+        "console",
+        "molprop",
+        "minilm",
+        "textgen",
+        "onnx_model",
+    ] {
+        assert_owned(
+            &format!("/usr/lib/runtime-host/{name}.wasm"),
+            "root",
+            "root",
+            0o644,
+        );
+    }
+    assert!(Path::new("/usr/lib/runtime-host/models/iris/model.toml").is_file());
+    assert!(Path::new("/usr/share/runtime-host/ai-models/all-minilm-l6-v2").is_dir());
+    assert!(Path::new("/usr/share/runtime-host/ai-models/smollm2-135m-instruct").is_dir());
+    assert_owned(UNIT, "root", "root", 0o644);
+    assert!(id("-u", "runtime-host") < 1000, "a system user");
+    for dir in ["", "/data", "/cache", "/models"] {
+        assert_owned(
+            &format!("{STATE}{dir}"),
+            "runtime-host",
+            "runtime-host",
+            0o700,
+        );
+    }
+    for model in [
+        "molprop.wasm",
+        "minilm.wasm",
+        "textgen.wasm",
+        "iris/model.toml",
+    ] {
+        let seeded = format!("{STATE}/models/{model}");
+        assert_owned(&seeded, "runtime-host", "runtime-host", 0o600);
+    }
+    assert_owned("/etc/runtime-host/host.env", "root", "root", 0o600);
+    assert_owned(
+        "/etc/runtime-host/runtime-config.toml",
+        "runtime-host",
+        "runtime-host",
+        0o600,
+    );
+    let host_env = std::fs::read_to_string("/etc/runtime-host/host.env").unwrap();
+    let env = parse_env(&host_env);
+    assert_eq!(env["HOST_ADDRESS"], "127.0.0.1");
+    for token in ["CHAT_ADMIN_TOKEN", "UP_ADMIN_TOKEN"] {
+        let value = &env[token];
+        assert!(
+            value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{token} is made at install, 32 random bytes in hex: {value:?}"
+        );
+    }
+    assert_ne!(env["CHAT_ADMIN_TOKEN"], env["UP_ADMIN_TOKEN"]);
+
+    // Served by the unit's own command line, from a cold compilation cache.
+    let notify = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(notify.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let started = Instant::now();
+    let mut host = tokio::task::block_in_place(|| start_as_the_unit_says(notify.path()));
+    println!(
+        "READY=1 after {:?} (a cold compilation cache)",
+        started.elapsed()
+    );
+    let c = Client::new();
+    let app = |path: &str| format!("http://127.0.0.1:{}{path}", fleet::APP_PORT);
+    // 200 only once every configured model serves.
+    e2e_tests::until("/health 200", Duration::from_secs(300), || async {
+        c.get(&app("/health")).await.status == 200
+    })
+    .await;
+    println!("/health 200 after {:?}", started.elapsed());
+    let health = c.get(&app("/health")).await;
+    assert_eq!(health.value()["status"], "ok", "{}", health.text());
+    let listing = c.get(&app("/registry")).await.value();
+    let names: Vec<&str> = listing["registrations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the registry's listing: {listing}"))
+        .iter()
+        .filter_map(|r| r["app_name"].as_str()?.strip_prefix("runtime-host/"))
+        .collect();
+    for model in ["molprop", "minilm", "textgen", "iris"] {
+        assert!(names.contains(&model), "{model} is registered: {listing}");
+    }
+    let examples = c.get(&app("/models/iris/test_examples")).await.value();
+    let body = e2e_tests::request_for(
+        &examples["examples"][0],
+        &examples["usage_instructions"]["body_format"],
+    );
+    let predicted = c.post_json(&app("/models/iris/predict"), &body, None).await;
+    assert_eq!(predicted.status, 200, "{}", predicted.text());
+    assert_eq!(predicted.value()["success"], true, "{}", predicted.text());
+    let console = c.get(&app("/")).await;
+    assert_eq!(console.status, 200);
+    assert!(
+        console.text().contains("<html"),
+        "the console: {}",
+        console.text()
+    );
+    let stopped =
+        tokio::task::block_in_place(|| host.signal_and_wait("INT", Duration::from_secs(90)));
+    assert!(
+        stopped.success(),
+        "stopped by the unit's KillSignal: {stopped}"
+    );
+
+    // Removed: the configuration and data stay, as Debian does; purged: nothing left.
+    must("dpkg", &["--remove", PROGRAM, AI_MODELS]);
+    assert!(!Path::new("/usr/bin/runtime-host").exists());
+    assert!(Path::new("/etc/runtime-host/host.env").is_file());
+    assert!(Path::new(&format!("{STATE}/data")).is_dir());
+    purge();
+    let left = leftovers(&["/usr", "/lib/systemd", "/etc", "/var/lib"]);
+    assert!(left.is_empty(), "purge left {left:?}");
+    let owned = must(
+        "find",
+        &["/etc", "/var/lib", "/usr", "-xdev", "-user", "runtime-host"],
+    );
+    assert!(owned.is_empty(), "files of the kept user left: {owned}");
+}
