@@ -198,21 +198,16 @@ impl Fleet {
             .expect("making the config private");
         let env = unit::parse_env(&env_text);
         let build = &self.build;
-        let words = self.unit.command_line(
-            &env,
-            &[
-                ("/usr/bin/runtime-host", build.host_binary.as_path()),
-                ("/etc/runtime-host", etc.as_path()),
-                (
-                    "/usr/share/runtime-host/ai-models",
-                    build.ai_models_dir.as_path(),
-                ),
-                ("/var/lib/runtime-host", data.as_path()),
-                ("/var/lib/runtime-host/models", self.models.path()),
-                // The unit's --cache-dir: the tests' shared compilation cache.
-                ("/var/lib/runtime-host/cache", build.cache_dir.as_path()),
-            ],
-        );
+        let layout = unit::Layout {
+            binary: &build.host_binary,
+            etc: &etc,
+            state: &data,
+            models: self.models.path(),
+            ai_models: &build.ai_models_dir,
+            // The unit's --cache-dir: the tests' shared compilation cache.
+            cache: &build.cache_dir,
+        };
+        let words = self.unit.command_line(&env, &layout.pairs());
         let mut command = machine.command(Path::new(&words[0]));
         command
             .args(&words[1..])

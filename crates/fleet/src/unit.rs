@@ -79,6 +79,38 @@ impl Unit {
     }
 }
 
+/// Where a run without the package keeps each of the paths the unit names (the package's
+/// installed layout), for [`Unit::command_line`].
+pub struct Layout<'a> {
+    /// `/usr/bin/runtime-host`: a cargo build finds its components beside it, as the
+    /// installed one does in `/usr/lib/runtime-host`.
+    pub binary: &'a Path,
+    /// `/etc/runtime-host`.
+    pub etc: &'a Path,
+    /// `/var/lib/runtime-host` (its `data/` below it).
+    pub state: &'a Path,
+    /// `/var/lib/runtime-host/models`, the watched models directory.
+    pub models: &'a Path,
+    /// `/usr/share/runtime-host/ai-models`.
+    pub ai_models: &'a Path,
+    /// `/var/lib/runtime-host/cache`.
+    pub cache: &'a Path,
+}
+
+impl<'a> Layout<'a> {
+    /// (the unit's path, where this run keeps it).
+    pub fn pairs(&self) -> Vec<(&'static str, &'a Path)> {
+        vec![
+            ("/usr/bin/runtime-host", self.binary),
+            ("/etc/runtime-host", self.etc),
+            ("/var/lib/runtime-host", self.state),
+            ("/var/lib/runtime-host/models", self.models),
+            ("/usr/share/runtime-host/ai-models", self.ai_models),
+            ("/var/lib/runtime-host/cache", self.cache),
+        ]
+    }
+}
+
 /// An environment file's `NAME=value` lines (comments and blank lines skipped).
 pub fn parse_env(text: &str) -> BTreeMap<String, String> {
     text.lines()

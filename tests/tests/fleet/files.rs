@@ -6,17 +6,17 @@
 //! `crates/fleet`'s own tests.)
 
 use e2e_tests::{Client, Stack, component, host_binary, temp_dir};
-use fleet::unit::{Unit, deploy_file_with, parse_env};
+use fleet::unit::{Layout, Unit, deploy_file_with, parse_env};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Runs the unit's `ExecStart` with its paths moved under `root` and the environment
-/// `env`, the runtime config written from `config` with `mode`; its standard error once it
-/// exited (it must exit, refusing, within a minute).
+/// Runs the unit's `ExecStart` with its paths moved under `root` (`etc/`, `state/`) and the
+/// environment `env`, the runtime config written from `config` with `mode`; its standard
+/// error once it exited (it must exit, refusing, within a minute).
 fn unit_refuses(root: &Path, env: &[(String, String)], config: &str, mode: u32) -> String {
-    let (etc, data) = (root.join("etc"), root.join("data"));
+    let (etc, state) = (root.join("etc"), root.join("state"));
     std::fs::create_dir_all(&etc).unwrap();
     let config_file = etc.join("runtime-config.toml");
     std::fs::write(&config_file, config).unwrap();
@@ -25,16 +25,17 @@ fn unit_refuses(root: &Path, env: &[(String, String)], config: &str, mode: u32) 
     let cache = e2e_tests::shared_cache_dir();
     let ai_models = e2e_tests::ai_models_dir();
     let binary = host_binary();
-    let words = Unit::load().command_line(
-        &env,
-        &[
-            ("/usr/local/bin/runtime-host", binary.as_path()),
-            ("/etc/runtime-host", etc.as_path()),
-            ("/var/lib/runtime-host/ai-models", ai_models.as_path()),
-            ("/var/lib/runtime-host/cache", cache.as_path()),
-            ("/var/lib/runtime-host", data.as_path()),
-        ],
-    );
+    let models = root.join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let layout = Layout {
+        binary: &binary,
+        etc: &etc,
+        state: &state,
+        models: &models,
+        ai_models: &ai_models,
+        cache: &cache,
+    };
+    let words = Unit::load().command_line(&env, &layout.pairs());
     let mut child = Command::new(&words[0])
         .args(&words[1..])
         .env_remove("CHAT_ADMIN_TOKEN")
@@ -85,7 +86,7 @@ fn the_fleets_placeholders_an_empty_token_and_a_readable_password_are_refused_at
     );
     assert!(started.elapsed() < Duration::from_secs(30), "{err}");
     assert!(
-        !root.path().join("data/sqlite_key_value.db").exists(),
+        !root.path().join("state/data/sqlite_key_value.db").exists(),
         "nothing started"
     );
 
@@ -121,8 +122,9 @@ fn the_fleets_placeholders_an_empty_token_and_a_readable_password_are_refused_at
 
     // An empty token file is an error, not the admin API switched off.
     let root = temp_dir();
-    std::fs::create_dir_all(root.path().join("data")).unwrap();
-    std::fs::write(root.path().join("data/admin_token"), "\n").unwrap();
+    // The unit's --data-dir, /var/lib/runtime-host/data.
+    std::fs::create_dir_all(root.path().join("state/data")).unwrap();
+    std::fs::write(root.path().join("state/data/admin_token"), "\n").unwrap();
     let env = host_env(&[
         ("CHAT_ADMIN_TOKEN", "chat-secret-1"),
         ("UP_ADMIN_TOKEN", ""),

@@ -36,11 +36,16 @@ fn free_port() -> u16 {
 
 /// A Redis of the file `deploy/fleet/redis.conf`, with the test's password.
 fn redis(dir: &Path) -> RedisServer {
+    // A copy of its own: Sentinel has each Redis it reconfigures rewrite its file
+    // (`CONFIG REWRITE`), which must not be the repository's.
+    std::fs::create_dir_all(dir).expect("a directory for Redis");
+    let file = dir.join("redis.conf");
+    std::fs::copy(deploy_dir().join("redis.conf"), &file).expect("copying redis.conf");
     let server = RedisServer::start(
         dir,
         Options {
             durability: Durability::AsConfigured,
-            config_file: Some(deploy_dir().join("redis.conf")),
+            config_file: Some(file),
             password: Some(PASSWORD.into()),
             ..Default::default()
         },
@@ -107,6 +112,23 @@ fn haproxy(dir: &Path, redis: [u16; 2]) -> (Process, u16) {
     (process, port)
 }
 
+/// The status HAProxy's admin socket `socket` gives `redis_master/<server>` (`UP`, `DOWN`).
+fn haproxy_status(socket: &Path, server: &str) -> String {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::os::unix::net::UnixStream::connect(socket) else {
+        return String::new();
+    };
+    let _ = stream.write_all(b"show stat\n");
+    let mut csv = String::new();
+    let _ = stream.read_to_string(&mut csv);
+    let prefix = format!("redis_master,{server},");
+    csv.lines()
+        .find(|l| l.starts_with(&prefix))
+        .and_then(|l| l.split(',').nth(17))
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// Waits up to `within` for `check`; how long it took.
 fn wait(what: &str, within: Duration, mut check: impl FnMut() -> bool) -> Duration {
     let started = Instant::now();
@@ -151,12 +173,13 @@ async fn writes_resume_after_sentinel_promotes_the_replica() {
     );
     println!("three Sentinels agreed on the master and its replica after {known:?}");
     let (_haproxy, redis_port) = haproxy(dir.path(), [master.port(), replica.port()]);
-    let through = format!("redis://default:{PASSWORD}@127.0.0.1:{redis_port}");
-    wait(
-        "HAProxy reaches the master",
-        Duration::from_secs(10),
-        || local_redis::cli(&through, &["INFO", "replication"]).contains("role:master"),
-    );
+    // HAProxy counts every server up until its checks say otherwise: the replica leaves
+    // the backend after `fall 2` checks (docs/deploy.md: start HAProxy before the hosts).
+    let socket = dir.path().join("redis-admin.sock");
+    let checked = wait("HAProxy finds the replica", Duration::from_secs(10), || {
+        haproxy_status(&socket, "redis-1") == "UP" && haproxy_status(&socket, "redis-2") == "DOWN"
+    });
+    println!("HAProxy sends connections to the master only after {checked:?}");
 
     // A chat host whose store is the URL HAProxy serves, as docs/deploy.md configures it.
     let config = dir.path().join("runtime-config.toml");
