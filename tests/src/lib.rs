@@ -21,6 +21,7 @@ pub mod chat;
 pub mod host;
 pub mod llm;
 pub mod oci;
+pub mod package;
 pub mod processes;
 pub mod prometheus;
 pub mod raw;

@@ -8,53 +8,18 @@
 //! Root only: it changes this machine's /usr, /etc and /var/lib ([`require_or_skip`]).
 
 use e2e_tests::Client;
+use e2e_tests::package::{AI_MODELS, Installed, PROGRAM, built, must, purge};
 use e2e_tests::tools::{Tool, require_or_skip};
 use fleet::host::Host;
 use fleet::unit::{Unit, parse_env};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const PROGRAM: &str = "runtime-host";
-const AI_MODELS: &str = "runtime-host-ai-models";
 const UNIT: &str = "/lib/systemd/system/runtime-host.service";
 const STATE: &str = "/var/lib/runtime-host";
-
-/// The packages in target/debian, where this machine can install them.
-fn packages() -> Option<Vec<PathBuf>> {
-    let root = Command::new("id").arg("-u").output().ok()?;
-    if String::from_utf8_lossy(&root.stdout).trim() != "0" {
-        return None;
-    }
-    let dir = e2e_tests::workspace_root().join("target/debian");
-    let mut debs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "deb"))
-        .collect();
-    debs.sort();
-    (debs.len() == 2).then_some(debs)
-}
-
-/// Runs `program args`, panicking with its output unless it succeeds; its standard output.
-fn must(program: &str, args: &[&str]) -> String {
-    let out = Command::new(program)
-        .args(args)
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .output()
-        .unwrap_or_else(|e| panic!("{program}: {e}"));
-    assert!(
-        out.status.success(),
-        "{program} {args:?} failed ({}):\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// A user's or group's id (`id -u NAME`, `id -g NAME`).
 fn id(flag: &str, name: &str) -> u32 {
@@ -89,11 +54,6 @@ fn leftovers(roots: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Removes both packages, whatever an earlier run left.
-fn purge() {
-    must("dpkg", &["--purge", PROGRAM, AI_MODELS]);
-}
-
 /// The installed unit's `ExecStart`, as systemd runs it: `${VAR}` from its `EnvironmentFile`,
 /// as its `User=` (uid, gid, no supplementary groups), that user's HOME, from `/`.
 fn start_as_the_unit_says(notify_dir: &Path) -> Host {
@@ -121,14 +81,11 @@ fn start_as_the_unit_says(notify_dir: &Path) -> Host {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_package_installs_serves_through_its_unit_and_purges_cleanly() {
     let test = "tools::package";
-    let Some(debs) = require_or_skip(Tool::Package, test, packages()) else {
+    let Some(debs) = require_or_skip(Tool::Package, test, built()) else {
         return;
     };
-    purge();
     let started = Instant::now();
-    let mut install = vec!["-i"];
-    install.extend(debs.iter().map(|p| p.to_str().unwrap()));
-    must("dpkg", &install);
+    let _installed = Installed::install(&debs);
     println!("dpkg -i: {:?}", started.elapsed());
 
     // The files, owners and modes the package states.
@@ -190,11 +147,6 @@ async fn the_package_installs_serves_through_its_unit_and_purges_cleanly() {
     }
     assert_ne!(env["CHAT_ADMIN_TOKEN"], env["UP_ADMIN_TOKEN"]);
 
-    // Where systemd runs, the installation started the service: stopped, so that this test
-    // starts the unit's command line itself as everywhere else.
-    if Path::new("/run/systemd/system").is_dir() {
-        must("systemctl", &["stop", "runtime-host"]);
-    }
     // Served by the unit's own command line, from a cold compilation cache.
     let notify = tempfile::tempdir().unwrap();
     std::fs::set_permissions(notify.path(), std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -1,6 +1,8 @@
 //! Beyond one machine (issue 49): three `runtime-host up` hosts, each in a network namespace
 //! of its own, on one redis-server, behind HAProxy, all started from `deploy/fleet/` (the
-//! files docs/deploy.md shows). Under load through HAProxy, one host is SIGKILLed, another
+//! files docs/deploy.md shows) and from the Debian package installed once (issue 62: the
+//! installed binary, components, weights and seeded models; each host its own
+//! `/etc/runtime-host` and `/var/lib/runtime-host`). Under load through HAProxy, one host is SIGKILLed, another
 //! is upgraded in turn (drained, stopped, started, back in rotation), the killed one comes
 //! back, and Redis goes away for a while. Nothing acknowledged may be lost, no port held
 //! twice within a host, the dead host's registrations reaped, and failures only inside the
@@ -10,11 +12,13 @@
 mod load;
 
 use e2e_tests::Client;
+use e2e_tests::package::{self, Installed};
 use e2e_tests::tools::{Tool, require_or_skip};
 use fleet::{APP_PORT, Build, CHAT_TOKEN, Fleet, REGISTRY_PORT, server};
 use load::{Load, Record, Seen};
 use serde_json::Value;
 use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Slack around a window HAProxy or Redis is measured to open and close: requests sent just
@@ -26,22 +30,36 @@ const SLACK: Duration = Duration::from_millis(500);
 /// loaded CI machine).
 const STORE_RECOVERY: Duration = Duration::from_secs(5);
 
-fn build() -> Build {
+/// The package's installed layout (docs/deploy.md, "Install the package"): its binary (which
+/// finds its components in /usr/lib/runtime-host), its AI models' weights, and the models its
+/// installation put in the watched models directory, which every host gets a copy of.
+fn installed_build() -> Build {
+    let seeded = Path::new("/var/lib/runtime-host/models");
+    let mut models: Vec<PathBuf> = std::fs::read_dir(seeded)
+        .unwrap_or_else(|e| panic!("{}: {e}", seeded.display()))
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    models.sort();
     Build {
-        host_binary: e2e_tests::host_binary(),
-        ai_models_dir: e2e_tests::ai_models_dir(),
+        host_binary: "/usr/bin/runtime-host".into(),
+        ai_models_dir: "/usr/share/runtime-host/ai-models".into(),
         cache_dir: e2e_tests::shared_cache_dir(),
-        models: fleet::package_models(&e2e_tests::host_binary()),
+        models,
     }
 }
 
-/// The fleet, or `None` where this machine cannot run one (see [`require_or_skip`]).
-fn fleet(test: &str, hosts: usize) -> Option<Fleet> {
+/// The packages installed once and the fleet on them, or `None` where this machine cannot
+/// run one (see [`require_or_skip`]). The fleet is dropped before the packages are purged.
+fn fleet(test: &str, hosts: usize) -> Option<(Fleet, Installed)> {
     let available = fleet::available().inspect_err(|why| eprintln!("{test}: {why}"));
     require_or_skip(Tool::Fleet, test, available.ok())?;
+    let debs = require_or_skip(Tool::Package, test, package::built())?;
+    let installed = Installed::install(&debs);
     // Cranelift's code from the start: three hosts compiling in the background at once
     // would only slow the two cores the load runs on.
-    Some(Fleet::start(build(), hosts, &["--optimized-only"]))
+    let fleet = Fleet::start(installed_build(), hosts, &["--optimized-only"]);
+    Some((fleet, installed))
 }
 
 /// Each model the fleet serves (as host 1's registry lists them) and a request from its own
@@ -118,7 +136,7 @@ struct Marks {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_fleet_loses_nothing_acknowledged_across_a_kill_an_upgrade_and_a_redis_outage() {
-    let Some(mut fleet) = fleet("fleet", 3) else {
+    let Some((mut fleet, _installed)) = fleet("fleet", 3) else {
         return;
     };
     let c = Client::new();
