@@ -89,7 +89,8 @@ pub const OPTIONAL: &[Tool] = &[
     Tool {
         what: PACKAGE,
         require: "E2E_REQUIRE_PACKAGE",
-        skipped: "the Debian package's installation (needs root and dpkg; see above)",
+        skipped: "the Debian package's installation and the fleet on it (needs root and dpkg; \
+                  see above)",
         ensure: |_| services::ensure_package(),
     },
 ];

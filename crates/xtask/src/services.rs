@@ -161,7 +161,8 @@ pub fn ensure_oci_registry() -> bool {
 /// `dpkg -i`) with `dpkg-deb` and `adduser`; `false` (announced loudly) when it cannot.
 pub fn ensure_package() -> bool {
     let tests = "the Debian package installed, served by its unit and purged \
-                 (tests/tests/tools/package.rs)";
+                 (tests/tests/tools/package.rs), and the fleet that runs on it \
+                 (tests/tests/fleet/three_hosts/)";
     let why = if !is_root() {
         "it installs into this machine with dpkg -i, which needs root"
     } else if !local_redis::program_answers("dpkg-deb", "--version")
