@@ -1,5 +1,5 @@
 //! `cargo xtask deb`: the Debian packages, built with Debian's own `dpkg-deb` from the release
-//! build (no packaging crate to compile: see docs/DECISIONS.md, "One artefact: a Debian
+//! build (no packaging crate to compile: see docs/DECISIONS.md, "Installed as a Debian
 //! package"), into `target/debian/`:
 //!
 //! - `runtime-host_<version>_<arch>.deb`: `/usr/bin/runtime-host`, its components in
@@ -30,7 +30,7 @@ pub const COMPONENTS: &[&str] = &[
 const AI_MODELS_PACKAGE: &str = "runtime-host-ai-models";
 
 /// Where the packages are written.
-pub fn out_dir() -> PathBuf {
+fn out_dir() -> PathBuf {
     root().join("target/debian")
 }
 
