@@ -93,12 +93,16 @@ impl Staging {
             .map_err(|e| e.to_string())
     }
 
-    /// Copies the directory `from` (links followed) to `to`, files 0644.
+    /// Copies the directory `from` (links followed) to `to`, files 0644; what a checkout
+    /// holds beside the model's own files (hidden files, Python's `__pycache__`) is left out.
     fn tree(&self, from: &Path, to: &str) -> Result<(), String> {
         let entries = std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?;
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || name == "__pycache__" {
+                continue;
+            }
             if path.is_dir() {
                 self.tree(&path, &format!("{to}/{name}"))?;
             } else {
