@@ -215,6 +215,7 @@ export async function tryPage(name) {
   const format = examples.value.usage_instructions.body_format ?? {};
   const result = h("div", { id: "result-area", "aria-live": "polite" });
   const smilesField = smilesSlot(format, examples.value.examples, inputTypes);
+  const order = featureOrder(openapi.ok ? openapi.value : null, format);
   const kind = mediaKind(inputTypes, format);
 
   /** Sends `request`; `media`, for an image or audio model, is what was sent, shown above
@@ -226,7 +227,7 @@ export async function tryPage(name) {
       const answer = await call(`${base}/predict`, { method: "POST", body: request });
       replace(result, h("h2", {}, `Result: ${label}`), sent,
         renderPrediction(answer, ranges.ok ? ranges.value : null,
-          smilesField ? request.data[smilesField] : undefined));
+          smilesField ? request.data[smilesField] : undefined, order));
     } catch (e) {
       replace(result, h("h2", {}, `Result: ${label}`), sent, errorBox(e, `${label} failed`));
     }
@@ -234,8 +235,8 @@ export async function tryPage(name) {
   }
 
   const form = kind ? mediaForm(kind, (input) => send(mediaRequest(kind, format, input), input.label, input))
-    : requestForm(format, inputTypes, featureOrder(openapi.ok ? openapi.value : null, format),
-      ranges.ok ? ranges.value : null, (request) => send(request, "your request"),
+    : requestForm(format, inputTypes, order, ranges.ok ? ranges.value : null,
+      (request) => send(request, "your request"),
       (e) => replace(result, errorBox(e, "The request")));
   // A SMILES field draws what it holds as it is typed, or says where it stops parsing.
   const smilesInput = smilesField ? form.querySelector(`[name="${smilesField}"]`) : null;

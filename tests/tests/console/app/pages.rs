@@ -320,4 +320,17 @@ async fn iris_form(browser: &Browser) {
         .wait_text("#result-area", |t| t.contains("Result: your request"))
         .await;
     assert!(shown.contains("setosa"), "{shown}");
+    // The input echoed in the same order.
+    let echoed = browser.text("#result-area .input").await;
+    let at = |name: &str| {
+        echoed
+            .find(name)
+            .unwrap_or_else(|| panic!("{name}: {echoed}"))
+    };
+    assert!(
+        at("sepal length") < at("sepal width")
+            && at("sepal width") < at("petal length")
+            && at("petal length") < at("petal width"),
+        "{echoed}"
+    );
 }
