@@ -5,7 +5,7 @@
 //! admin API's), and the 404 for an unknown model names every model serving, the watched
 //! directory's and the API's included.
 
-use super::{put, until};
+use super::{put, tagged, until};
 use e2e_tests::{Client, Stack, component, temp_dir};
 use hyper::Method;
 use serde_json::json;
@@ -25,14 +25,23 @@ async fn admin_api_deployments_come_back_after_a_restart_and_removed_ones_do_not
     let mut stack = Stack::up_at(data.path(), &args, 8);
     let c = Client::new();
 
-    // Two deployments through the API; one of them undeployed again.
+    // Two deployments through the API, from a file of their own; one undeployed again.
+    let elsewhere = temp_dir();
+    let file = elsewhere.path().join("echo-api.wasm");
+    put(&file, &std::fs::read(&echo).unwrap());
     for name in ["api-kept", "api-removed"] {
-        let body = json!({"path": echo, "name": name});
+        let body = json!({"path": file, "name": name});
         let r = stack.admin(Method::POST, "", Some(body)).await;
         assert_eq!(r.status, 201, "{}", r.text());
     }
     let r = stack.admin(Method::DELETE, "/api-removed", None).await;
     assert_eq!(r.status, 200, "{}", r.text());
+    // A new version, reloaded: the one to come back.
+    let first = stack.deployment("api-kept").await.unwrap()["version"].clone();
+    put(&file, &tagged(&echo, "second"));
+    let r = stack.admin(Method::POST, "/api-kept/reload", None).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_ne!(r.value()["deployment"]["version"], first, "{}", r.text());
     // A model the watched directory gains while `up` runs.
     put(
         &models.path().join("watched.wasm"),

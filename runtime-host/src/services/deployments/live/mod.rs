@@ -157,11 +157,11 @@ impl LiveSet {
     /// changed: it takes over only if it passes its self-test. A model that failed to start
     /// is started again.
     pub async fn reload(self: &Arc<Self>, name: &str) -> Result<Listing, Refused> {
-        let (source, action) = {
+        let (source, action, origin) = {
             let mut entries = self.entries.lock().await;
             let e = entries.get_mut(name).ok_or(Refused::Unknown)?;
             let action = e.claim().ok_or(Refused::Busy)?;
-            (e.source.clone(), action)
+            (e.source.clone(), action, e.origin)
         };
         let spec = model_spec(&source).map(|mut spec| {
             spec.name = name.to_owned();
@@ -178,7 +178,9 @@ impl LiveSet {
             }
         };
         // A new version of an admin API deployment is the one to come back.
-        self.keep_api_deployments().await;
+        if origin == Origin::Api {
+            self.keep_api_deployments().await;
+        }
         match outcome {
             Ok(()) => self.get(name).await.ok_or(Refused::Gone),
             Err(why) => Err(Refused::Failed(why)),
