@@ -41,6 +41,8 @@ fn the_first_up_after_install_models_finds_its_data_directory_private() {
               import install_ai_model as m; m.private_dest(pathlib.Path(sys.argv[2]))\" \"$0\" \"$1\"")
         .arg(&script)
         .arg(&dest)
+        // Nothing written into the checkout's models/.
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .status()
         .expect("python3");
     assert!(made.success());
