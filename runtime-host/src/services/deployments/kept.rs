@@ -7,7 +7,8 @@
 //!
 //! At start each is deployed again from its path, after the models of the installation and
 //! of the models directory: a name one of those took is not restored (the log says so), and
-//! files changed since are deployed as they are now (the log names both versions).
+//! files changed since are deployed as they are now, as a new version (the recorded version
+//! is what served before, for whoever reads the file).
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
