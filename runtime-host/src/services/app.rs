@@ -59,6 +59,46 @@ pub fn router(
 /// Where a load balancer checks that the host serves (`up`'s answer: `services::deployments::health`).
 pub const HEALTH_PATH: &str = "/health";
 
+/// The console's configuration (`{"models": [...]}`, the models its pages list).
+pub const CONSOLE_CONFIG_PATH: &str = "/console.json";
+
+/// `GET /console.json` on `up`'s app port, answered by the host: the models routed now, those
+/// of the start first in their order (the console component's `models` variable, which is
+/// all Spin has), then those a watched directory or the admin API added since, so the
+/// console's pages list every model serving. Other methods go on to the console.
+pub struct ConsoleConfig {
+    /// The app this route is part of (weak: the app holds the route).
+    pub app: std::sync::Weak<AppRouter>,
+    /// The models deployed at start, in their order.
+    pub at_start: Vec<String>,
+}
+
+impl HostRoute for ConsoleConfig {
+    fn answer(
+        &self,
+        _req: hyper::Request<hyper::body::Incoming>,
+    ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
+        let routed = self
+            .app
+            .upgrade()
+            .map(|app| app.names_under("/models/"))
+            .unwrap_or_default();
+        let mut models: Vec<&String> = self
+            .at_start
+            .iter()
+            .filter(|n| routed.contains(n))
+            .collect();
+        let added: Vec<&String> = routed.iter().filter(|n| !models.contains(n)).collect();
+        models.extend(added);
+        let body = serde_json::json!({ "models": models }).to_string();
+        Box::pin(std::future::ready(responses::json(200, body)))
+    }
+
+    fn takes(&self, method: &hyper::Method) -> bool {
+        method == hyper::Method::GET
+    }
+}
+
 /// The models' parent path; a path under it that no model's own route claims names no
 /// model.
 pub const MODELS_ROUTE: &str = "/models/...";

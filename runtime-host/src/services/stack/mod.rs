@@ -240,6 +240,12 @@ impl<'a> Stack<'a> {
         let console = self.launcher.launch(&console, grants, Vec::new()).await?;
         let app = app::router(&registry.slot, &chat.slot, &console.slot, &models.serving);
         let app = Arc::new(app);
+        // The console's list of models, kept up to date as models come and go.
+        let config = app::ConsoleConfig {
+            app: Arc::downgrade(&app),
+            at_start: names.iter().map(|n| (*n).to_owned()).collect(),
+        };
+        app.answer_in_host(app::CONSOLE_CONFIG_PATH, Arc::new(config));
         // The host's Prometheus metrics: every deployment of this process, on one path no
         // interface uses (models are under /models/<name>/, with their JSON /metrics).
         app.answer_in_host(metrics_endpoint::PATH, Arc::new(MetricsRoute));

@@ -53,6 +53,9 @@ async fn admin_api_deployments_come_back_after_a_restart_and_removed_ones_do_not
     })
     .await;
 
+    // The console lists them all too.
+    let config = c.get(&stack.app("/console.json")).await.value();
+    assert_eq!(config, json!({"models": ["echo", "api-kept", "watched"]}));
     // The unknown model's 404 names every model serving, however it came.
     let unknown = c.get(&stack.app("/models/nope/predict")).await;
     let unknown = unknown.assert_error(404, "not_found");
