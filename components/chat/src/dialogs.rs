@@ -71,6 +71,16 @@ pub fn get(req: &ApiRequest) -> Result<Response, ApiError> {
 pub fn create(req: &ApiRequest) -> Result<Response, ApiError> {
     require_admin(req)?;
     let input: NewDialog = req.json()?;
+    let store = Store::open_default()?;
+    let dialog = store_new(&store, input)?;
+    let mut resp = http::json(201, &dialog);
+    resp.set_header("location", format!("/api/dialog?id={}", dialog.id));
+    Ok(resp)
+}
+
+/// Validates `input` and stores it as a new dialog (409 `already_exists` for an id or GUID
+/// taken): what `POST /api/chats` and the sample dialogs ([`crate::samples`]) store.
+pub fn store_new(store: &Store, input: NewDialog) -> Result<Dialog, ApiError> {
     let now = now_rfc3339();
     let chat_name = chat::validate_chat_name(&input.chat_name)?;
     if let Some(id) = &input.id {
@@ -116,7 +126,6 @@ pub fn create(req: &ApiRequest) -> Result<Response, ApiError> {
         messages.push(message);
     }
 
-    let store = Store::open_default()?;
     let mut dialog = Dialog {
         id: input.id.clone().unwrap_or_else(new_dialog_id),
         chat_name,
@@ -126,7 +135,7 @@ pub fn create(req: &ApiRequest) -> Result<Response, ApiError> {
         guid: guid.hyphenated().to_string(),
     };
     chat::check_dialog_size(&dialog)?;
-    claim_guid(&store, &guid)?;
+    claim_guid(store, &guid)?;
     // A generated id may (very rarely) collide; a client-chosen one must not.
     let attempts = if input.id.is_some() { 1 } else { 8 };
     let mut stored = false;
@@ -153,10 +162,8 @@ pub fn create(req: &ApiRequest) -> Result<Response, ApiError> {
         ));
     }
     store.set_json(&guid_key(&guid), &dialog.id)?;
-    records::save_summary(&store, &dialog)?;
-    let mut resp = http::json(201, &dialog);
-    resp.set_header("location", format!("/api/dialog?id={}", dialog.id));
-    Ok(resp)
+    records::save_summary(store, &dialog)?;
+    Ok(dialog)
 }
 
 /// Reserves a GUID for a new dialog (409 if a live dialog already has it, as its GUID or as

@@ -9,6 +9,9 @@
 //! | POST   | /api/dialog/messages?id=ID   | 201 the stored message         |
 //! | POST   | /api/dialog/reply?id=ID      | 201 the model's reply, stored  |
 //! | DELETE | /api/dialog?id=ID            | 200 `{success, message, id}`   |
+//!
+//! With the `sample_dialogs` variable `true`, a store's first request stores the sample
+//! dialogs first ([`samples`]).
 
 mod auth;
 mod dialogs;
@@ -16,6 +19,7 @@ mod params;
 mod prompt;
 mod records;
 mod reply;
+mod samples;
 
 use guest_kit::ApiError;
 use guest_kit::http::{self, ApiRequest, DEFAULT_MAX_BODY, PerRequest, Response};
@@ -42,6 +46,7 @@ fn body_limit(head: &ApiRequest) -> usize {
 }
 
 fn route(req: ApiRequest) -> Result<Response, ApiError> {
+    samples::store_once()?;
     let path = req.path.trim_end_matches('/').to_owned();
     let template = match http::route_for(&edge_api::chat::ROUTES, &req.method, &path) {
         Ok(t) => t,

@@ -6,7 +6,8 @@
 //! `/models/<name>/...`), which is why it needs no CORS anywhere. The only thing it cannot
 //! find out by itself is which models the app serves under `/models/`: under Spin nothing
 //! registers them, so the `models` variable lists their names, and `/console.json` hands that
-//! list to the page.
+//! list to the page. (`runtime-host up` answers `/console.json` and `/models/<unknown>/...`
+//! itself, with the models routed at that moment.)
 //!
 //! | method    | path              | answer                                      |
 //! |-----------|-------------------|---------------------------------------------|

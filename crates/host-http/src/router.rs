@@ -113,6 +113,23 @@ impl AppRouter {
         routes.retain(|r| r.spin_route != spin_route);
     }
 
+    /// The names components are routed at right under `parent` (`/models/` gives `molprop`
+    /// for `/models/molprop/...`), sorted: what the app serves there now, routes added and
+    /// removed while it serves included.
+    pub fn names_under(&self, parent: &str) -> Vec<String> {
+        let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());
+        let mut names: Vec<String> = routes
+            .iter()
+            .filter_map(|r| r.spin_route.strip_prefix(parent))
+            .filter_map(|rest| rest.split('/').next())
+            .filter(|name| !name.is_empty() && *name != "...")
+            .map(str::to_owned)
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Answers `spin_route`'s paths in the host from now on, before any component's route.
     pub fn answer_in_host(&self, spin_route: &str, route: Arc<dyn HostRoute>) {
         let mut host = self.host_routes.write().unwrap_or_else(|p| p.into_inner());

@@ -53,7 +53,9 @@ pub fn private_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Whether `dir` is empty or holds what the host keeps in a data directory.
+/// Whether `dir` is empty or holds what the host keeps in a data directory (the AI models'
+/// files included: `cargo xtask install-models` puts them in `.data/ai-models` before the
+/// first `up`, and an older version of it made `.data` 0755).
 fn holds_host_data(dir: &Path) -> bool {
     let empty = std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_none());
     let marks = [
@@ -61,6 +63,7 @@ fn holds_host_data(dir: &Path) -> bool {
         "admin_token",
         "chat_admin_token",
         "snapshots",
+        "ai-models",
     ];
     empty || marks.iter().any(|m| dir.join(m).exists())
 }

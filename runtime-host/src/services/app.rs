@@ -5,8 +5,12 @@
 //! browser page then talk to one origin under either host, with no CORS. The routing itself
 //! is `host_core::http::router`'s; this module knows which service is where.
 
-use host_core::http::router::AppRouter;
+use edge_api::error::ErrorCode;
+use host_core::http::responses::{self, HostResponse};
+use host_core::http::router::{AppRouter, HostRoute};
 use host_core::http::slot::ServerSlot;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 /// The routes of the registry and of chat, exactly as `spin.toml` lists them.
@@ -54,6 +58,85 @@ pub fn router(
 
 /// Where a load balancer checks that the host serves (`up`'s answer: `services::deployments::health`).
 pub const HEALTH_PATH: &str = "/health";
+
+/// The console's configuration (`{"models": [...]}`, the models its pages list).
+pub const CONSOLE_CONFIG_PATH: &str = "/console.json";
+
+/// `GET /console.json` on `up`'s app port, answered by the host: the models routed now, those
+/// of the start first in their order (the console component's `models` variable, which is
+/// all Spin has), then those a watched directory or the admin API added since, so the
+/// console's pages list every model serving. Other methods go on to the console.
+pub struct ConsoleConfig {
+    /// The app this route is part of (weak: the app holds the route).
+    pub app: std::sync::Weak<AppRouter>,
+    /// The models deployed at start, in their order.
+    pub at_start: Vec<String>,
+}
+
+impl HostRoute for ConsoleConfig {
+    fn answer(
+        &self,
+        _req: hyper::Request<hyper::body::Incoming>,
+    ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
+        let routed = self
+            .app
+            .upgrade()
+            .map(|app| app.names_under("/models/"))
+            .unwrap_or_default();
+        let mut models: Vec<&String> = self
+            .at_start
+            .iter()
+            .filter(|n| routed.contains(n))
+            .collect();
+        let added: Vec<&String> = routed.iter().filter(|n| !models.contains(n)).collect();
+        models.extend(added);
+        let body = serde_json::json!({ "models": models }).to_string();
+        Box::pin(std::future::ready(responses::json(200, body)))
+    }
+
+    fn takes(&self, method: &hyper::Method) -> bool {
+        method == hyper::Method::GET
+    }
+}
+
+/// The models' parent path; a path under it that no model's own route claims names no
+/// model.
+pub const MODELS_ROUTE: &str = "/models/...";
+
+/// `/models/<name>/...` for a name no model is routed at: 404 `not_found` naming the models
+/// the app routes now, those deployed at start, by a watched directory and through the
+/// admin API alike. The console answers the same under Spin, where the models are those
+/// `spin.toml` lists (its `models` variable); on `up`'s app port the host answers it, as the
+/// console knows only the models of the start. Answered where no model's route is more
+/// specific ([`AppRouter::answer_unclaimed`]).
+pub struct UnknownModel {
+    /// The app this route is part of (weak: the app holds the route).
+    pub app: std::sync::Weak<AppRouter>,
+}
+
+impl HostRoute for UnknownModel {
+    fn answer(
+        &self,
+        req: hyper::Request<hyper::body::Incoming>,
+    ) -> Pin<Box<dyn Future<Output = HostResponse> + Send + '_>> {
+        let path = req.uri().path();
+        let rest = path.strip_prefix("/models/").unwrap_or_default();
+        let name = rest.split('/').next().unwrap_or_default();
+        let names = self
+            .app
+            .upgrade()
+            .map(|app| app.names_under("/models/"))
+            .unwrap_or_default();
+        let message = format!(
+            "no model {name:?} is deployed here; the models are: {}",
+            names.join(", ")
+        );
+        Box::pin(std::future::ready(responses::error(
+            ErrorCode::NotFound,
+            message,
+        )))
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,5 @@
-//! The chat service's start-up (interface A) as `up` runs it: its admin token, its variables,
-//! and the sample dialogs a fresh store starts with. (`runtime-host serve chat.wasm` serves
+//! The chat service's start-up (interface A) as `up` runs it: its admin token and its
+//! variables (the component stores the sample dialogs a fresh store starts with). (`runtime-host serve chat.wasm` serves
 //! the component with whatever `--variable`s it is given; `runtime-host chats` is the import
 //! and export client.)
 
@@ -10,9 +10,6 @@ use host_core::http::server::ComponentServer;
 use host_core::runtime::flags::Access;
 use host_core::support::token::Token;
 use std::path::Path;
-
-/// Sample dialogs loaded into a fresh chat store.
-const SAMPLE_DIALOGS: &str = include_str!("../../../components/chat/samples/dialogs.json");
 
 pub struct Recipe {
     token: Token,
@@ -37,7 +34,11 @@ impl Recipe {
         component: &Path,
         kv: KeyValue,
     ) -> Result<Launch> {
-        let vars = [("chat_admin_token", self.token.value.clone())];
+        // The component stores its sample dialogs on a store's first request, once.
+        let vars = [
+            ("chat_admin_token", self.token.value.clone()),
+            ("sample_dialogs", "true".to_owned()),
+        ];
         let access = Access {
             ai_models: vec![edge_api::language_model::MODEL.to_owned()],
             ..Access::nothing("chat")
@@ -54,22 +55,16 @@ impl Recipe {
         format!("admin {}", self.token.note)
     }
 
-    /// Loads the sample dialogs through the service itself (so they are validated like any
-    /// import); dialogs already there are left as they are.
+    /// Has the component store its sample dialogs now, with the stack's start, rather than
+    /// on the first client's request: its first request does (once per store, see the
+    /// component's `samples`).
     pub async fn seed(&self, chat: &ComponentServer) -> Result<()> {
-        let dialogs: Vec<serde_json::Value> = serde_json::from_str(SAMPLE_DIALOGS)?;
-        let auth = format!("Bearer {}", self.token.value);
-        let headers = [
-            ("authorization", auth.as_str()),
-            ("content-type", "application/json"),
-        ];
-        for d in dialogs {
-            let body = serde_json::to_vec(&d)?;
-            let (status, body) = chat.call_with("POST", "/api/chats", body, &headers).await?;
-            if status != 201 && status != 409 {
-                let body = String::from_utf8_lossy(&body);
-                tracing::warn!(status, %body, "sample dialog not loaded");
-            }
+        let (status, body) = chat
+            .call_with("GET", "/api/chats?limit=1", Vec::new(), &[])
+            .await?;
+        if status != 200 {
+            let body = String::from_utf8_lossy(&body);
+            tracing::warn!(status, %body, "the sample dialogs may not be stored");
         }
         Ok(())
     }

@@ -33,7 +33,7 @@ fn install_file(from: &Path, to: &Path) {
 
 /// `<prefix>/bin/runtime-host`, and the stack's components in `<prefix>/lib/runtime-host`
 /// when `with_components`.
-fn install(prefix: &Path, with_components: bool) -> std::path::PathBuf {
+pub(super) fn install(prefix: &Path, with_components: bool) -> std::path::PathBuf {
     let binary = prefix.join("bin/runtime-host");
     install_file(&host_binary(), &binary);
     if with_components {

@@ -2,6 +2,8 @@
 //! what holds for Spin deployments rather than for `runtime-host`.
 
 mod app;
+mod build;
+mod plain_up;
 mod registry_lock;
 mod spinkube;
 mod stores;

@@ -1,6 +1,8 @@
 // The Deployments section of the Models page: `runtime-host up`'s admin API (/admin/...) with
 // its token: every deployment with its status and version, reload or undeploy one, deploy a
-// model from a path on the server. Hosts without the API (Spin) get a line saying so.
+// model from a path on the server. A host without the API (Spin: the console's own 404
+// answers /admin/...) does not get the section at all: it shows only once the API answers
+// (401 without a token).
 
 import { call } from "./api.js";
 import { h, replace, table, errorBox, badge } from "./dom.js";
@@ -105,13 +107,34 @@ export function deploymentsSection(onCleanup) {
   h("div", { class: "field" }, h("label", { for: "deploy-name" }, "Name"), name),
   h("button", { type: "submit", id: "deploy-submit" }, "Deploy"));
 
-  const timer = setInterval(refresh, REFRESH_MS);
-  onCleanup(() => clearInterval(timer));
-  refresh();
-  return h("section", { id: "deployments-section" },
+  const section = h("section", { id: "deployments-section", hidden: true },
     h("h2", {}, "Deployments"),
     h("p", {}, "Upgrades take over only after the new version passes its self-test; the old one keeps serving otherwise."),
     h("div", { class: "field" }, h("label", { for: "deploy-token" }, "Admin token"), token,
       " ", h("button", { type: "button", id: "deploy-show", onclick: refresh }, "Show")),
     status, list, form);
+  let timer = null;
+  let left = false;
+  onCleanup(() => {
+    left = true;
+    clearInterval(timer);
+  });
+  hostHasAdminApi().then((has) => {
+    section.dataset.adminApi = has ? "yes" : "no";
+    if (!has || left) return;
+    section.hidden = false;
+    timer = setInterval(refresh, REFRESH_MS);
+    refresh();
+  });
+  return section;
+}
+
+/** Whether this host answers the admin API: it asks for a token (401) where it does. */
+async function hostHasAdminApi() {
+  try {
+    await call("/admin/deployments");
+    return true;
+  } catch (e) {
+    return e.status === 401 || e.status === 403;
+  }
 }

@@ -38,6 +38,13 @@ function isPortGuard(registration) {
   return registration.app_name.endsWith("/busy-port-guard");
 }
 
+/** A registration's model version: `runtime-host` puts each deployment's own (a digest of its
+ *  files, or its manifest's) in the metadata; `app_version` is the specification's. */
+function modelVersion(registration) {
+  const own = registration.metadata && registration.metadata.model_version;
+  return typeof own === "string" && own ? own : registration.app_version;
+}
+
 function registrationsTable(listing, served) {
   const byPort = [...listing.registrations].sort((a, b) => a.port - b.port);
   const guards = byPort.filter(isPortGuard);
@@ -47,7 +54,7 @@ function registrationsTable(listing, served) {
     return [
       r.app_name,
       name ? h("a", { href: `#/models/${encodeURIComponent(name)}` }, r.model_name) : r.model_name,
-      r.app_version,
+      modelVersion(r),
       String(r.port),
       String(r.process_id),
       aliveCell(r.process_alive),

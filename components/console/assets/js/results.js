@@ -83,8 +83,17 @@ function vectorSummary(name, vector) {
   return h("p", {}, h("strong", {}, `${name}: `), `${vector.length} numbers: ${head}${vector.length > 8 ? ", …" : ""}`);
 }
 
-/** The whole answer of POST /predict; `smiles`, when the request had one, is drawn. */
-export function renderPrediction(response, ranges, smiles) {
+/** `object`'s entries with the names of `order` first, in that order (a tabular model's
+ *  features as its manifest lists them; its JSON comes with the keys sorted). */
+function inOrder(object, order) {
+  const first = order.filter((k) => k in object).map((k) => [k, object[k]]);
+  const rest = Object.entries(object).filter(([k]) => !order.includes(k));
+  return Object.fromEntries([...first, ...rest]);
+}
+
+/** The whole answer of POST /predict; `smiles`, when the request had one, is drawn; `order`
+ *  names a tabular model's features in its own order, for the input echoed. */
+export function renderPrediction(response, ranges, smiles, order = []) {
   const parts = [];
   // Drawn only when the model read it: a refused SMILES has its message instead.
   if (response.success && typeof smiles === "string" && smiles.trim()) {
@@ -98,7 +107,7 @@ export function renderPrediction(response, ranges, smiles) {
     if (r && typeof r === "object" && !Array.isArray(r)) {
       // A SMILES as sent; a picture's or sound's facts (format, size, duration) by name.
       if (r.input !== null && typeof r.input === "object" && !Array.isArray(r.input)) {
-        parts.push(h("div", { class: "input" }, h("strong", {}, "Input"), field(r.input)));
+        parts.push(h("div", { class: "input" }, h("strong", {}, "Input"), field(inOrder(r.input, order))));
       } else if ("input" in r) {
         parts.push(h("p", { class: "input" }, h("strong", {}, "Input: "), h("code", {}, value(r.input))));
       }

@@ -58,11 +58,75 @@ function field(key, sample) {
     h("label", { for: id }, key, structured ? " (JSON)" : ""), input);
 }
 
+/** A tabular model's features in its own order (model.toml's): the `required` list of the
+ *  `features` object in its /openapi.json, else the request format's keys (a JSON object's
+ *  keys come back sorted). */
+export function featureOrder(document, format) {
+  const given = format.data && format.data.features;
+  const names = given && typeof given === "object" && !Array.isArray(given) ? Object.keys(given) : [];
+  const seen = [];
+  const look = (v) => {
+    if (!v || typeof v !== "object") return;
+    if (v.type === "object" && Array.isArray(v.required) && v.properties
+      && v.required.length === names.length && v.required.every((n) => names.includes(n))) {
+      seen.push(v.required);
+      return;
+    }
+    Object.values(v).forEach(look);
+  };
+  look(document);
+  return names.length ? (seen[0] ?? names) : [];
+}
+
+/** The acceptable range of feature `name` as a hint: its reliable range, else its training
+ *  range, with its unit. */
+function rangeHint(ranges, name) {
+  const r = ranges && ranges.property_ranges && ranges.property_ranges[name];
+  if (!r) return "";
+  const range = r.reliable_range ?? r.training_range;
+  if (!range || typeof range.min !== "number" || typeof range.max !== "number") return "";
+  const unit = r.unit ? ` ${r.unit}` : "";
+  const which = r.reliable_range ? "reliable range" : "training range";
+  return `${range.min} to ${range.max}${unit} (${which})`;
+}
+
+/** One field per feature of a tabular model, in `order`: a number (empty: not measured,
+ *  sent as null), or a category's text with the values seen in training offered. */
+function featureFields(order, sample, ranges) {
+  return h("fieldset", { class: "features" },
+    h("legend", {}, "features"),
+    order.map((name) => {
+      const id = `feature-${name}`;
+      const said = sample[name];
+      const category = typeof said === "string" && said.startsWith("<one of: ")
+        ? said.slice(9, -1).split(", ") : null;
+      const hint = category ? `one of: ${category.join(", ")}` : rangeHint(ranges, name);
+      const hintId = `${id}-hint`;
+      const input = h("input", {
+        id, name, "data-kind": "feature", "data-category": category ? "yes" : null,
+        type: category ? "text" : "number", step: "any", inputmode: category ? null : "decimal",
+        list: category ? `${id}-values` : null, "aria-describedby": hint ? hintId : null,
+      });
+      return h("div", { class: "field" },
+        h("label", { for: id }, name), input,
+        category ? h("datalist", { id: `${id}-values` }, category.map((c) => h("option", { value: c }))) : null,
+        hint ? h("span", { id: hintId, class: "muted hint" }, hint) : null);
+    }));
+}
+
 /** The request the form stands for; throws with a message naming a field that is not valid. */
 function requestFromForm(form) {
   const data = {};
   for (const el of form.querySelectorAll("[data-kind]")) {
     const raw = el.value.trim();
+    if (el.dataset.kind === "feature") {
+      data.features = data.features ?? {};
+      if (raw === "") data.features[el.name] = null;
+      else if (el.dataset.category) data.features[el.name] = raw;
+      else if (Number.isFinite(Number(raw))) data.features[el.name] = Number(raw);
+      else throw new Error(`${el.name} must be a number (or empty when not measured)`);
+      continue;
+    }
     if (raw === "") continue;
     if (el.dataset.kind === "json") {
       try {
@@ -82,15 +146,26 @@ function requestFromForm(form) {
 /** Shows `request` in the form, so an example can be changed and sent again. */
 function fillForm(form, request) {
   form.elements.input_type.value = request.input_type;
+  const features = request.data.features;
+  const named = [...form.querySelectorAll('[data-kind="feature"]')].map((el) => el.name);
   for (const el of form.querySelectorAll("[data-kind]")) {
+    if (el.dataset.kind === "feature") {
+      // An example's features by name, or as an array in the model's order.
+      const v = Array.isArray(features) ? features[named.indexOf(el.name)]
+        : features && typeof features === "object" ? features[el.name] : undefined;
+      el.value = v === undefined || v === null ? "" : String(v);
+      continue;
+    }
     const v = request.data[el.name];
     el.value = v === undefined ? "" : el.dataset.kind === "json" ? JSON.stringify(v, null, 2) : String(v);
   }
 }
 
-/** The form of a text or tabular model: one field per key of the request format's `data`;
- *  submitted, the request it stands for goes to `send`, or why it is not valid to `refuse`. */
-function requestForm(format, inputTypes, send, refuse) {
+/** The form of a text or tabular model: one field per key of the request format's `data`
+ *  (a tabular model's `features`: one field per feature, in `order`, with its range from
+ *  `ranges` as a hint); submitted, the request it stands for goes to `send`, or why it is
+ *  not valid to `refuse`. */
+function requestForm(format, inputTypes, order, ranges, send, refuse) {
   const form = h("form", { id: "predict-form", novalidate: true },
     h("div", { class: "field" }, h("label", { for: "input_type" }, "input_type"),
       h("select", { id: "input_type", name: "input_type" },
@@ -99,7 +174,7 @@ function requestForm(format, inputTypes, send, refuse) {
     // The input itself first, then the options (JSON objects carry no order of their own).
     Object.entries(format.data ?? {})
       .sort(([a], [b]) => Number(!INPUT_FIELDS.includes(a)) - Number(!INPUT_FIELDS.includes(b)))
-      .map(([k, v]) => field(k, v)),
+      .map(([k, v]) => (k === "features" && order.length ? featureFields(order, v, ranges) : field(k, v))),
     h("button", { type: "submit" }, "Predict"));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -133,13 +208,14 @@ export async function tryPage(name) {
         : h("p", { class: "muted" }, "This app serves no models under /models/."));
   }
   const base = modelPath(name);
-  const [examples, caps, ranges] = await callAll(
-    ["test_examples", "capabilities", "acceptable_ranges"].map((p) => `${base}/${p}`));
+  const [examples, caps, ranges, openapi] = await callAll(
+    ["test_examples", "capabilities", "acceptable_ranges", "openapi.json"].map((p) => `${base}/${p}`));
   if (!examples.ok) return h("section", {}, h("h1", {}, `Try ${name}`), errorBox(examples.error, "Test examples"));
   const inputTypes = caps.ok ? [...new Set(caps.value.capabilities.flatMap((c) => c.input_types))] : [];
   const format = examples.value.usage_instructions.body_format ?? {};
   const result = h("div", { id: "result-area", "aria-live": "polite" });
   const smilesField = smilesSlot(format, examples.value.examples, inputTypes);
+  const order = featureOrder(openapi.ok ? openapi.value : null, format);
   const kind = mediaKind(inputTypes, format);
 
   /** Sends `request`; `media`, for an image or audio model, is what was sent, shown above
@@ -151,7 +227,7 @@ export async function tryPage(name) {
       const answer = await call(`${base}/predict`, { method: "POST", body: request });
       replace(result, h("h2", {}, `Result: ${label}`), sent,
         renderPrediction(answer, ranges.ok ? ranges.value : null,
-          smilesField ? request.data[smilesField] : undefined));
+          smilesField ? request.data[smilesField] : undefined, order));
     } catch (e) {
       replace(result, h("h2", {}, `Result: ${label}`), sent, errorBox(e, `${label} failed`));
     }
@@ -159,7 +235,8 @@ export async function tryPage(name) {
   }
 
   const form = kind ? mediaForm(kind, (input) => send(mediaRequest(kind, format, input), input.label, input))
-    : requestForm(format, inputTypes, (request) => send(request, "your request"),
+    : requestForm(format, inputTypes, order, ranges.ok ? ranges.value : null,
+      (request) => send(request, "your request"),
       (e) => replace(result, errorBox(e, "The request")));
   // A SMILES field draws what it holds as it is typed, or says where it stops parsing.
   const smilesInput = smilesField ? form.querySelector(`[name="${smilesField}"]`) : null;

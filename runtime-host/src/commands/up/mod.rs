@@ -35,14 +35,15 @@ pub struct UpArgs {
     pub app_port: u16,
     /// Directory of models: every `.wasm` in it is deployed as a model component, and every
     /// subdirectory holding a `model.toml` with the ONNX model component, mounted at /model.
-    /// Default: molprop, minilm and textgen from this installation and its model directories
-    /// (`<prefix>/lib/runtime-host/models`, or the repository's `models/` for a cargo build);
-    /// never the working directory's.
+    /// Default: molprop, minilm and textgen from this installation, and the model
+    /// directories of its models directory (`<prefix>/lib/runtime-host/models`, or the
+    /// repository's `models/` for a cargo build); never the working directory's.
     #[arg(long)]
     pub models: Option<PathBuf>,
-    /// How often `--models DIR` is read again: models added there are deployed, changed ones
-    /// upgraded (the new version takes over once it passed its self-test), removed ones
-    /// stopped. `0s` turns watching off. Only with one deployment per model (`--copies 1`).
+    /// How often the models directory (`--models DIR`, or the installation's by default) is
+    /// read again: models added there are deployed, changed ones upgraded (the new version
+    /// takes over once it passed its self-test), removed ones stopped. `0s` turns watching
+    /// off. Only with one deployment per model (`--copies 1`).
     #[arg(long, default_value = "2s", value_parser = parse_duration_or_off)]
     pub watch_interval: Duration,
     /// Deployments of each model (for scale and load tests).
@@ -141,6 +142,16 @@ mod tests {
     struct Up {
         #[command(flatten)]
         up: UpArgs,
+    }
+
+    /// `up --help` names every model deployed without `--models` (it once left minilm out).
+    #[test]
+    fn the_help_names_every_default_model() {
+        use clap::CommandFactory;
+        let help = Up::command().render_long_help().to_string();
+        for name in crate::services::model::spec::DEFAULT_COMPONENTS {
+            assert!(help.contains(name), "{name} missing from:\n{help}");
+        }
     }
 
     #[test]

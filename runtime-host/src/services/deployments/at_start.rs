@@ -5,6 +5,7 @@
 use crate::services::deployments::deployer::{
     CodeCache, CompileError, Deployer, StartingDeployment,
 };
+use crate::services::deployments::live::Origin;
 use crate::services::deployments::tasks::DeploymentTasks;
 use crate::services::model::spec::ModelSpec;
 use crate::services::model::versions;
@@ -30,6 +31,7 @@ pub struct AdoptedModel {
     pub kv: KeyValue,
     pub version: String,
     pub source: PathBuf,
+    pub origin: Origin,
     pub stop: oneshot::Sender<()>,
 }
 
@@ -46,25 +48,37 @@ pub struct Deployments {
 pub struct LeftOutModel {
     pub name: String,
     pub source: PathBuf,
+    pub origin: Origin,
     pub why: String,
 }
 
 impl LeftOutModel {
     /// `name` left out because of `error`, logged.
-    fn logged(name: String, source: PathBuf, error: &dyn std::fmt::Display) -> Self {
+    pub fn logged(
+        name: String,
+        source: PathBuf,
+        origin: Origin,
+        error: &dyn std::fmt::Display,
+    ) -> Self {
         let why = error.to_string();
         tracing::error!(model = %name, error = %why, "model left out");
-        Self { name, source, why }
+        Self {
+            name,
+            source,
+            origin,
+            why,
+        }
     }
 }
 
-/// Compiles every model of `specs`, then starts each deployment (and `copies` of it), each
-/// stopped with the stack's models or on its own. A stop signal while compiling ends it with
-/// `Stopped`. `watched`: the models' directory is watched, so each version's files are
-/// snapshotted first (see `versions::snapshot`).
+/// Compiles every model of `specs` (each with where it came from), then starts each
+/// deployment (and `copies` of it), each stopped with the stack's models or on its own. A
+/// stop signal while compiling ends it with `Stopped`. `watched`: the models' directory is
+/// watched, so each version of its models is snapshotted first (see `versions::snapshot`),
+/// as is every admin API deployment's, as when the API made it.
 pub async fn deploy_at_start(
     deployer: &Deployer,
-    specs: Vec<ModelSpec>,
+    specs: Vec<(ModelSpec, Origin)>,
     copies: u32,
     watched: bool,
     tasks: &DeploymentTasks,
@@ -75,16 +89,22 @@ pub async fn deploy_at_start(
     let mut ready = Vec::new();
     let mut left_out = Vec::new();
     let data_dir = &deployer.launcher.runtime().data_dir;
-    let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
-    for spec in specs {
+    let names: Vec<String> = specs.iter().map(|(s, _)| s.name.clone()).collect();
+    for (spec, origin) in specs {
         let (name, source) = (spec.name.clone(), spec.source.clone());
         // A model whose files cannot be deployed (a link leading out, too large, a manifest
         // with problems) is left out with why; the others start.
         if let Err(e) = spec.check() {
-            left_out.push(LeftOutModel::logged(name, source, &format!("{e:#}")));
+            let why = format!("{e:#}");
+            left_out.push(LeftOutModel::logged(name, source, origin, &why));
             continue;
         }
-        let versioned = if watched {
+        let snapshotted = match origin {
+            Origin::Directory => watched,
+            Origin::Api => true,
+            Origin::Installation => false,
+        };
+        let versioned = if snapshotted {
             versions::snapshot_blocking(spec, data_dir).await
         } else {
             let version = versions::version_blocking(&spec.source).await;
@@ -93,11 +113,12 @@ pub async fn deploy_at_start(
         let (spec, version) = match versioned {
             Ok(v) => v,
             Err(e) => {
-                left_out.push(LeftOutModel::logged(name, source, &format!("{e:#}")));
+                let why = format!("{e:#}");
+                left_out.push(LeftOutModel::logged(name, source, origin, &why));
                 continue;
             }
         };
-        if watched {
+        if snapshotted {
             // Nothing serves yet: earlier runs' versions of it go, and copies left half-done.
             let (dir, kept, name) = (data_dir.clone(), version.clone(), name.clone());
             let pruning = move || versions::prune(&dir, Some(&name), &[&kept], true);
@@ -105,15 +126,20 @@ pub async fn deploy_at_start(
         }
         // A component that does not compile is left out too; a stop signal ends it all.
         match deployer.compile(spec, &mut compiled).await {
-            Ok(model) => ready.push((model, version)),
+            Ok(model) => ready.push((model, version, origin)),
             Err(CompileError::Stopped) => return Err(Stopped.into()),
             // Said once already, as a warning naming where the files go.
             Err(e @ CompileError::AiModelMissing { .. }) => {
                 let why = e.to_string();
-                left_out.push(LeftOutModel { name, source, why });
+                left_out.push(LeftOutModel {
+                    name,
+                    source,
+                    origin,
+                    why,
+                });
             }
             Err(e @ CompileError::Component(_)) => {
-                left_out.push(LeftOutModel::logged(name, source, &e));
+                left_out.push(LeftOutModel::logged(name, source, origin, &e));
             }
         }
     }
@@ -125,7 +151,7 @@ pub async fn deploy_at_start(
     };
     tokio::task::spawn_blocking(pruning).await?;
     let mut starting = Vec::new();
-    for (model, version) in ready {
+    for (model, version, origin) in ready {
         for copy in 0..copies {
             let name = if copies > 1 {
                 format!("{}-{copy}", model.spec.name)
@@ -143,6 +169,7 @@ pub async fn deploy_at_start(
                 kv,
                 version: version.clone(),
                 source: model.spec.source.clone(),
+                origin,
                 stop: own,
             };
             starting.push(StartedAtStart {

@@ -6,6 +6,8 @@
 //! - [`at_start`]: every model of the stack compiled, then started;
 //! - [`live`]: the deployments while the stack runs, each added, upgraded or removed
 //!   without touching the others, with its state ([`live::LiveSet`]);
+//! - [`kept`]: the admin API's deployments kept in the data directory, deployed again when
+//!   the stack starts;
 //! - [`tasks`]: where the deployments' tasks go and what stops them;
 //! - [`watcher`]: a models directory read again every interval, its changes handed to the
 //!   live set;
@@ -17,6 +19,7 @@ pub mod admin;
 pub mod at_start;
 pub mod deployer;
 pub mod health;
+pub mod kept;
 pub mod live;
 pub mod oip;
 pub mod tasks;

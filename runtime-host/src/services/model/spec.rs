@@ -3,7 +3,6 @@
 //! `--models` (or, by default, molprop, minilm, textgen and the installation's model
 //! directories); `predict --model` and the admin API take one.
 
-use crate::services::installation;
 use crate::services::launch::default_component;
 use crate::services::model::manifest::{check_model_dir, listed, outbound_hosts};
 use anyhow::{Context, Result, bail};
@@ -170,8 +169,8 @@ fn spec_of(path: &Path) -> Result<Option<ModelSpec>> {
     })
 }
 
-/// The models in `dir`, the refused ones logged.
-fn found_in(dir: &Path) -> Result<Vec<ModelSpec>> {
+/// The models in `dir` (`up`'s models directory), the refused ones logged.
+pub fn found_in(dir: &Path) -> Result<Vec<ModelSpec>> {
     let found = models_in(dir)?;
     for why in &found.refused {
         tracing::warn!(dir = ?dir, "model left out: {why}");
@@ -212,29 +211,20 @@ pub fn model_spec(given: &Path) -> Result<ModelSpec> {
 /// the text generation model.
 pub const DEFAULT_COMPONENTS: [&str; 3] = ["molprop", "minilm", "textgen"];
 
-/// Models to deploy: those in `--models` (perhaps none yet), else [`DEFAULT_COMPONENTS`]
-/// and the installation's model directories (never `./models`: see
-/// [`installation`]).
-pub fn model_specs(dir: Option<&Path>) -> Result<Vec<ModelSpec>> {
-    let specs = match dir {
-        Some(dir) => found_in(dir)?,
-        None => {
-            let mut specs = Vec::new();
-            for name in DEFAULT_COMPONENTS {
-                let component = default_component(name)?;
-                specs.push(ModelSpec {
-                    name: name.into(),
-                    component: component.clone(),
-                    mounts: vec![],
-                    ai_models: ai_models_of(name),
-                    source: component,
-                });
-            }
-            if let Some(dir) = installation::models_dir() {
-                specs.extend(found_in(&dir)?);
-            }
-            specs
-        }
-    };
+/// This installation's own model components, [`DEFAULT_COMPONENTS`]: what `up` deploys
+/// without `--models`, beside the models of the installation's models directory (never
+/// `./models`: see `services::installation`).
+pub fn default_specs() -> Result<Vec<ModelSpec>> {
+    let mut specs = Vec::new();
+    for name in DEFAULT_COMPONENTS {
+        let component = default_component(name)?;
+        specs.push(ModelSpec {
+            name: name.into(),
+            component: component.clone(),
+            mounts: vec![],
+            ai_models: ai_models_of(name),
+            source: component,
+        });
+    }
     Ok(specs)
 }

@@ -13,6 +13,7 @@
 //! A stop at any moment stops what has started so far ([`running`]), and compilation runs off
 //! the async threads so a signal is seen at once.
 
+mod models;
 pub mod running;
 pub mod startup;
 
@@ -22,13 +23,12 @@ use crate::services::deployments::admin::{self, AdminRoute};
 use crate::services::deployments::at_start::deploy_at_start;
 use crate::services::deployments::deployer::Deployer;
 use crate::services::deployments::health::HealthRoute;
-use crate::services::deployments::live::{LiveSet, Origin};
+use crate::services::deployments::live::LiveSet;
 use crate::services::deployments::oip::{self, OipRoute};
 use crate::services::deployments::watcher;
 use crate::services::launch::{DRAIN_GRACE, Launcher, default_component};
 use crate::services::llm_api::{self, LlmApi};
 use crate::services::metrics_endpoint::{self, MetricsRoute};
-use crate::services::model::spec::model_specs;
 use crate::services::registry::{self, RegistryOptions};
 use anyhow::{Result, bail};
 use host_core::capabilities::keyvalue::KeyValue;
@@ -78,6 +78,8 @@ pub struct Stack<'a> {
     admin_token: Option<Token>,
     /// The AI models' HTTP API's token (`services::llm_api`), read likewise.
     llm_api_token: Option<Token>,
+    /// The models directory: `--models DIR`, else the installation's (if it has one).
+    models_dir: Option<PathBuf>,
 }
 
 /// What the stack's start came to, for the command to print.
@@ -110,6 +112,7 @@ impl<'a> Stack<'a> {
             launcher: Launcher::shared(&settings.runtime, SHARED_SLOTS)?,
             kv: settings.runtime.key_value().await?,
             running: RunningStack::new(),
+            models_dir: models::models_dir(settings.models.as_deref()),
             settings,
         })
     }
@@ -200,21 +203,23 @@ impl<'a> Stack<'a> {
     ) -> Result<ModelOutcomes> {
         let settings = self.settings;
         let watched = self.watching();
-        let specs = model_specs(settings.models.as_deref())?;
-        if specs.is_empty() && !watched {
+        let dir = self.models_dir.as_deref();
+        let installation = settings.models.is_none();
+        let data_dir = &settings.runtime.data_dir;
+        let at_start = models::models_at_start(installation, dir, data_dir, settings.copies)?;
+        if at_start.specs.is_empty() && at_start.left_out.is_empty() && !watched {
             bail!(
                 "no models in {}: put model components (.wasm) or ONNX model directories \
                  (with a model.toml) there, or let `up` watch it for models to come \
                  (--watch-interval above 0s, --copies 1)",
-                settings
-                    .models
-                    .as_deref()
-                    .unwrap_or(Path::new(""))
-                    .display()
+                dir.unwrap_or(Path::new("")).display()
             );
         }
         let tasks = self.running.model_tasks();
-        let deployments = deploy_at_start(deployer, specs, settings.copies, watched, tasks).await?;
+        let copies = settings.copies;
+        let mut deployments =
+            deploy_at_start(deployer, at_start.specs, copies, watched, tasks).await?;
+        deployments.left_out.extend(at_start.left_out);
         wait_for_models(deployments, table).await
     }
 
@@ -235,6 +240,12 @@ impl<'a> Stack<'a> {
         let console = self.launcher.launch(&console, grants, Vec::new()).await?;
         let app = app::router(&registry.slot, &chat.slot, &console.slot, &models.serving);
         let app = Arc::new(app);
+        // The console's list of models, kept up to date as models come and go.
+        let config = app::ConsoleConfig {
+            app: Arc::downgrade(&app),
+            at_start: names.iter().map(|n| (*n).to_owned()).collect(),
+        };
+        app.answer_in_host(app::CONSOLE_CONFIG_PATH, Arc::new(config));
         // The host's Prometheus metrics: every deployment of this process, on one path no
         // interface uses (models are under /models/<name>/, with their JSON /metrics).
         app.answer_in_host(metrics_endpoint::PATH, Arc::new(MetricsRoute));
@@ -252,19 +263,18 @@ impl<'a> Stack<'a> {
     ) -> Arc<LiveSet> {
         let tasks = self.running.model_tasks().clone();
         let live = LiveSet::new(deployer, app.clone(), tasks);
-        let origin = match self.watching() {
-            true => Origin::Directory,
-            false => Origin::Api,
-        };
         let mut failed_at_start = Vec::new();
         if self.settings.copies == 1 {
             for (adopted, addr) in models.adopted {
-                live.adopt(adopted, addr, origin).await;
+                live.adopt(adopted, addr).await;
             }
             // Listed with why, so the admin API shows them and a reload retries them.
             for failed in models.failed {
-                live.record_failure(failed, origin).await;
+                live.record_failure(failed).await;
             }
+            // The admin API's deployments as they came back (one whose name a model of the
+            // directory took is forgotten, as the log said).
+            live.keep_api_deployments().await;
         } else {
             let failed = models.failed.into_iter().map(|f| (f.name, f.why));
             failed_at_start.extend(failed);
@@ -279,6 +289,11 @@ impl<'a> Stack<'a> {
         app.answer_in_host(app::HEALTH_PATH, health.clone());
         // The Open Inference Protocol's server routes, below each model's /v2/models/<name>.
         app.answer_unclaimed(oip::ROUTE, Arc::new(OipRoute::new(health)));
+        // A model name nobody serves: the 404 names every model routed now.
+        let unknown = app::UnknownModel {
+            app: Arc::downgrade(app),
+        };
+        app.answer_unclaimed(app::MODELS_ROUTE, Arc::new(unknown));
         live
     }
 
@@ -327,9 +342,9 @@ impl<'a> Stack<'a> {
         }
     }
 
-    /// Starts watching `--models DIR` when it is watched; what and how often.
+    /// Starts watching the models directory when it is watched; what and how often.
     fn watch_models(&self, live: Arc<LiveSet>) -> Option<(PathBuf, Duration)> {
-        let dir = self.settings.models.clone().filter(|_| self.watching())?;
+        let dir = self.models_dir.clone().filter(|_| self.watching())?;
         let every = self.settings.watch_interval;
         let stop = self.running.model_stopper();
         tokio::spawn(watcher::watch(dir.clone(), live, every, stop));
@@ -367,10 +382,10 @@ impl<'a> Stack<'a> {
             .collect()
     }
 
-    /// Whether `--models DIR` is watched for changes (one deployment per model, a non-zero
-    /// `--watch-interval`).
+    /// Whether the models directory (`--models DIR`, else the installation's) is watched
+    /// for changes (one deployment per model, a non-zero `--watch-interval`).
     fn watching(&self) -> bool {
         let settings = self.settings;
-        settings.models.is_some() && settings.copies == 1 && !settings.watch_interval.is_zero()
+        self.models_dir.is_some() && settings.copies == 1 && !settings.watch_interval.is_zero()
     }
 }

@@ -41,8 +41,13 @@ pub(super) async fn wait_for_models(
             }
             Ok(Err(why)) => {
                 table.row(&name, "-", &format!("failed: {why}"));
-                let source = adoption.source;
-                models.failed.push(LeftOutModel { name, source, why });
+                let (source, origin) = (adoption.source, adoption.origin);
+                models.failed.push(LeftOutModel {
+                    name,
+                    source,
+                    origin,
+                    why,
+                });
             }
             Err(_) => table.row(&name, "-", "stopped"),
         }

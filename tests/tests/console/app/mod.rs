@@ -273,6 +273,9 @@ async fn the_console_under_spin_works_in_a_real_browser() {
     };
     let c = Client::new();
     served_models(&browser, &app, &c).await;
+    // Spin has no admin API: the Deployments section, which could not work, is not shown.
+    let shown = pages::deployments_section_shown(&browser, &app).await;
+    assert_eq!(shown, (false, true), "(admin API, section hidden)");
     try_it(&browser, &app, &c).await;
     batch_page(&browser, &app, &c).await;
     browser.close().await;
@@ -294,6 +297,8 @@ async fn the_deployments_section_manages_models_in_a_real_browser() {
     .unwrap();
     let stack = Stack::up(&["--models", models.path().to_str().unwrap()], 6);
     let token = std::fs::read_to_string(stack.data_dir().join("admin_token")).unwrap();
+    let shown = pages::deployments_section_shown(&browser, &stack).await;
+    assert_eq!(shown, (true, false), "(admin API, section hidden)");
     browser.goto(&stack.app("/#/models")).await;
     browser
         .wait_text("#deployments", |t| t.contains("Enter the admin token"))

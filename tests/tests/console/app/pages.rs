@@ -30,6 +30,13 @@ pub(crate) async fn models_pages(browser: &Browser, stack: &Stack, c: &Client) {
         "process: {molprop_row}"
     );
     assert!(cells.contains(&"alive"), "{molprop_row}");
+    // Its own version (a digest of its files), not the specification's.
+    let deployed = stack.deployment("molprop").await.expect("molprop listed");
+    let version = deployed["version"].as_str().unwrap();
+    assert!(
+        version.starts_with("sha256:") && cells.contains(&version),
+        "version {version}: {molprop_row}"
+    );
     served_models(browser, stack, c).await;
 }
 
@@ -61,6 +68,21 @@ pub(crate) async fn served_models(browser: &Browser, stack: &impl App, c: &Clien
         .await;
     assert!(browser.text("main").await.contains("Capabilities"));
     browser.screenshot("model-molprop").await;
+}
+
+/// Whether the models page shows the Deployments section, once it has asked the host for
+/// its admin API: `(host has the API, section hidden)`.
+pub(crate) async fn deployments_section_shown(browser: &Browser, stack: &impl App) -> (bool, bool) {
+    browser.goto(&stack.app("/#/models")).await;
+    let settled = browser
+        .eval(
+            "return new Promise((done) => { const look = () => { \
+             const s = document.querySelector('#deployments-section'); \
+             if (s && s.dataset.adminApi) done([s.dataset.adminApi === 'yes', s.hidden]); \
+             else setTimeout(look, 50); }; look(); });",
+        )
+        .await;
+    (settled[0] == true, settled[1] == true)
 }
 
 /// Test examples, the free form, a model's failure, a classifier, the keyboard.
@@ -226,6 +248,7 @@ pub(crate) async fn try_it(browser: &Browser, stack: &impl App, c: &Client) {
     );
     assert!(!other.contains("{\""), "no raw JSON in the fields: {other}");
     browser.screenshot("try-iris").await;
+    iris_form(browser).await;
 
     // Keyboard: an example runs from Enter on its focused button.
     browser.goto(&stack.app("/#/try/molprop")).await;
@@ -245,4 +268,69 @@ pub(crate) async fn try_it(browser: &Browser, stack: &impl App, c: &Client) {
     browser
         .wait_text("#result-area", |t| t.contains(&format!("Result: {name}")))
         .await;
+}
+
+/// The tabular model's own request is a form (issue 62): one number field per feature in
+/// model.toml's order, each with its acceptable range as a hint, filled by an example and
+/// sent as the model's `features`; no JSON box, no `"<number>"` placeholder.
+async fn iris_form(browser: &Browser) {
+    let fields = browser
+        .eval(
+            "return [...document.querySelectorAll('#predict-form fieldset.features input')] \
+             .map((i) => ({name: i.name, type: i.type, value: i.value, hint: \
+             (document.getElementById(i.getAttribute('aria-describedby')) || {}).textContent}));",
+        )
+        .await;
+    let fields = fields.as_array().expect("a list").clone();
+    let names: Vec<&str> = fields.iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "sepal_length_cm",
+            "sepal_width_cm",
+            "petal_length_cm",
+            "petal_width_cm"
+        ],
+        "{fields:?}"
+    );
+    for f in &fields {
+        assert_eq!(f["type"], "number", "{f}");
+        let hint = f["hint"].as_str().unwrap_or_default();
+        assert!(hint.contains(" to ") && hint.contains("cm"), "{f}");
+        // The example clicked above filled it.
+        assert!(f["value"].as_str().unwrap().parse::<f64>().is_ok(), "{f}");
+    }
+    let form = browser.text("#predict-form").await;
+    assert!(!form.contains("<number"), "{form}");
+    let boxes = browser
+        .eval("return document.querySelectorAll('#predict-form textarea').length;")
+        .await;
+    assert_eq!(boxes, 0, "no JSON box");
+    // A flower of our own, measured by hand: a setosa's small petals.
+    for (name, value) in [
+        ("sepal_length_cm", "5.0"),
+        ("sepal_width_cm", "3.4"),
+        ("petal_length_cm", "1.5"),
+        ("petal_width_cm", "0.2"),
+    ] {
+        browser.type_into(&format!("#feature-{name}"), value).await;
+    }
+    browser.click("#predict-form button[type=submit]").await;
+    let shown = browser
+        .wait_text("#result-area", |t| t.contains("Result: your request"))
+        .await;
+    assert!(shown.contains("setosa"), "{shown}");
+    // The input echoed in the same order.
+    let echoed = browser.text("#result-area .input").await;
+    let at = |name: &str| {
+        echoed
+            .find(name)
+            .unwrap_or_else(|| panic!("{name}: {echoed}"))
+    };
+    assert!(
+        at("sepal length") < at("sepal width")
+            && at("sepal width") < at("petal length")
+            && at("petal length") < at("petal width"),
+        "{echoed}"
+    );
 }

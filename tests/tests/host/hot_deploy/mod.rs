@@ -5,6 +5,7 @@
 //! and reports the version; a version that cannot deploy never takes traffic.
 
 mod admin_api;
+mod kept;
 mod returned_memory;
 mod untrusted_files;
 

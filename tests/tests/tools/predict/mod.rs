@@ -289,6 +289,21 @@ fn a_tabular_model_reads_its_feature_columns() {
     assert!(out.status.success(), "{}", stderr(&out));
     let head = header(&output);
     let prediction = head.iter().position(|h| h == "prediction").unwrap();
+    // The echoed features in model.toml's order, not sorted by name (issue 62).
+    let echoed: Vec<&str> = head
+        .iter()
+        .filter_map(|h| h.strip_prefix("input."))
+        .collect();
+    assert_eq!(
+        echoed,
+        [
+            "sepal_length_cm",
+            "sepal_width_cm",
+            "petal_length_cm",
+            "petal_width_cm"
+        ],
+        "{head:?}"
+    );
     let text = std::fs::read_to_string(&tsv).unwrap();
     let species: Vec<&str> = text
         .lines()

@@ -55,12 +55,14 @@ pub(super) struct Refusal {
     pub(super) why: String,
 }
 
-/// Who manages a deployment: the watched directory, or the admin API (which the directory's
-/// scans leave alone).
+/// Where a deployment came from, and so who manages it: the models directory (watched or
+/// not), this installation's own model components (`up` without `--models`), or the admin
+/// API (kept in the data directory across restarts; the directory's scans leave it alone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     Directory,
+    Installation,
     Api,
 }
 

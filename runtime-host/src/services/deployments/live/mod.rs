@@ -16,6 +16,7 @@
 //! files of a version do not change under it while the next one is being written.
 
 mod entry;
+mod keeping;
 mod pruning;
 
 use crate::services::app::model_routes;
@@ -41,6 +42,8 @@ pub struct LiveSet {
     /// Every deployment task (awaited when the stack stops) and the stack's stop of them.
     tasks: DeploymentTasks,
     entries: Mutex<BTreeMap<String, Entry>>,
+    /// Held while the admin API's deployments are written ([`keeping`]).
+    keeping: Mutex<()>,
 }
 
 impl LiveSet {
@@ -50,6 +53,7 @@ impl LiveSet {
             app,
             tasks,
             entries: Mutex::new(BTreeMap::new()),
+            keeping: Mutex::new(()),
         })
     }
 
@@ -122,7 +126,7 @@ impl LiveSet {
             entries.insert(name.clone(), Entry::starting(&spec, Origin::Api));
         }
         let fingerprint = fingerprint_blocking(&spec.source).await;
-        match self.run(Action::Add, spec, fingerprint).await {
+        let outcome = match self.run(Action::Add, spec, fingerprint).await {
             Ok(()) => self.get(&name).await.ok_or(Refused::Gone),
             Err(why) => {
                 // A model the API could not start is not kept (its name is free again), nor
@@ -130,18 +134,20 @@ impl LiveSet {
                 self.entries.lock().await.remove(&name);
                 Err(Refused::Failed(why))
             }
-        }
+        };
+        self.keep_api_deployments().await;
+        outcome
     }
 
     /// Records a model `up` was asked to run that did not start: listed as `failed` with
     /// why, tried again by a reload, or (from the watched directory) once its files change.
-    pub async fn record_failure(self: &Arc<Self>, failed: LeftOutModel, origin: Origin) {
+    pub async fn record_failure(self: &Arc<Self>, failed: LeftOutModel) {
         let files = fingerprint_blocking(&failed.source).await;
         let refusal = Refusal {
             files,
             why: failed.why,
         };
-        let entry = Entry::failed(failed.source, origin, refusal);
+        let entry = Entry::failed(failed.source, failed.origin, refusal);
         self.entries.lock().await.insert(failed.name.clone(), entry);
         // What its failed start copied goes (nothing of it serves).
         self.prune_later(&failed.name);
@@ -151,11 +157,11 @@ impl LiveSet {
     /// changed: it takes over only if it passes its self-test. A model that failed to start
     /// is started again.
     pub async fn reload(self: &Arc<Self>, name: &str) -> Result<Listing, Refused> {
-        let (source, action) = {
+        let (source, action, origin) = {
             let mut entries = self.entries.lock().await;
             let e = entries.get_mut(name).ok_or(Refused::Unknown)?;
             let action = e.claim().ok_or(Refused::Busy)?;
-            (e.source.clone(), action)
+            (e.source.clone(), action, e.origin)
         };
         let spec = model_spec(&source).map(|mut spec| {
             spec.name = name.to_owned();
@@ -171,6 +177,10 @@ impl LiveSet {
                     .await
             }
         };
+        // A new version of an admin API deployment is the one to come back.
+        if origin == Origin::Api {
+            self.keep_api_deployments().await;
+        }
         match outcome {
             Ok(()) => self.get(name).await.ok_or(Refused::Gone),
             Err(why) => Err(Refused::Failed(why)),
@@ -232,7 +242,7 @@ impl LiveSet {
     }
 
     /// Records a deployment the stack started itself, so later changes upgrade or remove it.
-    pub async fn adopt(&self, started: AdoptedModel, addr: SocketAddr, origin: Origin) {
+    pub async fn adopt(&self, started: AdoptedModel, addr: SocketAddr) {
         let running = Placement {
             slot: started.slot,
             kv: started.kv,
@@ -244,7 +254,7 @@ impl LiveSet {
             version: started.version,
             fingerprint: fingerprint_blocking(&started.source).await,
             source: started.source,
-            origin,
+            origin: started.origin,
             refused: None,
             previous_version: None,
         };
@@ -346,6 +356,9 @@ impl LiveSet {
             let _ = running.stop.send(());
         }
         tracing::info!(model = %name, "model removed; stopping it");
+        if entry.origin == Origin::Api {
+            self.keep_api_deployments().await;
+        }
         // Its snapshots go once its requests in flight have finished (unless a model of
         // that name was deployed again meanwhile).
         self.prune_later(name);
