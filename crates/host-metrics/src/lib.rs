@@ -66,6 +66,12 @@ pub struct ErrorLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FailedPredictionLabels {
+    pub model: Name,
+    pub code: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct DeploymentLabels {
     pub deployment: Name,
 }
@@ -90,6 +96,7 @@ pub struct HostMetrics {
     pub request_duration: HistogramFamily<RouteLabels>,
     pub errors: Family<ErrorLabels, Counter>,
     pub predictions: Family<DeploymentLabels, Counter>,
+    pub failed_predictions: Family<FailedPredictionLabels, Counter>,
     pub instances_live: Family<DeploymentLabels, Gauge>,
     pub instances_idle: Family<DeploymentLabels, Gauge>,
     pub instance_waiters: Family<DeploymentLabels, Gauge>,
@@ -133,6 +140,7 @@ impl HostMetrics {
             request_duration: Family::new_with_constructor(request_seconds),
             errors: Family::default(),
             predictions: Family::default(),
+            failed_predictions: Family::default(),
             instances_live: Family::default(),
             instances_idle: Family::default(),
             instance_waiters: Family::default(),
@@ -168,6 +176,12 @@ impl HostMetrics {
             "predictions",
             "Predictions made (items: a batch of n counts n), as the model's own /metrics counts them",
             m.predictions.clone(),
+        );
+        r.register(
+            "failed_predictions",
+            "/predict answers that made no prediction, by model and error code: 4xx and 5xx \
+             answers by their error_code, a 200 with success false as prediction_failed",
+            m.failed_predictions.clone(),
         );
         r.register(
             "instances_live",
@@ -271,22 +285,17 @@ impl Deployment {
         }
     }
 
-    /// Counts one answered request: its route (a template, see [`routes::label`]), status,
-    /// time, and `error_code` when it is an error answer. `path_info` is the part of the
-    /// path the app port routed on (`/predict` of `/models/molprop/predict`).
+    /// Counts one answered request: its route (a template, see [`routes::template`]),
+    /// status, time, and `error_code` when the answer names one (an error answer, or a
+    /// failed prediction's 200).
     pub fn request(
         &self,
-        path: &str,
-        path_info: Option<&str>,
+        route: &'static str,
         status: u16,
         took: Duration,
         error_code: Option<&str>,
     ) {
         let m = global();
-        let route = match (routes::label(path), path_info) {
-            ("other", Some(info)) => routes::label(info),
-            (route, _) => route,
-        };
         m.requests
             .get_or_create(&RequestLabels {
                 deployment: self.name.clone(),
@@ -305,6 +314,16 @@ impl Deployment {
             m.errors
                 .get_or_create(&ErrorLabels {
                     deployment: self.name.clone(),
+                    code,
+                })
+                .inc();
+        }
+        if route == routes::PREDICT
+            && let Some(code) = routes::failed_prediction(error_code, status)
+        {
+            m.failed_predictions
+                .get_or_create(&FailedPredictionLabels {
+                    model: self.name.clone(),
                     code,
                 })
                 .inc();
