@@ -62,8 +62,14 @@ async fn run() {
             0
         }
         Err(e) => {
-            log_writer::flush(); // the lines that led here come first
-            eprintln!("error: {e:#}");
+            match log_writer::format() {
+                LogFormat::Text => {
+                    log_writer::flush(); // the lines that led here come first
+                    eprintln!("error: {e:#}");
+                }
+                // A log pipeline reads every line of stderr as JSON, this one too.
+                LogFormat::Json => tracing::error!("{e:#}"),
+            }
             1
         }
     };
