@@ -97,17 +97,13 @@ impl Arrival {
 
     /// Logs the request answered by `resp` (when its line is wanted), once its body is
     /// sent. The host's own traffic (heartbeats, process checks) is DEBUG unless it failed.
-    pub fn finish(self, resp: HostResponse) -> HostResponse {
+    pub fn finish(self, mut resp: HostResponse) -> HostResponse {
         let status = resp.status().as_u16();
         let Some(level) = request_log::wanted(self.from_host && status < 500) else {
             return resp;
         };
         let line = Line {
-            served: resp
-                .extensions()
-                .get::<Served>()
-                .cloned()
-                .unwrap_or_default(),
+            served: resp.extensions_mut().remove::<Served>().unwrap_or_default(),
             took: self.started.elapsed(),
             arrival: self,
             status,

@@ -48,8 +48,22 @@ fn generate() -> HeaderValue {
         hasher.finish()
     });
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    HeaderValue::try_from(format!("{prefix:016x}-{n:x}"))
+    // Written digit by digit: `format!` cost more than the rest of the id's work.
+    let mut id = [0u8; 33];
+    push_hex(&mut id[..16], prefix);
+    id[16] = b'-';
+    let digits = (16 - n.leading_zeros() as usize / 4).max(1);
+    push_hex(&mut id[17..17 + digits], n);
+    HeaderValue::from_bytes(&id[..17 + digits])
         .expect("hex digits and a hyphen are a valid header value")
+}
+
+/// `value`'s low `out.len()` hex digits into `out`, most significant first.
+fn push_hex(out: &mut [u8], mut value: u64) {
+    for byte in out.iter_mut().rev() {
+        *byte = b"0123456789abcdef"[(value & 0xf) as usize];
+        value >>= 4;
+    }
 }
 
 #[cfg(test)]
@@ -78,6 +92,16 @@ mod tests {
             assert_eq!(req.headers()[HEADER], id, "the component gets the new one");
         }
         assert!(is_sane(&[b'a'; MAX_LEN]));
+    }
+
+    #[test]
+    fn ids_are_written_in_hex() {
+        let mut out = [0u8; 4];
+        push_hex(&mut out, 0x2a);
+        assert_eq!(&out, b"002a");
+        let mut one = [0u8; 1];
+        push_hex(&mut one, 0);
+        assert_eq!(&one, b"0");
     }
 
     #[test]
