@@ -350,3 +350,51 @@ async fn placeholder_and_empty_keys_are_refused_at_start() {
         assert!(!String::from_utf8_lossy(&out.stdout).contains("stack ready"));
     }
 }
+
+/// `runtime-host model --api-key`: the key on the model's own routes (`POST /shutdown` too),
+/// the probe open; the text log's request lines name each request's id, never the key.
+#[tokio::test(flavor = "multi_thread")]
+async fn model_takes_the_key_and_its_text_log_names_request_ids() {
+    let (rdir, mdir) = (temp_dir(), temp_dir());
+    let registry = e2e_tests::HostBuilder::registry(rdir.path()).start();
+    let mut model =
+        e2e_tests::HostBuilder::model(component("molprop"), mdir.path(), &registry.base_url())
+            .arg("--allow-shutdown")
+            .arg("--api-key")
+            .arg(KEY)
+            .start();
+    let c = Client::new();
+    let mut seen = Seen::default();
+    assert_eq!(seen.keep(c.get(&model.url("/health")).await).status, 200);
+    let body = json!({"input_type": "text", "data": {"text": "CCO"}}).to_string();
+    let url = model.url("/predict");
+    let r = seen.keep(send(&c, Method::POST, &url, Some(body.clone().into_bytes()), &[]).await);
+    r.assert_error(401, "unauthorized");
+    let bearer = format!("bearer {KEY}");
+    let headers = [
+        ("authorization", bearer.as_str()),
+        ("x-request-id", "text-log-id-1"),
+    ];
+    let r = seen.keep(send(&c, Method::POST, &url, Some(body.into_bytes()), &headers).await);
+    assert_eq!(r.status, 200, "the scheme in any case: {}", r.text());
+    let line = model.output_with("request_id=text-log-id-1");
+    assert!(line.contains(r#"path="/predict" status=200"#), "{line}");
+    // Shutdown is a model route like any other: refused without the key.
+    let r = seen.keep(send(&c, Method::POST, &model.url("/shutdown"), None, &[]).await);
+    r.assert_error(401, "unauthorized");
+    let r = seen.keep(
+        send(
+            &c,
+            Method::POST,
+            &model.url("/shutdown"),
+            None,
+            &headers[..1],
+        )
+        .await,
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let status = model.wait(Duration::from_secs(30));
+    assert!(status.success(), "{status:?}");
+    assert!(!model.output().contains(KEY), "the key is never logged");
+    seen.assert_never_shows(KEY);
+}
