@@ -9,7 +9,8 @@ mod services;
 
 use clap::Parser;
 use host_core::http::settings;
-use host_core::support::{heap, log_writer, signals, stop};
+use host_core::support::log_writer::{self, LogFormat};
+use host_core::support::{heap, signals, stop};
 
 fn main() {
     // Before the runtime starts its threads (see heap.rs).
@@ -25,18 +26,25 @@ fn main() {
 }
 
 async fn run() {
+    // First, so `--log-format` decides every line (clap writes its own errors and exits).
+    let cli = cli::Cli::parse();
+    log_writer::set_format(cli.log_format.into());
     // Log lines are queued and written in batches by a thread of their own (log_writer.rs):
     // a request never waits on stderr. `_flush` writes what is left when main returns.
     let (writer, _flush) = log_writer::start();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RUNTIME_HOST_LOG")
-                .unwrap_or_else(|_| "info,wasmtime_cranelift=warn,cranelift=warn".into()),
-        )
-        .with_writer(writer)
-        .with_ansi(log_writer::colours())
-        .init();
-    let cli = cli::Cli::parse();
+    let filter = || {
+        tracing_subscriber::EnvFilter::try_from_env("RUNTIME_HOST_LOG")
+            .unwrap_or_else(|_| "info,wasmtime_cranelift=warn,cranelift=warn".into())
+    };
+    let lines = tracing_subscriber::fmt()
+        .with_env_filter(filter())
+        .with_writer(writer);
+    match log_writer::format() {
+        LogFormat::Text => lines.with_ansi(log_writer::colours()).init(),
+        // The event's fields at the top level, beside `timestamp`, `level` and `target`,
+        // as the request lines have them (support::request_log).
+        LogFormat::Json => lines.json().flatten_event(true).with_ansi(false).init(),
+    }
     // The HTTP layer's settings, one value for the whole process, before anything serves.
     if let Err(held) = settings::install(cli.http_settings()) {
         unreachable!("the HTTP settings are installed once, here (found {held:?})");
@@ -54,8 +62,14 @@ async fn run() {
             0
         }
         Err(e) => {
-            log_writer::flush(); // the lines that led here come first
-            eprintln!("error: {e:#}");
+            match log_writer::format() {
+                LogFormat::Text => {
+                    log_writer::flush(); // the lines that led here come first
+                    eprintln!("error: {e:#}");
+                }
+                // A log pipeline reads every line of stderr as JSON, this one too.
+                LogFormat::Json => tracing::error!("{e:#}"),
+            }
             1
         }
     };

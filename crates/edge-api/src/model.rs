@@ -8,6 +8,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+/// The `x-error-code` of a `/predict` answer that ran but failed (200, `success: false`):
+/// the specification's answer has no `error_code`, so the model SDK names it in the header
+/// alone, where a host counts failed predictions without reading bodies.
+pub const PREDICTION_FAILED: &str = "prediction_failed";
+
 /// Service version string every v1.2 deployment reports (spec 9).
 /// Interface B (spec 4.2). `/shutdown` is answered by the component (403) unless the native
 /// host serves it itself.

@@ -1,11 +1,14 @@
 //! Accepting connections for one listener: HTTP/1.1 with keep-alive, a deadline on request
-//! headers, the guard every request passes, and a graceful drain when the listener stops.
+//! headers, the guard every request passes, each request's id (in and out) and log line,
+//! and a graceful drain when the listener stops.
 //! Every port the host serves (a component's, the app's, the metrics') is bound and served
 //! here ([`PortBinding`]).
 
+use crate::access_log::Arrival;
 use crate::connection::ConnInfo;
 use crate::guard;
 use crate::held;
+use crate::request_id;
 use crate::responses::HostResponse;
 use anyhow::{Context, Result};
 use hyper::body::Incoming;
@@ -107,14 +110,18 @@ async fn accept<H: Handler>(
                 let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
                     let (server, conn_info) = (server.clone(), conn_info.clone());
                     async move {
-                        let resp = match guard::admit(&mut req, local) {
+                        // Before the guard, so its refusals carry an id too.
+                        let id = request_id::assign(&mut req);
+                        let arrival = Arrival::new(&req, id.clone(), local.port(), peer);
+                        let mut resp = match guard::admit(&mut req, local) {
                             Ok(()) => {
                                 req.extensions_mut().insert(conn_info.clone());
                                 server.handle(req, peer).await
                             }
                             Err(refused) => *refused,
                         };
-                        Ok::<_, std::convert::Infallible>(resp)
+                        resp.headers_mut().insert(request_id::HEADER, id);
+                        Ok::<_, std::convert::Infallible>(arrival.finish(resp))
                     }
                 });
                 let conn = hyper::server::conn::http1::Builder::new()

@@ -43,6 +43,17 @@ pub fn error(code: ErrorCode, message: impl Into<String>) -> HostResponse {
     resp
 }
 
+/// The 401 for a request without the secret a route needs (`unauthorized`, with
+/// `WWW-Authenticate: Bearer`); `message` says how to send it, never what it is.
+pub fn unauthorized(message: impl Into<String>) -> HostResponse {
+    let mut resp = error(ErrorCode::Unauthorized, message);
+    resp.headers_mut().insert(
+        hyper::header::WWW_AUTHENTICATE,
+        hyper::header::HeaderValue::from_static("Bearer"),
+    );
+    resp
+}
+
 /// The 405 for a host path that only reads (`GET`, `HEAD`); `None` for those methods.
 pub fn unless_get(method: &hyper::Method, path: &str) -> Option<HostResponse> {
     if method == hyper::Method::GET || method == hyper::Method::HEAD {

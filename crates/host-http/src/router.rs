@@ -11,6 +11,7 @@
 //! whose `/v2/models/<name>/...` belong to the models). Which routes an app has is its
 //! owner's business: the router knows no service.
 
+use crate::access_log::{self, RouteName};
 use crate::headers;
 use crate::listener::Handler;
 use crate::responses::{self, HostResponse};
@@ -73,18 +74,21 @@ impl Pattern {
 }
 
 struct Route {
-    spin_route: String,
+    spin_route: Arc<str>,
     pattern: Pattern,
     target: Arc<ServerSlot>,
 }
+
+/// A path the host answers, with its route as the log names it.
+type HostEntry = (Pattern, Arc<dyn HostRoute>, Arc<str>);
 
 /// Every component of one app, by path, and the paths the host answers itself.
 #[derive(Default)]
 pub struct AppRouter {
     routes: RwLock<Vec<Arc<Route>>>,
-    host_routes: RwLock<Vec<(Pattern, Arc<dyn HostRoute>)>>,
+    host_routes: RwLock<Vec<HostEntry>>,
     /// Host routes that rank with the components' by Spin's precedence.
-    unclaimed: RwLock<Vec<(Pattern, Arc<dyn HostRoute>)>>,
+    unclaimed: RwLock<Vec<HostEntry>>,
 }
 
 impl AppRouter {
@@ -97,9 +101,9 @@ impl AppRouter {
     /// Routes `spin_route` to `target` from now on, in place of what it routed to before.
     pub fn add(&self, spin_route: &str, target: &Arc<ServerSlot>) {
         let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
-        routes.retain(|r| r.spin_route != spin_route);
+        routes.retain(|r| &*r.spin_route != spin_route);
         routes.push(Arc::new(Route {
-            spin_route: spin_route.to_owned(),
+            spin_route: Arc::from(spin_route),
             pattern: Pattern::parse(spin_route),
             target: target.clone(),
         }));
@@ -110,7 +114,7 @@ impl AppRouter {
     /// Stops routing `spin_route` (requests already routed finish).
     pub fn remove(&self, spin_route: &str) {
         let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
-        routes.retain(|r| r.spin_route != spin_route);
+        routes.retain(|r| &*r.spin_route != spin_route);
     }
 
     /// The names components are routed at right under `parent` (`/models/` gives `molprop`
@@ -133,7 +137,7 @@ impl AppRouter {
     /// Answers `spin_route`'s paths in the host from now on, before any component's route.
     pub fn answer_in_host(&self, spin_route: &str, route: Arc<dyn HostRoute>) {
         let mut host = self.host_routes.write().unwrap_or_else(|p| p.into_inner());
-        host.push((Pattern::parse(spin_route), route));
+        host.push((Pattern::parse(spin_route), route, Arc::from(spin_route)));
     }
 
     /// Answers `spin_route`'s paths in the host where no component's route is more specific
@@ -141,7 +145,7 @@ impl AppRouter {
     /// the model, while `/v2/models/<unknown>` gets the host's answer, not the console's.
     pub fn answer_unclaimed(&self, spin_route: &str, route: Arc<dyn HostRoute>) {
         let mut unclaimed = self.unclaimed.write().unwrap_or_else(|p| p.into_inner());
-        unclaimed.push((Pattern::parse(spin_route), route));
+        unclaimed.push((Pattern::parse(spin_route), route, Arc::from(spin_route)));
     }
 
     /// The host route of [`Self::answer_unclaimed`] that ranks above `component` for `path`.
@@ -149,21 +153,25 @@ impl AppRouter {
         &self,
         path: &str,
         component: Option<&Pattern>,
-    ) -> Option<Arc<dyn HostRoute>> {
+    ) -> Option<(Arc<dyn HostRoute>, Arc<str>)> {
         let unclaimed = self.unclaimed.read().unwrap_or_else(|p| p.into_inner());
         unclaimed
             .iter()
-            .filter(|(pattern, _)| pattern.path_info(path).is_some())
-            .filter(|(pattern, _)| component.is_none_or(|c| pattern.precedence() > c.precedence()))
-            .max_by_key(|(pattern, _)| pattern.precedence())
-            .map(|(_, route)| route.clone())
+            .filter(|(pattern, ..)| pattern.path_info(path).is_some())
+            .filter(|(pattern, ..)| component.is_none_or(|c| pattern.precedence() > c.precedence()))
+            .max_by_key(|(pattern, ..)| pattern.precedence())
+            .map(|(_, route, name)| (route.clone(), name.clone()))
     }
 
-    fn host_route(&self, path: &str, method: &hyper::Method) -> Option<Arc<dyn HostRoute>> {
+    fn host_route(
+        &self,
+        path: &str,
+        method: &hyper::Method,
+    ) -> Option<(Arc<dyn HostRoute>, Arc<str>)> {
         let host = self.host_routes.read().unwrap_or_else(|p| p.into_inner());
         host.iter()
-            .find(|(pattern, route)| pattern.path_info(path).is_some() && route.takes(method))
-            .map(|(_, route)| route.clone())
+            .find(|(pattern, route, _)| pattern.path_info(path).is_some() && route.takes(method))
+            .map(|(_, route, name)| (route.clone(), name.clone()))
     }
 
     fn find(&self, path: &str) -> Option<(Arc<Route>, String)> {
@@ -183,12 +191,14 @@ impl Handler for AppRouter {
         peer: SocketAddr,
     ) -> HostResponse {
         let path = req.uri().path().to_owned();
-        if let Some(route) = self.host_route(&path, req.method()) {
-            return route.answer(req).await;
+        if let Some((route, name)) = self.host_route(&path, req.method()) {
+            return answered_at(route.answer(req).await, name);
         }
         let found = self.find(&path);
-        if let Some(host) = self.unclaimed_route(&path, found.as_ref().map(|(r, _)| &r.pattern)) {
-            return host.answer(req).await;
+        if let Some((host, name)) =
+            self.unclaimed_route(&path, found.as_ref().map(|(r, _)| &r.pattern))
+        {
+            return answered_at(host.answer(req).await, name);
         }
         let Some((route, info)) = found else {
             return responses::error(
@@ -211,8 +221,15 @@ impl Handler for AppRouter {
         );
         set(headers::BASE_PATH, "/");
         set(headers::CLIENT_ADDR, &peer.to_string());
-        route.target.clone().handle(req, peer).await
+        let resp = route.target.clone().handle(req, peer).await;
+        answered_at(resp, route.spin_route.clone())
     }
+}
+
+/// `resp`, noted as the answer of the app's route `route` (for the log).
+fn answered_at(mut resp: HostResponse, route: Arc<str>) -> HostResponse {
+    access_log::note_route(&mut resp, RouteName::Pattern(route));
+    resp
 }
 
 #[cfg(test)]

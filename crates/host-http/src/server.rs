@@ -2,6 +2,7 @@
 //! request's limits enforced, every failure answered with the JSON error body, and what the
 //! service added ([`Hook`]s) run around it.
 
+use crate::access_log::{self, RouteName};
 use crate::body;
 use crate::headers;
 use crate::hooks::Hook;
@@ -14,9 +15,9 @@ use bytes::Bytes;
 use edge_api::error::ErrorCode;
 use host_metrics::Deployment;
 use host_metrics::PoolFigures;
+use host_metrics::routes;
 use host_runtime::limits::Limits;
 use host_runtime::state::{Grants, InstanceState};
-use host_support::request_log;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Body;
 use hyper::body::Incoming;
@@ -134,12 +135,10 @@ impl ComponentServer {
         Ok((status, body))
     }
 
-    /// Answers one request and logs it.
+    /// Answers one request and counts it (the listener logs it).
     async fn serve_request(&self, req: hyper::Request<Incoming>, peer: SocketAddr) -> HostResponse {
         let started = Instant::now();
-        let method = req.method().clone();
         let path = req.uri().path().to_owned();
-        let from_host = is_host_traffic(&req);
         let path_info = req
             .headers()
             .get(headers::PATH_INFO)
@@ -159,17 +158,11 @@ impl ComponentServer {
             .headers()
             .get(headers::ERROR_CODE)
             .and_then(|v| v.to_str().ok());
-        self.metrics
-            .request(&path, path_info.as_deref(), status, took, code);
-        // The host's own traffic (heartbeats, process checks) is DEBUG unless it failed.
-        let served = request_log::RequestRecord {
-            method: method.as_str(),
-            path: &path,
-            status,
-            took,
-            peer,
-        };
-        request_log::record(&served, from_host && status < 500);
+        let route = routes::template(&path, path_info.as_deref());
+        self.metrics.request(route, status, took, code);
+        if route != routes::OTHER {
+            access_log::note_route(&mut resp, RouteName::Template(route));
+        }
         resp
     }
 
@@ -236,12 +229,4 @@ impl Handler for ComponentServer {
     ) -> HostResponse {
         self.serve_request(req, peer).await
     }
-}
-
-/// Whether a request comes from a `runtime-host` (its client's `User-Agent`).
-fn is_host_traffic<B>(req: &hyper::Request<B>) -> bool {
-    req.headers()
-        .get(hyper::header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(service_client::is_host_user_agent)
 }

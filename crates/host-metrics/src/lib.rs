@@ -17,12 +17,14 @@
 //! adds); values that are costly to keep current (instance pools, predictions counted by the
 //! models themselves, the registry's size) are read when Prometheus scrapes.
 
+mod deployment;
 mod generation;
 mod outbound;
 mod pool;
 pub mod routes;
 pub mod store;
 
+pub use deployment::Deployment;
 pub use generation::Generation;
 pub use pool::PoolFigures;
 
@@ -34,7 +36,6 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use std::fmt::Write;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 /// A shared label value (a deployment's or a model's name), cloned without allocating.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
@@ -66,6 +67,12 @@ pub struct ErrorLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FailedPredictionLabels {
+    pub model: Name,
+    pub code: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct DeploymentLabels {
     pub deployment: Name,
 }
@@ -90,6 +97,7 @@ pub struct HostMetrics {
     pub request_duration: HistogramFamily<RouteLabels>,
     pub errors: Family<ErrorLabels, Counter>,
     pub predictions: Family<DeploymentLabels, Counter>,
+    pub failed_predictions: Family<FailedPredictionLabels, Counter>,
     pub instances_live: Family<DeploymentLabels, Gauge>,
     pub instances_idle: Family<DeploymentLabels, Gauge>,
     pub instance_waiters: Family<DeploymentLabels, Gauge>,
@@ -133,6 +141,7 @@ impl HostMetrics {
             request_duration: Family::new_with_constructor(request_seconds),
             errors: Family::default(),
             predictions: Family::default(),
+            failed_predictions: Family::default(),
             instances_live: Family::default(),
             instances_idle: Family::default(),
             instance_waiters: Family::default(),
@@ -168,6 +177,12 @@ impl HostMetrics {
             "predictions",
             "Predictions made (items: a batch of n counts n), as the model's own /metrics counts them",
             m.predictions.clone(),
+        );
+        r.register(
+            "failed_predictions",
+            "/predict answers that made no prediction, by model and error code: 4xx and 5xx \
+             answers by their error_code, a 200 with success false as prediction_failed",
+            m.failed_predictions.clone(),
         );
         r.register(
             "instances_live",
@@ -250,120 +265,6 @@ impl HostMetrics {
 pub fn global() -> &'static HostMetrics {
     static METRICS: OnceLock<HostMetrics> = OnceLock::new();
     METRICS.get_or_init(HostMetrics::new)
-}
-
-/// One deployment's view of the metrics: the label it reports under.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Deployment {
-    name: Name,
-}
-
-impl Deployment {
-    pub fn new(name: &str) -> Self {
-        Self {
-            name: Name(Arc::from(name)),
-        }
-    }
-
-    fn labels(&self) -> DeploymentLabels {
-        DeploymentLabels {
-            deployment: self.name.clone(),
-        }
-    }
-
-    /// Counts one answered request: its route (a template, see [`routes::label`]), status,
-    /// time, and `error_code` when it is an error answer. `path_info` is the part of the
-    /// path the app port routed on (`/predict` of `/models/molprop/predict`).
-    pub fn request(
-        &self,
-        path: &str,
-        path_info: Option<&str>,
-        status: u16,
-        took: Duration,
-        error_code: Option<&str>,
-    ) {
-        let m = global();
-        let route = match (routes::label(path), path_info) {
-            ("other", Some(info)) => routes::label(info),
-            (route, _) => route,
-        };
-        m.requests
-            .get_or_create(&RequestLabels {
-                deployment: self.name.clone(),
-                route,
-                status,
-            })
-            .inc();
-        m.request_duration
-            .get_or_create(&RouteLabels {
-                deployment: self.name.clone(),
-                route,
-            })
-            .observe(took.as_secs_f64());
-        if status >= 400 {
-            let code = routes::error_code(error_code, status);
-            m.errors
-                .get_or_create(&ErrorLabels {
-                    deployment: self.name.clone(),
-                    code,
-                })
-                .inc();
-        }
-    }
-
-    /// The instance pool as it is now (read at scrape time).
-    pub fn pool(&self, stats: &PoolFigures) {
-        let PoolFigures {
-            live,
-            idle,
-            waiting,
-            created,
-            reused,
-            baseline,
-        } = *stats;
-        let m = global();
-        let labels = self.labels();
-        m.baseline_code
-            .get_or_create(&labels)
-            .set(i64::from(baseline));
-        m.instances_live.get_or_create(&labels).set(live);
-        m.instances_idle.get_or_create(&labels).set(idle);
-        m.instance_waiters.get_or_create(&labels).set(waiting);
-        raise_to(&m.instances_created.get_or_create(&labels), created);
-        raise_to(&m.instance_reuses.get_or_create(&labels), reused);
-    }
-
-    /// The predictions the model's own `/metrics` reports (read at scrape time). A count
-    /// lower than the last one (the model's store was reset) is a counter reset.
-    pub fn predictions(&self, served: u64) {
-        let counter = global().predictions.get_or_create(&self.labels()).clone();
-        raise_to(&counter, served);
-    }
-
-    /// Removes this deployment's series (it was undeployed).
-    pub fn forget(&self) {
-        let m = global();
-        let labels = self.labels();
-        for family in [
-            &m.instances_live,
-            &m.instances_idle,
-            &m.instance_waiters,
-            &m.baseline_code,
-        ] {
-            family.remove(&labels);
-        }
-        for family in [&m.instances_created, &m.instance_reuses, &m.predictions] {
-            family.remove(&labels);
-        }
-    }
-}
-
-/// Moves a counter kept elsewhere (a pool's, a model's) up to `total`.
-fn raise_to(counter: &Counter, total: u64) {
-    let now = counter.get();
-    if total > now {
-        counter.inc_by(total - now);
-    }
 }
 
 /// The embedding engine of `model`: its batches and queue.

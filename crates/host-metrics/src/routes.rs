@@ -12,6 +12,18 @@ const TABLES: [&[Route]; 3] = [
     &edge_api::chat::ROUTES,
 ];
 
+/// The label of a path that matches no interface route.
+pub const OTHER: &str = "other";
+
+/// The route template of a request for `path`, of which `path_info` is the part the app
+/// port routed on (`/predict` of `/models/molprop/predict`); else `other`.
+pub fn template(path: &str, path_info: Option<&str>) -> &'static str {
+    match (label(path), path_info) {
+        (OTHER, Some(info)) => label(info),
+        (route, _) => route,
+    }
+}
+
 /// The route template `path` matches, else `other`. `path` is what the component sees (on
 /// the app port, the part after `/models/<name>`).
 pub fn label(path: &str) -> &'static str {
@@ -22,7 +34,25 @@ pub fn label(path: &str) -> &'static str {
     TABLES
         .iter()
         .find_map(|table| find(table, path))
-        .map_or("other", |r| r.path)
+        .map_or(OTHER, |r| r.path)
+}
+
+/// The template of the model interface's `/predict`, whose failures are counted apart.
+pub const PREDICT: &str = "/predict";
+
+/// The code of a prediction that ran but failed (a 200 with `success: false`, marked so by
+/// the model SDK).
+pub use edge_api::model::PREDICTION_FAILED;
+
+/// Why a `/predict` answer is a failed prediction, as a bounded label, or `None` for a
+/// prediction made: the error code of a 4xx or 5xx ([`error_code`]), `prediction_failed` for a
+/// 200 marked so.
+pub fn failed_prediction(named: Option<&str>, status: u16) -> Option<&'static str> {
+    match status {
+        400.. => Some(error_code(named, status)),
+        _ if named == Some(PREDICTION_FAILED) => Some(PREDICTION_FAILED),
+        _ => None,
+    }
 }
 
 /// The error code of an error answer: the one the answer names if it is the
@@ -66,6 +96,29 @@ mod tests {
         for p in ["/", "", "/x", "/predict/extra", "/heartbeat/1/2", "/%00"] {
             assert_eq!(label(p), "other", "{p}");
         }
+    }
+
+    #[test]
+    fn failed_predictions_are_errors_and_marked_successes() {
+        assert_eq!(failed_prediction(None, 200), None);
+        assert_eq!(
+            failed_prediction(Some(PREDICTION_FAILED), 200),
+            Some(PREDICTION_FAILED)
+        );
+        assert_eq!(failed_prediction(Some("made_up"), 200), None);
+        assert_eq!(
+            failed_prediction(Some("invalid_json"), 400),
+            Some("invalid_json")
+        );
+        assert_eq!(
+            failed_prediction(Some("made_up"), 500),
+            Some("internal_error")
+        );
+        assert_eq!(failed_prediction(None, 418), Some("other"));
+        assert_eq!(template("/models/m/predict", Some("/predict")), "/predict");
+        assert_eq!(template("/predict", None), "/predict");
+        assert_eq!(template("/x", Some("/y")), OTHER);
+        assert_eq!(label(PREDICT), PREDICT, "the model interface's route");
     }
 
     #[test]

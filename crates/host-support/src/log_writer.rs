@@ -90,9 +90,33 @@ pub fn queue(line: &[u8]) {
     }
 }
 
+/// How log lines are written: for people (tracing's full format, the default) or for a log
+/// pipeline (`--log-format json`: one JSON object a line, every line of the process).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+static FORMAT: OnceLock<LogFormat> = OnceLock::new();
+
+/// Sets the process's log format, once, before the first line (later calls change nothing).
+pub fn set_format(format: LogFormat) {
+    let _ = FORMAT.set(format);
+}
+
+/// The process's log format (text where none was set).
+pub fn format() -> LogFormat {
+    *FORMAT.get_or_init(LogFormat::default)
+}
+
 /// Whether stderr is a terminal: then lines are styled with colours, else plain. Asked once,
-/// for the fmt layer and the request log alike.
+/// for the fmt layer and the request log alike. Never in JSON.
 pub fn colours() -> bool {
+    if format() == LogFormat::Json {
+        return false;
+    }
     static ANSI: OnceLock<bool> = OnceLock::new();
     *ANSI.get_or_init(|| std::io::IsTerminal::is_terminal(&std::io::stderr()))
 }

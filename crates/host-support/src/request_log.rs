@@ -8,9 +8,14 @@
 //! `/health` (callgrind, docs/BENCHMARKS.md). Here it is appended byte by byte. Whether a
 //! line is wanted is still tracing's decision (`RUNTIME_HOST_LOG`, target `request`), so
 //! filtering works as for any other line.
+//!
+//! With `--log-format json` ([`LogFormat::Json`]) the line is one JSON object with the keys
+//! tracing's JSON lines have (`timestamp`, `level`, `target`) and the request's fields,
+//! written by `serde_json` from [`JsonLine`].
 
-use crate::log_writer;
+use crate::log_writer::{self, LogFormat};
 use chrono::{Datelike, Timelike};
+use serde::Serialize;
 use std::net::SocketAddr;
 use std::time::{Duration, SystemTime};
 use tracing::Level;
@@ -20,32 +25,98 @@ pub const REQUEST_LOG: &str = "request";
 
 /// One request, as the log tells it.
 pub struct RequestRecord<'a> {
+    /// Its `x-request-id` (the client's, or one the host made).
+    pub id: &'a str,
     pub method: &'a str,
+    /// The path without its query.
     pub path: &'a str,
+    /// The route it matched: an interface's route template (`/predict`,
+    /// `/heartbeat/{port}`), else the app's route (`/models/molprop/...`); `None` when
+    /// nothing matched (a 404 of the app, a request the guard refused).
+    pub route: Option<&'a str>,
+    /// The model deployment that answered, for a model's request.
+    pub model: Option<&'a str>,
     pub status: u16,
+    /// From arrival to the answer's head.
     pub took: Duration,
+    /// The request body's length where the client declared it (`Content-Length`).
+    pub bytes_in: Option<u64>,
+    /// The answer body's bytes sent (fewer than its length when the client left early).
+    pub bytes_out: u64,
+    /// The port the request arrived on (which service of the process it reached).
+    pub port: u16,
     pub peer: SocketAddr,
 }
 
-/// Logs `served` at DEBUG when `routine` (the host's own traffic that went well), else at
-/// INFO: requests from outside are what a person watching the log wants to see.
-pub fn record(served: &RequestRecord<'_>, routine: bool) {
+/// The level to log a request at, or `None` when its line is not wanted: DEBUG when
+/// `routine` (the host's own traffic that went well), else INFO (requests from outside are
+/// what a person watching the log wants to see). Asked first, so nothing is gathered for a
+/// line nobody reads.
+pub fn wanted(routine: bool) -> Option<Level> {
     // `enabled!` takes its level as a constant: one branch per level.
-    let (level, wanted) = if routine {
-        let wanted = tracing::enabled!(target: REQUEST_LOG, Level::DEBUG);
-        (Level::DEBUG, wanted)
+    if routine {
+        tracing::enabled!(target: REQUEST_LOG, Level::DEBUG).then_some(Level::DEBUG)
     } else {
-        let wanted = tracing::enabled!(target: REQUEST_LOG, Level::INFO);
-        (Level::INFO, wanted)
-    };
-    if wanted {
-        let line = format_line(SystemTime::now(), level, served, log_writer::colours());
-        log_writer::queue(line.as_bytes());
+        tracing::enabled!(target: REQUEST_LOG, Level::INFO).then_some(Level::INFO)
     }
 }
 
+/// Logs `served` at `level` (from [`wanted`]), in the process's format.
+pub fn record(level: Level, served: &RequestRecord<'_>) {
+    let now = SystemTime::now();
+    let line = match log_writer::format() {
+        LogFormat::Text => format_line(now, level, served, log_writer::colours()),
+        LogFormat::Json => json_line(now, level, served),
+    };
+    log_writer::queue(line.as_bytes());
+}
+
+/// The JSON line of a request: tracing's keys, then the request's.
+#[derive(Serialize)]
+struct JsonLine<'a> {
+    timestamp: &'a str,
+    level: &'a str,
+    target: &'static str,
+    request_id: &'a str,
+    method: &'a str,
+    route: Option<&'a str>,
+    path: &'a str,
+    model: Option<&'a str>,
+    status: u16,
+    duration_ms: f64,
+    bytes_in: Option<u64>,
+    bytes_out: u64,
+    port: u16,
+    peer: String,
+}
+
+fn json_line(now: SystemTime, level: Level, served: &RequestRecord<'_>) -> String {
+    let mut timestamp = String::with_capacity(27);
+    push_timestamp(&mut timestamp, now);
+    let line = JsonLine {
+        timestamp: &timestamp,
+        level: level.as_str(),
+        target: REQUEST_LOG,
+        request_id: served.id,
+        method: served.method,
+        route: served.route,
+        path: served.path,
+        model: served.model,
+        status: served.status,
+        duration_ms: served.took.as_micros() as f64 / 1000.0,
+        bytes_in: served.bytes_in,
+        bytes_out: served.bytes_out,
+        port: served.port,
+        peer: served.peer.to_string(),
+    };
+    // Strings and numbers only: serialising cannot fail.
+    let mut out = serde_json::to_string(&line).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
 /// `2026-11-25T21:49:33.216254Z  INFO request: method=GET path="/health" status=200
-/// latency_ms=0.87 peer=127.0.0.1:56780`, with a newline.
+/// latency_ms=0.87 peer=127.0.0.1:56780 request_id=1f3a9c0e5b7d2a64-2a`, with a newline.
 fn format_line(now: SystemTime, level: Level, served: &RequestRecord<'_>, ansi: bool) -> String {
     let style = |code: &'static str| if ansi { code } else { "" };
     let (dim, italic, reset) = (style("\x1b[2m"), style("\x1b[3m"), style("\x1b[0m"));
@@ -82,6 +153,9 @@ fn format_line(now: SystemTime, level: Level, served: &RequestRecord<'_>, ansi: 
     push_millis(&mut line, served.took);
     field(&mut line, "peer");
     push_peer(&mut line, served.peer);
+    // Visible ASCII without quotes or spaces (the HTTP layer replaced any other).
+    field(&mut line, "request_id");
+    push_quoted_if_needed(&mut line, served.id);
     line.push('\n');
     line
 }
@@ -140,6 +214,19 @@ fn push_quoted(line: &mut String, path: &str) {
     line.push('"');
 }
 
+/// `text` as it is when it is visible ASCII without a quote, a backslash or `=`, else quoted.
+fn push_quoted_if_needed(line: &mut String, text: &str) {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b'\\' | b'='));
+    if plain {
+        line.push_str(text);
+    } else {
+        push_quoted(line, text);
+    }
+}
+
 fn push_peer(line: &mut String, peer: SocketAddr) {
     match peer {
         SocketAddr::V4(v4) => {
@@ -165,14 +252,23 @@ mod tests {
 
     /// The line of a 200 to `GET path` from `peer` that took 18.305 ms, without colours.
     fn line_of(at: SystemTime, level: Level, path: &str, peer: &str) -> String {
-        let served = RequestRecord {
+        format_line(at, level, &record_of(path, peer), false)
+    }
+
+    fn record_of<'a>(path: &'a str, peer: &str) -> RequestRecord<'a> {
+        RequestRecord {
+            id: "r-1",
             method: "GET",
             path,
+            route: None,
+            model: None,
             status: 200,
             took: Duration::from_micros(18_305),
+            bytes_in: None,
+            bytes_out: 15,
+            port: 3000,
             peer: peer.parse().unwrap(),
-        };
-        format_line(at, level, &served, false)
+        }
     }
 
     #[test]
@@ -183,11 +279,39 @@ mod tests {
         assert_eq!(
             line,
             "2026-11-25T21:49:33.216254Z  INFO request: method=GET path=\"/health\" \
-             status=200 latency_ms=18.31 peer=127.0.0.1:56766\n"
+             status=200 latency_ms=18.31 peer=127.0.0.1:56766 request_id=r-1\n"
         );
         let line = line_of(at, Level::DEBUG, "/", "[::1]:80");
         assert!(line.contains("Z DEBUG request: "), "{line}");
-        assert!(line.ends_with(" peer=[::1]:80\n"), "{line}");
+        assert!(line.ends_with(" peer=[::1]:80 request_id=r-1\n"), "{line}");
+    }
+
+    #[test]
+    fn a_json_line_is_one_object_with_every_field() {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_micros(1_795_643_373_216_254);
+        let mut served = record_of("/models/m/predict\"\n", "127.0.0.1:1");
+        served.route = Some("/predict");
+        served.model = Some("m");
+        served.bytes_in = Some(42);
+        let line = json_line(at, Level::INFO, &served);
+        assert!(
+            line.ends_with("}\n") && line.matches('\n').count() == 1,
+            "{line}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["timestamp"], "2026-11-25T21:49:33.216254Z");
+        assert_eq!(v["level"], "INFO");
+        assert_eq!(v["target"], "request");
+        assert_eq!(v["request_id"], "r-1");
+        assert_eq!(v["route"], "/predict");
+        assert_eq!(v["path"], "/models/m/predict\"\n");
+        assert_eq!(v["model"], "m");
+        assert_eq!(v["status"], 200);
+        assert_eq!(v["duration_ms"], 18.305);
+        assert_eq!(v["bytes_in"], 42);
+        assert_eq!(v["bytes_out"], 15);
+        assert_eq!(v["port"], 3000);
+        assert_eq!(v["peer"], "127.0.0.1:1");
     }
 
     #[test]

@@ -36,20 +36,7 @@ impl Token {
         }
         let path: PathBuf = data_dir.join(file);
         let value = match std::fs::read_to_string(&path) {
-            Ok(t) => {
-                super::private::private_file(&path)?;
-                let value = t.trim().to_owned();
-                if value.is_empty() {
-                    bail!(
-                        "the token file {} is empty: write a token in it (e.g. `openssl rand \
-                         -hex 32`), or remove it to have a new one made; an empty token is \
-                         refused rather than taken as no token",
-                        path.display()
-                    );
-                }
-                refuse_placeholder(&value, &path.display().to_string())?;
-                value
-            }
+            Ok(t) => checked_file_contents(&path, &t)?,
             Err(_) => {
                 let token = uuid::Uuid::new_v4().simple().to_string();
                 write_private(&path, &token)
@@ -59,6 +46,51 @@ impl Token {
         };
         let note = format!("token in {}", path.display());
         Ok(Self { value, note })
+    }
+
+    /// A secret given on the command line as `flag` (`--api-key`), by the same rules as a
+    /// token file's: not empty, not a placeholder.
+    pub fn from_flag(value: &str, flag: &str) -> Result<Self> {
+        let value = value.trim();
+        if value.is_empty() {
+            bail!(
+                "{flag} is empty: give a secret (e.g. `openssl rand -hex 32`), or leave the \
+                 flag out; an empty secret is refused rather than taken as none"
+            );
+        }
+        refuse_placeholder(value, flag)?;
+        Ok(Self {
+            value: value.to_owned(),
+            note: format!("given with {flag}"),
+        })
+    }
+
+    /// A secret kept in `path`, made by the operator: it must exist, be readable by its
+    /// owner only, not be empty and not be a placeholder (the rules of the token files
+    /// [`Token::load`] reads).
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).with_context(|| {
+            format!(
+                "reading {}: write the secret there (e.g. `openssl rand -hex 32 > FILE; \
+                 chmod 600 FILE`)",
+                path.display()
+            )
+        })?;
+        let value = checked_file_contents(path, &text)?;
+        let note = format!("in {}", path.display());
+        Ok(Self { value, note })
+    }
+
+    /// Whether `headers` carry this secret, as `Authorization: Bearer <secret>` or, for
+    /// clients that cannot set `Authorization`, as `x-api-key: <secret>`.
+    pub fn admits_key(&self, headers: &hyper::HeaderMap) -> Admission {
+        match self.admits_headers(headers) {
+            Admission::Missing => match headers.get(API_KEY_HEADER) {
+                Some(given) => self.matches(given.as_bytes()),
+                None => Admission::Missing,
+            },
+            found => found,
+        }
     }
 
     /// Whether the `Authorization` header of `headers` carries this token.
@@ -80,15 +112,45 @@ impl Token {
         let Some(presented) = presented else {
             return Admission::Missing;
         };
-        let (a, b) = (presented.as_bytes(), self.value.as_bytes());
-        let differ =
-            a.len() != b.len() || a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) != 0;
-        if differ {
-            Admission::Wrong
-        } else {
+        self.matches(presented.as_bytes())
+    }
+
+    /// Compares `presented` with the secret in constant time: their SHA-256 digests (equal
+    /// lengths whatever was sent, so neither the secret's length nor how much of it a guess
+    /// got right shows in the time taken), compared by `subtle`.
+    fn matches(&self, presented: &[u8]) -> Admission {
+        use sha2::Digest;
+        use subtle::ConstantTimeEq;
+        let (a, b) = (
+            sha2::Sha256::digest(presented),
+            sha2::Sha256::digest(self.value.as_bytes()),
+        );
+        if bool::from(a.as_slice().ct_eq(b.as_slice())) {
             Admission::Admitted
+        } else {
+            Admission::Wrong
         }
     }
+}
+
+/// The header a client may send an API key in instead of `Authorization: Bearer`.
+pub const API_KEY_HEADER: &str = "x-api-key";
+
+/// A token file's secret: the file private to its owner, the secret neither empty nor a
+/// placeholder.
+fn checked_file_contents(path: &Path, text: &str) -> Result<String> {
+    super::private::private_file(path)?;
+    let value = text.trim().to_owned();
+    if value.is_empty() {
+        bail!(
+            "the token file {} is empty: write a token in it (e.g. `openssl rand -hex 32`), or \
+             remove it to have a new one made; an empty token is refused rather than taken as \
+             no token",
+            path.display()
+        );
+    }
+    refuse_placeholder(&value, &path.display().to_string())?;
+    Ok(value)
 }
 
 /// The prefix of every placeholder secret in the example files (`change-me-admin-token`,

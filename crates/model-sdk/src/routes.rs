@@ -115,5 +115,14 @@ fn predict<M: Model>(model: &M, req: &ApiRequest) -> Result<Response, ApiError> 
         prediction.elapsed,
         prediction.error.as_deref(),
     );
-    Ok(http::json(200, &prediction.answer?))
+    let answer = prediction.answer?;
+    let mut resp = http::json(200, &answer);
+    if !answer.success {
+        // So the host counts it among failed predictions without reading the body.
+        resp.set_header(
+            edge_api::error::ERROR_CODE_HEADER,
+            edge_api::model::PREDICTION_FAILED,
+        );
+    }
+    Ok(resp)
 }

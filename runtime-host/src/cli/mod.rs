@@ -9,6 +9,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use host_core::http::settings::{HttpSettings, default_batch_lanes};
 use host_core::runtime::flags::RuntimeArgs;
+use host_core::support::log_writer::LogFormat;
 use host_core::support::private;
 
 #[derive(Parser, Debug)]
@@ -28,6 +29,28 @@ pub struct Cli {
     /// are refused there, so a web page cannot reach the services by rebinding its DNS.
     #[arg(long = "allowed-host", global = true, value_name = "NAME")]
     pub allowed_hosts: Vec<String>,
+    /// How log lines are written (on stderr): `text` for people, or `json` for a log
+    /// pipeline: one JSON object a line, every line of the process; a request's line has its
+    /// `request_id` (also answered in `x-request-id`), method, route, path, model, status,
+    /// duration_ms, bytes_in, bytes_out, port and peer.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormatFlag::Text)]
+    pub log_format: LogFormatFlag,
+}
+
+/// `--log-format`'s values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormatFlag {
+    Text,
+    Json,
+}
+
+impl From<LogFormatFlag> for LogFormat {
+    fn from(flag: LogFormatFlag) -> Self {
+        match flag {
+            LogFormatFlag::Text => LogFormat::Text,
+            LogFormatFlag::Json => LogFormat::Json,
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]

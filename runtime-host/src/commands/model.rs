@@ -5,7 +5,8 @@
 //! (`services::model::check`).
 
 use crate::services::announce::announce;
-use crate::services::launch::Launcher;
+use crate::services::launch::{Launcher, metrics_name};
+use crate::services::model::api_key::ApiKeyArgs;
 use crate::services::model::check::{Verdict, check_dir};
 use crate::services::model::hooks::{self, ShutdownRoute};
 use crate::services::model::init::{InitRequest, init};
@@ -51,6 +52,8 @@ pub struct ModelArgs {
     /// --deadline: it runs every test example, while other start-ups may share the cores).
     #[arg(long, default_value = "120s", value_parser = parse_duration)]
     pub self_test_deadline: Duration,
+    #[command(flatten)]
+    pub api_key: ApiKeyArgs,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }
@@ -113,6 +116,7 @@ pub async fn run(args: ModelArgs) -> Result<()> {
     }
     let component = args.component.clone().expect("clap requires it");
     let body = check_mounts(&args.runtime.dirs)?;
+    let api_key = args.api_key.load()?;
     announce(args.runtime.metrics_listen).await?;
     let launcher = Launcher::new(&args.runtime)?.with_body_of_at_least(body);
     // Its version: a digest of the component (an ONNX manifest may name its own in /info).
@@ -123,7 +127,8 @@ pub async fn run(args: ModelArgs) -> Result<()> {
         allowed: args.allow_shutdown,
         trigger: trigger.clone(),
     };
-    let hooks = hooks::for_model(&version, Some(shutdown));
+    let name = metrics_name(&component);
+    let hooks = hooks::for_model(&name, &version, api_key.as_ref(), Some(shutdown));
     let loaded = launcher.launch_flagged(&component, &vars, hooks).await?;
     let stop = async move {
         tokio::select! {

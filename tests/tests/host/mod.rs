@@ -1,6 +1,7 @@
 //! `runtime-host` itself, whatever the component: its limits and HTTP edges, the host services
 //! components call (key-value, variables and mounts, outgoing HTTP), compilation (tiers, the cache,
-//! snapshots), warm instances, metrics, its stores on Redis, its data's privacy, and `up`
+//! snapshots), warm instances, metrics, what an operator runs it with (JSON logs, request ids,
+//! the API key), its stores on Redis, its data's privacy, and `up`
 //! (start-up, Ctrl-C, deployments while it serves, where it takes its own files from).
 
 mod adversarial;
@@ -12,6 +13,7 @@ mod installation;
 mod installed_watch;
 mod limits;
 mod metrics;
+mod operations;
 mod outbound;
 mod private_data;
 mod private_from_the_start;

@@ -6,6 +6,7 @@
 //! the app port, at any moment: during start-up it stops what has started so far.
 
 use crate::services::announce::announce;
+use crate::services::model::api_key::ApiKeyArgs;
 use crate::services::model::registration::RegistryWait;
 use crate::services::registry::{RegistryOptions, check_ports};
 use crate::services::stack::{Stack, StackSettings, StartReport};
@@ -69,6 +70,8 @@ pub struct UpArgs {
     #[arg(long, default_value = "120s", value_parser = parse_duration)]
     pub self_test_deadline: Duration,
     #[command(flatten)]
+    pub api_key: ApiKeyArgs,
+    #[command(flatten)]
     pub runtime: RuntimeArgs,
 }
 
@@ -113,6 +116,7 @@ fn settings(args: UpArgs) -> StackSettings {
         heartbeat_interval: args.heartbeat_interval,
         registry_wait: args.registering.registry_wait,
         self_test_deadline: args.self_test_deadline,
+        api_key: args.api_key,
         runtime: args.runtime,
     }
 }

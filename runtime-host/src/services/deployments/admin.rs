@@ -60,15 +60,9 @@ impl AdminRoute {
         match self.token.admits_headers(req.headers()) {
             Admission::Admitted => {}
             Admission::Missing => {
-                let mut resp = responses::error(
-                    ErrorCode::Unauthorized,
+                return responses::unauthorized(
                     "the admin API needs `Authorization: Bearer <token>` (see `up`'s table for where the token is)",
                 );
-                resp.headers_mut().insert(
-                    hyper::header::WWW_AUTHENTICATE,
-                    hyper::header::HeaderValue::from_static("Bearer"),
-                );
-                return resp;
             }
             Admission::Wrong => {
                 return responses::error(ErrorCode::Forbidden, "wrong admin token");

@@ -5,6 +5,7 @@
 //! `--models`, the admin API: [`super::live`]).
 
 use crate::services::launch::{Launch, Launcher};
+use crate::services::model::api_key::ApiKey;
 use crate::services::model::hooks;
 use crate::services::model::lifecycle::deploy;
 use crate::services::model::registration::DeployOptions;
@@ -94,6 +95,8 @@ pub struct Deployer {
     pub self_test_deadline: Duration,
     pub registry_scope: Option<String>,
     pub registry_url: String,
+    /// The key every model route needs (`--api-key-file`), if any.
+    pub api_key: Option<ApiKey>,
 }
 
 impl Deployer {
@@ -154,7 +157,7 @@ impl Deployer {
         let vars = [("model_version", version.to_owned())];
         let launcher = self.launcher.with_body_of_at_least(model.spec.max_body());
         let grants = launcher.grants(kv, &vars, &model.spec.access())?;
-        let hooks = hooks::for_model(version, None);
+        let hooks = hooks::for_model(name, version, self.api_key.as_ref(), None);
         Ok(launcher.server_of(name, &model.code, grants, hooks))
     }
 

@@ -1,7 +1,10 @@
-//! What a model deployment adds to its component's requests ([`Hook`]s): `POST /shutdown`
-//! served by the host (only it can stop the process), and the version that answered.
+//! What a model deployment adds to its component's requests ([`Hook`]s): the API key
+//! checked (`--api-key-file`, [`ApiKey`]), `POST /shutdown` served by the host (only it can
+//! stop the process), and the model and version that answered.
 
+use super::api_key::ApiKey;
 use edge_api::error::ErrorCode;
+use host_core::http::access_log;
 use host_core::http::headers;
 use host_core::http::hooks::Hook;
 use host_core::http::responses::{self, HostResponse};
@@ -45,32 +48,49 @@ impl Hook for ShutdownRoute {
     }
 }
 
-/// Names the version a deployment serves on every answer, in `x-model-version`.
-pub struct VersionHeader(HeaderValue);
+/// Names the version a deployment serves on every answer, in `x-model-version`, and the
+/// model for the request's log line.
+pub struct ModelAnswer {
+    model: Arc<str>,
+    version: Option<HeaderValue>,
+}
 
-impl VersionHeader {
-    /// `None` for a version that cannot be a header value (never one of ours).
-    pub fn new(version: &str) -> Option<Self> {
-        HeaderValue::from_str(version).ok().map(Self)
+impl ModelAnswer {
+    /// Deployment `model` of `version` (no header for a version that cannot be a header
+    /// value: never one of ours).
+    pub fn new(model: &str, version: &str) -> Self {
+        Self {
+            model: Arc::from(model),
+            version: HeaderValue::from_str(version).ok(),
+        }
     }
 }
 
-impl Hook for VersionHeader {
+impl Hook for ModelAnswer {
     fn on_answer(&self, resp: &mut HostResponse) {
-        resp.headers_mut()
-            .insert(headers::MODEL_VERSION, self.0.clone());
+        if let Some(version) = &self.version {
+            resp.headers_mut()
+                .insert(headers::MODEL_VERSION, version.clone());
+        }
+        access_log::note_model(resp, &self.model);
     }
 }
 
-/// A model deployment's hooks: `shutdown` (when the deployment serves it), then its version
-/// on every answer.
-pub fn for_model(version: &str, shutdown: Option<ShutdownRoute>) -> Vec<Arc<dyn Hook>> {
+/// Deployment `name`'s hooks: its API key (when the host has one), `shutdown` (when the
+/// deployment serves it), then its model and version on every answer.
+pub fn for_model(
+    name: &str,
+    version: &str,
+    api_key: Option<&ApiKey>,
+    shutdown: Option<ShutdownRoute>,
+) -> Vec<Arc<dyn Hook>> {
     let mut hooks: Vec<Arc<dyn Hook>> = Vec::new();
+    if let Some(key) = api_key {
+        hooks.push(Arc::new(key.clone()));
+    }
     if let Some(route) = shutdown {
         hooks.push(Arc::new(route));
     }
-    if let Some(header) = VersionHeader::new(version) {
-        hooks.push(Arc::new(header));
-    }
+    hooks.push(Arc::new(ModelAnswer::new(name, version)));
     hooks
 }

@@ -29,6 +29,7 @@ use crate::services::deployments::watcher;
 use crate::services::launch::{DRAIN_GRACE, Launcher, default_component};
 use crate::services::llm_api::{self, LlmApi};
 use crate::services::metrics_endpoint::{self, MetricsRoute};
+use crate::services::model::api_key::{ApiKey, ApiKeyArgs};
 use crate::services::registry::{self, RegistryOptions};
 use anyhow::{Result, bail};
 use host_core::capabilities::keyvalue::KeyValue;
@@ -61,6 +62,7 @@ pub struct StackSettings {
     pub heartbeat_interval: Duration,
     pub registry_wait: Duration,
     pub self_test_deadline: Duration,
+    pub api_key: ApiKeyArgs,
     pub runtime: RuntimeArgs,
 }
 
@@ -80,6 +82,8 @@ pub struct Stack<'a> {
     llm_api_token: Option<Token>,
     /// The models directory: `--models DIR`, else the installation's (if it has one).
     models_dir: Option<PathBuf>,
+    /// The key of the model routes (`--api-key-file`), read likewise.
+    api_key: Option<ApiKey>,
 }
 
 /// What the stack's start came to, for the command to print.
@@ -105,7 +109,9 @@ impl<'a> Stack<'a> {
         let chat = chat::Recipe::new(data_dir)?;
         let admin_token = Token::load("UP_ADMIN_TOKEN", data_dir, "admin_token")?;
         let llm_api_token = Token::load(llm_api::TOKEN_VARIABLE, data_dir, llm_api::TOKEN_FILE)?;
+        let api_key = settings.api_key.load()?;
         Ok(Self {
+            api_key,
             chat,
             admin_token: Some(admin_token),
             llm_api_token: Some(llm_api_token),
@@ -139,6 +145,13 @@ impl<'a> Stack<'a> {
         table.row("console", &console_line, note);
         self.answer_admin(&app, &live, &app_url, &mut table);
         self.answer_llm_api(&app, &app_url, &mut table);
+        if let Some(key) = &self.api_key {
+            let note = format!(
+                "required on every model route but the probes ({})",
+                key.note()
+            );
+            table.row("API key", &format!("{app_url}/models/<name>/..."), &note);
+        }
         let watching = self.watch_models(live);
         // The ONNX component's baseline code, for the first model directory to come
         // (services/tiers.rs); a cache hit where a model directory used it already.
@@ -363,6 +376,7 @@ impl<'a> Stack<'a> {
             self_test_deadline: settings.self_test_deadline,
             registry_scope: settings.registry.registry_scope.clone(),
             registry_url: registry_url.to_owned(),
+            api_key: self.api_key.clone(),
         }
     }
 

@@ -4,6 +4,7 @@
 use crate::services::deployments::at_start::{AdoptedModel, Deployments, LeftOutModel};
 use anyhow::Result;
 use host_core::http::slot::ServerSlot;
+use host_core::support::log_writer::{self, LogFormat};
 use host_core::support::signals;
 use host_core::support::stop;
 use std::net::SocketAddr;
@@ -70,7 +71,12 @@ pub struct StartupTable {
 }
 
 impl StartupTable {
+    /// A service's row. With `--log-format json` it is also a log line (target `startup`),
+    /// so a log pipeline sees what the table on standard output shows people.
     pub fn row(&mut self, service: &str, url: &str, status: &str) {
+        if log_writer::format() == LogFormat::Json {
+            tracing::info!(target: "startup", service, url, status, "service started");
+        }
         self.rows
             .push(format!("  {service:<24} {url:<32} {status}"));
     }
