@@ -297,7 +297,10 @@ impl<'a> Stack<'a> {
             live: live.clone(),
             failed_at_start,
             ignore_failed: self.settings.health_ignores_failed_models,
-            optional: self.optional_models(),
+            optional: models::optional_models(
+                self.settings.models.is_some(),
+                self.launcher.ai_models(),
+            ),
         });
         app.answer_in_host(app::HEALTH_PATH, health.clone());
         // The Open Inference Protocol's server routes, below each model's /v2/models/<name>.
@@ -378,22 +381,6 @@ impl<'a> Stack<'a> {
             registry_url: registry_url.to_owned(),
             api_key: self.api_key.clone(),
         }
-    }
-
-    /// The models `/health` does not wait for: without `--models`, minilm while the
-    /// embedding model's files are not installed, and textgen while the language model's
-    /// are not (the table says how to add them; nobody asked for them).
-    fn optional_models(&self) -> Vec<String> {
-        let needs = [
-            ("minilm", edge_api::embedding::MODEL),
-            ("textgen", edge_api::language_model::MODEL),
-        ];
-        let ai = self.launcher.ai_models();
-        needs
-            .into_iter()
-            .filter(|(_, model)| self.settings.models.is_none() && !ai.installed(model))
-            .map(|(name, _)| name.to_owned())
-            .collect()
     }
 
     /// Whether the models directory (`--models DIR`, else the installation's) is watched

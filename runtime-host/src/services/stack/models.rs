@@ -9,6 +9,7 @@ use crate::services::deployments::kept;
 use crate::services::deployments::live::Origin;
 use crate::services::model::spec::{ModelSpec, default_specs, found_in, model_spec};
 use anyhow::Result;
+use host_core::capabilities::llm::AiModels;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -78,4 +79,19 @@ pub(super) fn models_dir(given: Option<&Path>) -> Option<PathBuf> {
         Some(dir) => Some(dir.to_owned()),
         None => crate::services::installation::models_dir(),
     }
+}
+
+/// The models `/health` does not wait for: without `--models` (`given_models` false),
+/// minilm while the embedding model's files are not installed, and textgen while the
+/// language model's are not (the table says how to add them; nobody asked for them).
+pub(super) fn optional_models(given_models: bool, ai: &AiModels) -> Vec<String> {
+    let needs = [
+        ("minilm", edge_api::embedding::MODEL),
+        ("textgen", edge_api::language_model::MODEL),
+    ];
+    needs
+        .into_iter()
+        .filter(|(_, model)| !given_models && !ai.installed(model))
+        .map(|(name, _)| name.to_owned())
+        .collect()
 }
