@@ -56,9 +56,16 @@ pub fn save(data_dir: &Path, deployments: Vec<KeptDeployment>) -> Result<()> {
     let path = data_dir.join(FILE);
     let partial = data_dir.join(format!(".{FILE}.partial"));
     let text = serde_json::to_string_pretty(&KeptFile { deployments })?;
-    std::fs::write(&partial, text)
-        .and_then(|()| std::fs::rename(&partial, &path))
-        .with_context(|| format!("writing {}", path.display()))
+    // On the disk before it takes the old list's place, so a power cut cannot leave an
+    // empty file where a list was.
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&partial)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&partial, &path)
+    };
+    write().with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]
