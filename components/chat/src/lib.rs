@@ -46,7 +46,7 @@ fn body_limit(head: &ApiRequest) -> usize {
 }
 
 fn route(req: ApiRequest) -> Result<Response, ApiError> {
-    samples::store_once()?;
+    samples::store_once();
     let path = req.path.trim_end_matches('/').to_owned();
     let template = match http::route_for(&edge_api::chat::ROUTES, &req.method, &path) {
         Ok(t) => t,
