@@ -15,23 +15,29 @@ use host_core::support::{heap, signals, stop};
 fn main() {
     // Before the runtime starts its threads (see heap.rs).
     heap::limit_arenas();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| {
-            eprintln!("error: cannot start the async runtime: {e}");
-            std::process::exit(1)
-        });
-    runtime.block_on(run())
-}
-
-async fn run() {
     // First, so `--log-format` decides every line (clap writes its own errors and exits).
     let cli = cli::Cli::parse();
+    let flush = start_logging(&cli);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build();
+    let runtime = match runtime {
+        Ok(runtime) => runtime,
+        Err(e) => fatal(flush, &format!("cannot start the async runtime: {e}")),
+    };
+    let (code, flush) = runtime.block_on(run(cli, flush));
+    // Exit here rather than by returning: dropping the runtime would wait for blocking work
+    // still running (a compilation a Ctrl-C interrupted), which nothing needs any more. The
+    // log is flushed first.
+    drop(flush);
+    std::process::exit(code)
+}
+
+/// Log lines are queued and written in batches by a thread of their own (log_writer.rs): a
+/// request never waits on stderr. The guard writes what is left when it is dropped.
+fn start_logging(cli: &cli::Cli) -> log_writer::FlushOnDrop {
     log_writer::set_format(cli.log_format.into());
-    // Log lines are queued and written in batches by a thread of their own (log_writer.rs):
-    // a request never waits on stderr. `_flush` writes what is left when main returns.
-    let (writer, _flush) = log_writer::start();
+    let (writer, flush) = log_writer::start();
     let filter = || {
         tracing_subscriber::EnvFilter::try_from_env("RUNTIME_HOST_LOG")
             .unwrap_or_else(|_| "info,wasmtime_cranelift=warn,cranelift=warn".into())
@@ -45,14 +51,20 @@ async fn run() {
         // as the request lines have them (support::request_log).
         LogFormat::Json => lines.json().flatten_event(true).with_ansi(false).init(),
     }
+    flush
+}
+
+async fn run(cli: cli::Cli, flush: log_writer::FlushOnDrop) -> (i32, log_writer::FlushOnDrop) {
     // The HTTP layer's settings, one value for the whole process, before anything serves.
     if let Err(held) = settings::install(cli.http_settings()) {
         unreachable!("the HTTP settings are installed once, here (found {held:?})");
     }
     // Before anything else, so no Ctrl-C during start-up is lost (see signals.rs).
     if let Err(e) = signals::install() {
-        eprintln!("error: cannot install the SIGINT/SIGTERM handlers: {e}");
-        std::process::exit(1);
+        fatal(
+            flush,
+            &format!("cannot install the SIGINT/SIGTERM handlers: {e}"),
+        );
     }
     let code = match cli.command.run().await {
         Ok(()) => 0,
@@ -62,20 +74,29 @@ async fn run() {
             0
         }
         Err(e) => {
-            match log_writer::format() {
-                LogFormat::Text => {
-                    log_writer::flush(); // the lines that led here come first
-                    eprintln!("error: {e:#}");
-                }
-                // A log pipeline reads every line of stderr as JSON, this one too.
-                LogFormat::Json => tracing::error!("{e:#}"),
-            }
+            report(&format!("{e:#}"));
             1
         }
     };
-    // Exit here rather than by returning: dropping the runtime would wait for blocking work
-    // still running (a compilation a Ctrl-C interrupted), which nothing needs any more. The
-    // log is flushed first.
-    drop(_flush);
-    std::process::exit(code)
+    (code, flush)
+}
+
+/// The error that ends the process, as the log's format wants it: `error: ...` on stderr
+/// after the lines that led there, or (`--log-format json`) one more JSON line, since a log
+/// pipeline reads every line of stderr as JSON.
+fn report(error: &str) {
+    match log_writer::format() {
+        LogFormat::Text => {
+            log_writer::flush(); // the lines that led here come first
+            eprintln!("error: {error}");
+        }
+        LogFormat::Json => tracing::error!("{error}"),
+    }
+}
+
+/// [`report`]s `error`, writes the log out and exits with status 1.
+fn fatal(flush: log_writer::FlushOnDrop, error: &str) -> ! {
+    report(error);
+    drop(flush);
+    std::process::exit(1)
 }

@@ -96,10 +96,11 @@ impl Arrival {
     }
 
     /// Logs the request answered by `resp` (when its line is wanted), once its body is
-    /// sent. The host's own traffic (heartbeats, process checks) is DEBUG unless it failed.
+    /// sent. The host's own traffic (heartbeats, process checks) is DEBUG unless it failed
+    /// ([`quiet`]).
     pub fn finish(self, mut resp: HostResponse) -> HostResponse {
         let status = resp.status().as_u16();
-        let Some(level) = request_log::wanted(self.from_host && status < 500) else {
+        let Some(level) = request_log::wanted(quiet(self.from_host, status)) else {
             return resp;
         };
         let line = Line {
@@ -200,10 +201,36 @@ impl Drop for CountedBody {
     }
 }
 
+/// Whether a request's line is DEBUG: the host's own traffic that went well. A refusal
+/// (401, 403) never is: anyone can send the host's `User-Agent`, and key guessing under it
+/// must still show at INFO.
+fn quiet(from_host: bool, status: u16) -> bool {
+    from_host && status < 500 && !matches!(status, 401 | 403)
+}
+
 /// Whether a request comes from a `runtime-host` (its client's `User-Agent`).
 fn is_host_traffic<B>(req: &hyper::Request<B>) -> bool {
     req.headers()
         .get(hyper::header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(service_client::is_host_user_agent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quiet;
+
+    #[test]
+    fn the_hosts_own_traffic_is_quiet_unless_failed_or_refused() {
+        assert!(quiet(true, 200));
+        assert!(quiet(true, 404));
+        assert!(!quiet(false, 200), "a client's request is INFO");
+        assert!(!quiet(true, 500), "a failure is INFO");
+        for refused in [401, 403] {
+            assert!(
+                !quiet(true, refused),
+                "a spoofed User-Agent hides no {refused}"
+            );
+        }
+    }
 }

@@ -46,9 +46,11 @@ pub use edge_api::model::PREDICTION_FAILED;
 
 /// Why a `/predict` answer is a failed prediction, as a bounded label, or `None` for a
 /// prediction made: the error code of a 4xx or 5xx ([`error_code`]), `prediction_failed` for a
-/// 200 marked so.
+/// 200 marked so. A 401 or 403 (a missing or wrong API key) is no prediction at all: the
+/// model never saw it, and a client without the key must not be able to raise the count.
 pub fn failed_prediction(named: Option<&str>, status: u16) -> Option<&'static str> {
     match status {
+        401 | 403 => None,
         400.. => Some(error_code(named, status)),
         _ if named == Some(PREDICTION_FAILED) => Some(PREDICTION_FAILED),
         _ => None,
@@ -115,6 +117,8 @@ mod tests {
             Some("internal_error")
         );
         assert_eq!(failed_prediction(None, 418), Some("other"));
+        assert_eq!(failed_prediction(Some("unauthorized"), 401), None, "no key");
+        assert_eq!(failed_prediction(None, 403), None);
         assert_eq!(template("/models/m/predict", Some("/predict")), "/predict");
         assert_eq!(template("/predict", None), "/predict");
         assert_eq!(template("/x", Some("/y")), OTHER);

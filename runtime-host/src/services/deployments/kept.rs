@@ -6,7 +6,9 @@
 //! list; a reload records its new version.
 //!
 //! At start each is deployed again from its path, after the models of the installation and
-//! of the models directory: a name one of those took is not restored (the log says so), and
+//! of the models directory: a name one of those took is not restored (the log says so; the
+//! entry stays in the file, [`crate::services::deployments::live`] writes it back), nor is
+//! one whose name or path the admin API would refuse ([`untrusted`]), and
 //! files changed since are deployed as they are now, as a new version (the recorded version
 //! is what served before, for whoever reads the file).
 
@@ -31,6 +33,19 @@ pub struct KeptDeployment {
 #[serde(deny_unknown_fields)]
 struct KeptFile {
     deployments: Vec<KeptDeployment>,
+}
+
+/// Why `kept` is not to be trusted, if it is not: a name the admin API would refuse (it
+/// becomes a path under the data directory, and `../x` must never) or a path that is not
+/// absolute (the admin API records only absolute ones). The file is the operator's to edit.
+pub fn untrusted(kept: &KeptDeployment) -> Option<String> {
+    if let Err(why) = crate::services::model::spec::valid_name(&kept.name) {
+        return Some(why);
+    }
+    if !kept.path.is_absolute() {
+        return Some(format!("{} is not an absolute path", kept.path.display()));
+    }
+    None
 }
 
 /// The deployments kept in `data_dir` (none when the file is not there).
@@ -63,7 +78,9 @@ pub fn save(data_dir: &Path, deployments: Vec<KeptDeployment>) -> Result<()> {
         let mut file = std::fs::File::create(&partial)?;
         file.write_all(text.as_bytes())?;
         file.sync_all()?;
-        std::fs::rename(&partial, &path)
+        std::fs::rename(&partial, &path)?;
+        // The rename itself on the disk too: it is an entry of the directory.
+        std::fs::File::open(data_dir)?.sync_all()
     };
     write().with_context(|| format!("writing {}", path.display()))
 }
@@ -88,6 +105,25 @@ mod tests {
         assert_eq!(load(dir.path()).unwrap(), kept);
         save(dir.path(), Vec::new()).unwrap();
         assert!(load(dir.path()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn names_and_paths_the_admin_api_would_refuse_are_not_trusted() {
+        let kept = |name: &str, path: &str| KeptDeployment {
+            name: name.into(),
+            path: path.into(),
+            version: String::new(),
+        };
+        assert_eq!(untrusted(&kept("iris-2", "/srv/models/iris")), None);
+        for (name, path) in [
+            ("../../x", "/srv/models/iris"),
+            ("a/b", "/srv/models/iris"),
+            (".hidden", "/srv/models/iris"),
+            ("", "/srv/models/iris"),
+            ("iris", "models/iris"),
+        ] {
+            assert!(untrusted(&kept(name, path)).is_some(), "{name} {path}");
+        }
     }
 
     #[test]

@@ -10,10 +10,12 @@
 //! there; it is never logged, echoed or counted (a 401 says only how to send it).
 
 use anyhow::Result;
+use bytes::Bytes;
 use host_core::http::headers;
-use host_core::http::hooks::Hook;
+use host_core::http::hooks::{Hook, HookWork};
 use host_core::http::responses::{self, HostResponse};
-use host_core::support::token::{Admission, Token};
+use host_core::support::token::{API_KEY_HEADER, Admission, Token};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -100,6 +102,22 @@ impl Hook for ApiKey {
             )),
         }
     }
+    /// The request was admitted (or is a probe): the key goes no further.
+    fn before_guest<'a>(
+        &'a self,
+        req: &'a mut hyper::Request<Full<Bytes>>,
+    ) -> Option<HookWork<'a>> {
+        strip_key(req.headers_mut());
+        None
+    }
+}
+
+/// Takes the key out of a request about to reach the component: `Authorization` and
+/// `x-api-key` are the host's business, and no component (a third party's model among them)
+/// ever learns the key that guards every deployment of the host.
+fn strip_key(headers: &mut hyper::HeaderMap) {
+    headers.remove(hyper::header::AUTHORIZATION);
+    headers.remove(API_KEY_HEADER);
 }
 
 /// Whether `path` (a model's own, or its path info under the app port) is a probe: the
@@ -146,6 +164,17 @@ mod tests {
         ] {
             assert!(!is_probe(closed), "{closed}");
         }
+    }
+
+    #[test]
+    fn the_key_never_reaches_the_component() {
+        let mut headers = hyper::HeaderMap::new();
+        headers.insert("authorization", "Bearer k".parse().unwrap());
+        headers.insert("x-api-key", "k".parse().unwrap());
+        headers.insert("content-type", "application/json".parse().unwrap());
+        strip_key(&mut headers);
+        assert_eq!(headers.len(), 1, "{headers:?}");
+        assert!(headers.contains_key("content-type"));
     }
 
     #[test]

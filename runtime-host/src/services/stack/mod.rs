@@ -286,7 +286,7 @@ impl<'a> Stack<'a> {
                 live.record_failure(failed).await;
             }
             // The admin API's deployments as they came back (one whose name a model of the
-            // directory took is forgotten, as the log said).
+            // directory took stays in the list, not deployed, as the log said).
             live.keep_api_deployments().await;
         } else {
             let failed = models.failed.into_iter().map(|f| (f.name, f.why));

@@ -42,16 +42,20 @@ pub(super) fn models_at_start(
         if !kept.is_empty() {
             tracing::warn!(
                 count = kept.len(),
-                "the admin API's deployments kept in the data directory are not deployed with --copies above 1"
+                "the admin API's deployments kept in the data directory are not deployed with --copies above 1 (they stay in its list)"
             );
         }
         return Ok(ModelsAtStart { specs, left_out });
     }
     let mut taken: HashSet<String> = specs.iter().map(|(s, _)| s.name.clone()).collect();
     for deployment in kept {
+        if let Some(why) = kept::untrusted(&deployment) {
+            tracing::error!(model = ?deployment.name, path = ?deployment.path, error = %why, "an admin API deployment kept in the data directory is not deployed: the file was changed by hand; fix or remove the entry");
+            continue;
+        }
         let (name, path) = (deployment.name, deployment.path);
         if !taken.insert(name.clone()) {
-            tracing::warn!(model = %name, path = ?path, "an admin API deployment is not deployed again: a model of that name is deployed from the installation or the models directory");
+            tracing::warn!(model = %name, path = ?path, "an admin API deployment is not deployed again while a model of that name is deployed from the installation or the models directory (it stays in the data directory's list)");
             continue;
         }
         match model_spec(&path) {
@@ -94,4 +98,36 @@ pub(super) fn optional_models(given_models: bool, ai: &AiModels) -> Vec<String> 
         .filter(|(_, model)| !given_models && !ai.installed(model))
         .map(|(name, _)| name.to_owned())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::services::deployments::kept::KeptDeployment;
+
+    /// A kept name the admin API would refuse never reaches a deployment, not even a failed
+    /// one (whose snapshots would be pruned under that name); a sane one is deployed (or,
+    /// its files gone, listed as failed).
+    #[test]
+    fn kept_entries_are_checked_again_at_start() {
+        let data = tempfile::tempdir().unwrap();
+        let kept = |name: &str, path: &str| KeptDeployment {
+            name: name.into(),
+            path: path.into(),
+            version: String::new(),
+        };
+        let gone = data.path().join("gone.wasm");
+        let gone = gone.to_str().unwrap();
+        let list = vec![
+            kept("../../x", gone),
+            kept("relative", "models/gone.wasm"),
+            kept("sane", gone),
+        ];
+        kept::save(data.path(), list).unwrap();
+        let at_start = models_at_start(false, None, data.path(), 1).unwrap();
+        let deployed = at_start.specs.iter().map(|(s, _)| s.name.as_str());
+        let failed = at_start.left_out.iter().map(|m| m.name.as_str());
+        let names: Vec<&str> = deployed.chain(failed).collect();
+        assert_eq!(names, ["sane"]);
+    }
 }

@@ -2,6 +2,8 @@
 //! steers it: `"fail"` → 200 with `success: false`, `"fault"` → 500. With the variable
 //! `echo_broken=true` it fails its own test examples, so `/health` must stay 503; with
 //! `echo_busy_ms=N` every prediction keeps the CPU busy for N ms (a self-test under load).
+//! `GET /headers` (not the model interface's) answers the names of the request's headers,
+//! for tests of what the host lets through to a component.
 
 use model_sdk::*;
 use serde_json::{Map, Value, json};
@@ -13,6 +15,15 @@ struct Echo;
 
 #[http_component]
 async fn handle(req: IncomingRequest, out: model_sdk::ResponseOutparam) {
+    if req.path_with_query().as_deref() == Some("/headers") {
+        let names: Vec<String> = req
+            .headers()
+            .entries()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        return model_sdk::respond(out, guest_kit::http::json(200, &json!({"headers": names})));
+    }
     model_sdk::respond(out, model_sdk::serve(&Echo, req).await);
 }
 

@@ -120,3 +120,54 @@ async fn admin_api_deployments_come_back_after_a_restart_and_removed_ones_do_not
         .collect();
     assert_eq!(names, ["echo", "watched"]);
 }
+
+/// Entries of the list that a start does not deploy stay in it, through the admin API's
+/// next change: one whose name the watched directory took, one changed by hand into a name
+/// the API refuses (never deployed), and, under `--copies 2`, every one. An undeploy of a
+/// name kept but not deployed forgets it.
+#[tokio::test(flavor = "multi_thread")]
+async fn entries_not_deployed_at_start_stay_in_the_list() {
+    let models = temp_dir();
+    let echo = component("echo-model");
+    put(
+        &models.path().join("echo.wasm"),
+        &std::fs::read(&echo).unwrap(),
+    );
+    let elsewhere = temp_dir();
+    let file = elsewhere.path().join("echo-api.wasm");
+    put(&file, &std::fs::read(&echo).unwrap());
+    let data = temp_dir();
+    let list = data.path().join("api_deployments.json");
+    let entry = |name: &str| json!({"name": name, "path": file, "version": ""});
+    let kept = json!({"deployments": [entry("echo"), entry("../../escape")]});
+    std::fs::write(&list, kept.to_string()).unwrap();
+    let names = || -> Vec<String> {
+        let text = std::fs::read_to_string(&list).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let each = value["deployments"].as_array().unwrap().iter();
+        let mut names: Vec<String> = each.map(|d| d["name"].as_str().unwrap().into()).collect();
+        names.sort();
+        names
+    };
+    let dir = models.path().to_str().unwrap();
+    for copies in ["1", "2"] {
+        let args = ["--models", dir, "--copies", copies];
+        let mut stack = Stack::up_at(data.path(), &args, 8);
+        assert!(stack.deployment("../../escape").await.is_none());
+        let body = json!({"path": file, "name": format!("api-{copies}")});
+        let r = stack.admin(Method::POST, "", Some(body)).await;
+        assert_eq!(r.status, 201, "--copies {copies}: {}", r.text());
+        let expected: &[&str] = match copies {
+            "1" => &["../../escape", "api-1", "echo"],
+            _ => &["../../escape", "api-1", "api-2", "echo"],
+        };
+        assert_eq!(names(), expected, "--copies {copies}");
+        assert!(stack.stop(Duration::from_secs(60)).success());
+    }
+    // Under --copies 2 nothing kept is deployed: an undeploy forgets the entry.
+    let args = ["--models", dir, "--copies", "2"];
+    let stack = Stack::up_at(data.path(), &args, 8);
+    let r = stack.admin(Method::DELETE, "/api-1", None).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(names(), ["../../escape", "api-2", "echo"]);
+}

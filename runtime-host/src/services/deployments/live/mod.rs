@@ -30,7 +30,7 @@ use anyhow::{Context, Result};
 use entry::{Action, Entry, Placement, Refusal, State};
 pub use entry::{Listing, Origin, Refused, Status};
 use host_core::http::router::AppRouter;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::Mutex;
@@ -44,6 +44,9 @@ pub struct LiveSet {
     entries: Mutex<BTreeMap<String, Entry>>,
     /// Held while the admin API's deployments are written ([`keeping`]).
     keeping: Mutex<()>,
+    /// The names the admin API deployed or undeployed in this run: the list on disk's
+    /// entries of other names are written back as they were ([`keeping`]).
+    owned: Mutex<HashSet<String>>,
 }
 
 impl LiveSet {
@@ -54,6 +57,7 @@ impl LiveSet {
             tasks,
             entries: Mutex::new(BTreeMap::new()),
             keeping: Mutex::new(()),
+            owned: Mutex::new(HashSet::new()),
         })
     }
 
@@ -344,10 +348,11 @@ impl LiveSet {
     }
 
     /// Stops routing `name`, then stops it (requests in flight finish; it unregisters);
-    /// `false` if there is no such deployment.
+    /// `false` if there is no such deployment. One the admin API kept from an earlier run
+    /// that this run does not deploy leaves the list kept.
     pub async fn remove(self: &Arc<Self>, name: &str) -> bool {
         let Some(entry) = self.entries.lock().await.remove(name) else {
-            return false;
+            return self.forget_kept(name).await;
         };
         for route in model_routes(name) {
             self.app.remove(&route);
