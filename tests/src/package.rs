@@ -65,10 +65,16 @@ impl Installed {
         let mut args = vec!["-i"];
         args.extend(debs.iter().map(|p| p.to_str().expect("a UTF-8 path")));
         must("dpkg", &args);
-        if std::path::Path::new("/run/systemd/system").is_dir() {
-            must("systemctl", &["stop", "runtime-host"]);
-        }
+        stop_if_systemd();
         Self(())
+    }
+}
+
+/// Where systemd runs, an installation (postinst) starts the service: stopped again, so that
+/// a test starts what it needs itself.
+pub fn stop_if_systemd() {
+    if std::path::Path::new("/run/systemd/system").is_dir() {
+        must("systemctl", &["stop", "runtime-host"]);
     }
 }
 

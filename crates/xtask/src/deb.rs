@@ -7,9 +7,14 @@
 //!   (the installed layout `runtime-host` finds from its own path), the systemd unit of
 //!   `deploy/fleet/`, the default configuration of `deploy/package/` and its maintainer
 //!   scripts (the system user, `/var/lib/runtime-host`, `host.env` with tokens of its own);
-//! - `runtime-host-ai-models_<version>_all.deb`: the AI models' weights from `.data/ai-models`
-//!   (about 180 MB) in `/usr/share/runtime-host/ai-models`, the unit's `--ai-models-dir`. A
-//!   package of their own, so an upgrade of the program does not ship them again.
+//! - `runtime-host-ai-models_<AI_MODELS_VERSION>_all.deb`: the AI models' weights from
+//!   `.data/ai-models` (about 180 MB) in `/usr/share/runtime-host/ai-models`, the unit's
+//!   `--ai-models-dir`. A package of their own, with a version of their own
+//!   ([`AI_MODELS_VERSION`], which moves only when the weights do), so an upgrade of the
+//!   program does not ship them again: the program depends on `>=` it.
+//!
+//! Every directory in a package is 0755 and every file has the mode stated here, whatever
+//! the builder's umask; symbolic links in what is copied are refused (never followed).
 
 use crate::{root, run};
 use std::path::{Path, PathBuf};
@@ -29,18 +34,36 @@ pub const COMPONENTS: &[&str] = &[
 /// The package the program's `Depends` names for the AI models' weights.
 const AI_MODELS_PACKAGE: &str = "runtime-host-ai-models";
 
-/// Where the packages are written.
-fn out_dir() -> PathBuf {
-    root().join("target/debian")
-}
+/// The AI models package's own version: bumped when, and only when, the weights change (then
+/// [`AI_MODELS_WEIGHTS`] too: [`weights_match_their_version`] holds them to `SHA256SUMS`).
+const AI_MODELS_VERSION: &str = "1";
+
+/// The SHA-256 of every file of the weights that [`AI_MODELS_VERSION`] packages, as
+/// `models/<name>/SHA256SUMS` state them (and `install-models` checks them).
+const AI_MODELS_WEIGHTS: &[&str] = &[
+    "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+];
 
 /// Builds both packages from what `cargo xtask build` left (it does not build).
 pub fn build() -> Result<Vec<PathBuf>, String> {
     let version = version()?;
-    let out = out_dir();
+    weights_match_their_version()?;
+    let out = root().join("target/debian");
     std::fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+    // An earlier build's packages (another version) go: the tests install the two there.
+    for entry in std::fs::read_dir(&out)
+        .map_err(|e| e.to_string())?
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("runtime-host") && name.ends_with(".deb") {
+            std::fs::remove_file(entry.path()).map_err(|e| format!("{name}: {e}"))?;
+        }
+    }
     let program = program_package(&version, &out)?;
-    let models = ai_models_package(&version, &out)?;
+    let models = ai_models_package(AI_MODELS_VERSION, &out)?;
     Ok(vec![program, models])
 }
 
@@ -61,7 +84,15 @@ fn architecture() -> Result<String, String> {
         .arg("--print-architecture")
         .output()
         .map_err(|e| format!("dpkg is needed to build the Debian package: {e}"))?;
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    let arch = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if !out.status.success() || arch.is_empty() {
+        return Err(format!(
+            "`dpkg --print-architecture` named no architecture ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(arch)
 }
 
 /// A package's tree being put together: `DEBIAN/` and the files, fresh each build.
@@ -78,11 +109,25 @@ impl Staging {
         Ok(Self { dir })
     }
 
+    /// Makes `dir` (inside the staging tree) and every directory above it up to the tree's
+    /// root, each 0755 whatever the umask (dpkg-deb packs the modes as they are).
+    fn dirs(&self, dir: &Path) -> Result<(), String> {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut at = Some(dir);
+        while let Some(d) = at.filter(|d| d.starts_with(&self.dir)) {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755))
+                .map_err(|e| format!("{}: {e}", d.display()))?;
+            at = d.parent();
+        }
+        Ok(())
+    }
+
     /// Copies `from` to `to` (a path inside the package) with `mode`.
     fn file(&self, from: &Path, to: &str, mode: u32) -> Result<(), String> {
         use std::os::unix::fs::PermissionsExt;
         let dest = self.dir.join(to.trim_start_matches('/'));
-        std::fs::create_dir_all(dest.parent().unwrap()).map_err(|e| e.to_string())?;
+        self.dirs(dest.parent().unwrap())?;
         std::fs::copy(from, &dest).map_err(|e| {
             format!(
                 "copying {} into the package: {e} (run `cargo xtask build` first)",
@@ -93,17 +138,30 @@ impl Staging {
             .map_err(|e| e.to_string())
     }
 
-    /// Copies the directory `from` (links followed) to `to`, files 0644; what a checkout
+    /// Copies the directory `from` to `to`, directories 0755, files 0644; what a checkout
     /// holds beside the model's own files (hidden files, Python's `__pycache__`) is left out.
+    /// A symbolic link inside is refused, not followed (no loop, nothing from outside).
     fn tree(&self, from: &Path, to: &str) -> Result<(), String> {
         let entries = std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?;
-        for entry in entries.flatten() {
+        self.dirs(&self.dir.join(to.trim_start_matches('/')))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", from.display()))?;
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') || name == "__pycache__" {
                 continue;
             }
-            if path.is_dir() {
+            let kind = entry
+                .file_type()
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            if kind.is_symlink() {
+                return Err(format!(
+                    "{} is a symbolic link: the package copies plain files and directories \
+                     only (put the file itself there)",
+                    path.display()
+                ));
+            }
+            if kind.is_dir() {
                 self.tree(&path, &format!("{to}/{name}"))?;
             } else {
                 self.file(&path, &format!("{to}/{name}"), 0o644)?;
@@ -116,7 +174,7 @@ impl Staging {
     fn control_file(&self, name: &str, text: &str, mode: u32) -> Result<(), String> {
         use std::os::unix::fs::PermissionsExt;
         let path = self.dir.join("DEBIAN").join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| e.to_string())?;
+        self.dirs(path.parent().unwrap())?;
         std::fs::write(&path, text).map_err(|e| e.to_string())?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
             .map_err(|e| e.to_string())
@@ -221,7 +279,7 @@ fn program_package(version: &str, out: &Path) -> Result<PathBuf, String> {
     let mut fields = common_fields("runtime-host", version, arch.clone());
     fields.push((
         "Depends",
-        format!("adduser, {AI_MODELS_PACKAGE} (= {version})"),
+        format!("adduser, {AI_MODELS_PACKAGE} (>= {AI_MODELS_VERSION})"),
     ));
     fields.push((
         "Description",
@@ -234,6 +292,26 @@ fn program_package(version: &str, out: &Path) -> Result<PathBuf, String> {
         &fields,
         out.join(format!("runtime-host_{version}_{arch}.deb")),
     )
+}
+
+/// The weights' checksums in `models/*/SHA256SUMS` are the ones [`AI_MODELS_VERSION`] stands
+/// for: changed weights need a new version (or the program's `>=` would accept an installed
+/// package with the old ones).
+fn weights_match_their_version() -> Result<(), String> {
+    let mut sums = Vec::new();
+    for model in crate::AI_MODELS {
+        let file = root().join("models").join(model).join("SHA256SUMS");
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        sums.extend(text.split_whitespace().step_by(2).map(str::to_owned));
+    }
+    if sums != AI_MODELS_WEIGHTS {
+        return Err(format!(
+            "the AI models' weights changed ({sums:?}): bump AI_MODELS_VERSION and update \
+             AI_MODELS_WEIGHTS in crates/xtask/src/deb.rs"
+        ));
+    }
+    Ok(())
 }
 
 /// The repository's model directories (each with a `model.toml`): what `up` deploys by
@@ -274,4 +352,49 @@ fn ai_models_package(version: &str, out: &Path) -> Result<PathBuf, String> {
         &fields,
         out.join(format!("{AI_MODELS_PACKAGE}_{version}_all.deb")),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The repository's weights are the ones the AI models package's version stands for.
+    #[test]
+    fn the_ai_models_version_moves_with_the_weights() {
+        weights_match_their_version().unwrap();
+    }
+
+    /// Staged directories and files have their stated modes whatever they were made with
+    /// (a restrictive umask: directories made 0700 first), and a symbolic link in a copied
+    /// tree is refused.
+    #[test]
+    fn staging_states_its_modes_and_refuses_links() {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        let tmp = std::env::temp_dir().join(format!("xtask-deb-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let src = tmp.join("src");
+        std::fs::create_dir_all(src.join("sub")).unwrap();
+        std::fs::write(src.join("sub/file"), "x").unwrap();
+        let staging = Staging::new(&tmp, "p").unwrap();
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(staging.dir.join("usr/lib"))
+            .unwrap();
+        staging.tree(&src, "/usr/lib/p").unwrap();
+        staging
+            .control_file("postinst", "#!/bin/sh\n", 0o755)
+            .unwrap();
+        for dir in ["", "usr", "usr/lib", "usr/lib/p", "usr/lib/p/sub", "DEBIAN"] {
+            assert_eq!(mode(&staging.dir.join(dir)), 0o755, "{dir:?}");
+        }
+        assert_eq!(mode(&staging.dir.join("usr/lib/p/sub/file")), 0o644);
+        assert_eq!(mode(&staging.dir.join("DEBIAN/postinst")), 0o755);
+
+        std::os::unix::fs::symlink("..", src.join("sub/loop")).unwrap();
+        let refused = staging.tree(&src, "/usr/lib/q").unwrap_err();
+        assert!(refused.contains("symbolic link"), "{refused}");
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
 }

@@ -2,13 +2,16 @@
 //! with `dpkg -i` as an operator would (docs/deploy.md, "Installing"): the files, owners and
 //! modes the package states; the service started by the installed unit's own `ExecStart`, as
 //! its `User=`, with its `EnvironmentFile` (systemd is not PID 1 here: the test does what
-//! systemd would, as the fleet test does); `/health`, a prediction and the console answered;
-//! then `dpkg --remove` keeps the configuration and data, and `dpkg --purge` leaves nothing.
+//! systemd would, as the fleet test does); `/health`, a prediction and the console answered.
+//! Then the upgrade path (`dpkg -i` again: a component the operator removed from the models
+//! directory stays removed, one still there is replaced by the package's, owners and modes
+//! kept, the tokens too); `dpkg --remove` keeps the configuration and data, a reinstallation
+//! serves again; and `dpkg --purge` leaves nothing.
 //!
 //! Root only: it changes this machine's /usr, /etc and /var/lib ([`require_or_skip`]).
 
 use e2e_tests::Client;
-use e2e_tests::package::{AI_MODELS, Installed, PROGRAM, built, must, purge};
+use e2e_tests::package::{AI_MODELS, Installed, PROGRAM, built, must, purge, stop_if_systemd};
 use e2e_tests::tools::{Tool, require_or_skip};
 use fleet::host::Host;
 use fleet::unit::{Unit, parse_env};
@@ -78,6 +81,75 @@ fn start_as_the_unit_says(notify_dir: &Path) -> Host {
     Host::start(command, &notify_dir.join("notify.sock"))
 }
 
+/// Starts the service as its unit says, waits for `/health` 200 (every configured model
+/// serving), checks that the registry lists `models` and none of `absent`, a
+/// prediction and the console, and stops it on the unit's `KillSignal`.
+async fn serve(cache: &str, models: &[&str], absent: &[&str]) {
+    let notify = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(notify.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let started = Instant::now();
+    let mut host = tokio::task::block_in_place(|| start_as_the_unit_says(notify.path()));
+    println!("READY=1 after {:?} ({cache})", started.elapsed());
+    let c = Client::new();
+    let app = |path: &str| format!("http://127.0.0.1:{}{path}", fleet::APP_PORT);
+    // 200 only once every configured model serves.
+    e2e_tests::until("/health 200", Duration::from_secs(300), || async {
+        c.get(&app("/health")).await.status == 200
+    })
+    .await;
+    println!("/health 200 after {:?}", started.elapsed());
+    let health = c.get(&app("/health")).await;
+    assert_eq!(health.value()["status"], "ok", "{}", health.text());
+    let listing = c.get(&app("/registry")).await.value();
+    let names: Vec<&str> = listing["registrations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the registry's listing: {listing}"))
+        .iter()
+        .filter_map(|r| r["app_name"].as_str()?.strip_prefix("runtime-host/"))
+        .collect();
+    for model in models {
+        assert!(names.contains(model), "{model} is registered: {listing}");
+    }
+    for model in absent {
+        assert!(
+            !names.contains(model),
+            "{model} is not registered: {listing}"
+        );
+    }
+    let examples = c.get(&app("/models/iris/test_examples")).await.value();
+    let body = e2e_tests::request_for(
+        &examples["examples"][0],
+        &examples["usage_instructions"]["body_format"],
+    );
+    let predicted = c.post_json(&app("/models/iris/predict"), &body, None).await;
+    assert_eq!(predicted.status, 200, "{}", predicted.text());
+    assert_eq!(predicted.value()["success"], true, "{}", predicted.text());
+    let console = c.get(&app("/")).await;
+    assert_eq!(console.status, 200);
+    assert!(
+        console.text().contains("<html"),
+        "the console: {}",
+        console.text()
+    );
+    let stopped =
+        tokio::task::block_in_place(|| host.signal_and_wait("INT", Duration::from_secs(90)));
+    assert!(
+        stopped.success(),
+        "stopped by the unit's KillSignal: {stopped}"
+    );
+}
+
+/// The seeded models directory's entries, sorted.
+fn seeded() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(format!("{STATE}/models"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_package_installs_serves_through_its_unit_and_purges_cleanly() {
     let test = "tools::package";
@@ -106,9 +178,31 @@ async fn the_package_installs_serves_through_its_unit_and_purges_cleanly() {
             0o644,
         );
     }
-    assert!(Path::new("/usr/lib/runtime-host/models/iris/model.toml").is_file());
-    assert!(Path::new("/usr/share/runtime-host/ai-models/all-minilm-l6-v2").is_dir());
-    assert!(Path::new("/usr/share/runtime-host/ai-models/smollm2-135m-instruct").is_dir());
+    // Folders 0755 and files 0644, whatever the umask the packages were built under.
+    for dir in [
+        "/usr/lib/runtime-host",
+        "/usr/lib/runtime-host/models",
+        "/usr/lib/runtime-host/models/iris",
+        "/usr/share/runtime-host",
+        "/usr/share/runtime-host/ai-models",
+        "/usr/share/runtime-host/ai-models/all-minilm-l6-v2",
+        "/usr/share/runtime-host/ai-models/smollm2-135m-instruct",
+        "/etc/runtime-host",
+    ] {
+        assert_owned(dir, "root", "root", 0o755);
+    }
+    assert_owned(
+        "/usr/lib/runtime-host/models/iris/model.toml",
+        "root",
+        "root",
+        0o644,
+    );
+    assert_owned(
+        "/usr/share/runtime-host/ai-models/all-minilm-l6-v2/tokenizer.json",
+        "root",
+        "root",
+        0o644,
+    );
     assert_owned(UNIT, "root", "root", 0o644);
     assert!(id("-u", "runtime-host") < 1000, "a system user");
     for dir in ["", "/data", "/cache", "/models"] {
@@ -148,61 +242,79 @@ async fn the_package_installs_serves_through_its_unit_and_purges_cleanly() {
     assert_ne!(env["CHAT_ADMIN_TOKEN"], env["UP_ADMIN_TOKEN"]);
 
     // Served by the unit's own command line, from a cold compilation cache.
-    let notify = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(notify.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let started = Instant::now();
-    let mut host = tokio::task::block_in_place(|| start_as_the_unit_says(notify.path()));
-    println!(
-        "READY=1 after {:?} (a cold compilation cache)",
-        started.elapsed()
-    );
-    let c = Client::new();
-    let app = |path: &str| format!("http://127.0.0.1:{}{path}", fleet::APP_PORT);
-    // 200 only once every configured model serves.
-    e2e_tests::until("/health 200", Duration::from_secs(300), || async {
-        c.get(&app("/health")).await.status == 200
-    })
-    .await;
-    println!("/health 200 after {:?}", started.elapsed());
-    let health = c.get(&app("/health")).await;
-    assert_eq!(health.value()["status"], "ok", "{}", health.text());
-    let listing = c.get(&app("/registry")).await.value();
-    let names: Vec<&str> = listing["registrations"]
-        .as_array()
-        .unwrap_or_else(|| panic!("the registry's listing: {listing}"))
+    let all = ["molprop", "minilm", "textgen", "iris"];
+    serve("a cold compilation cache", &all, &[]).await;
+
+    // Upgraded (the same package again runs postinst's upgrade branch): the operator removed
+    // minilm from the models directory and it stays removed; molprop, changed there, is the
+    // package's build again; owners, modes and tokens are kept.
+    let models = format!("{STATE}/models");
+    std::fs::remove_file(format!("{models}/minilm.wasm")).unwrap();
+    std::fs::write(format!("{models}/molprop.wasm"), "not the package's").unwrap();
+    let before = seeded();
+    let program = debs
         .iter()
-        .filter_map(|r| r["app_name"].as_str()?.strip_prefix("runtime-host/"))
-        .collect();
-    for model in ["molprop", "minilm", "textgen", "iris"] {
-        assert!(names.contains(&model), "{model} is registered: {listing}");
+        .find(|d| !d.to_string_lossy().contains(AI_MODELS))
+        .expect("the program's package");
+    let started = Instant::now();
+    must("dpkg", &["-i", program.to_str().unwrap()]);
+    println!("dpkg -i again (an upgrade): {:?}", started.elapsed());
+    stop_if_systemd();
+    assert_eq!(
+        seeded(),
+        before,
+        "the upgrade left the models directory's entries"
+    );
+    assert_eq!(
+        std::fs::read(format!("{models}/molprop.wasm")).unwrap(),
+        std::fs::read("/usr/lib/runtime-host/molprop.wasm").unwrap(),
+        "the package's component still in the models directory is the new build's"
+    );
+    for dir in ["", "/data", "/cache", "/models"] {
+        let dir = format!("{STATE}{dir}");
+        assert_owned(&dir, "runtime-host", "runtime-host", 0o700);
     }
-    let examples = c.get(&app("/models/iris/test_examples")).await.value();
-    let body = e2e_tests::request_for(
-        &examples["examples"][0],
-        &examples["usage_instructions"]["body_format"],
-    );
-    let predicted = c.post_json(&app("/models/iris/predict"), &body, None).await;
-    assert_eq!(predicted.status, 200, "{}", predicted.text());
-    assert_eq!(predicted.value()["success"], true, "{}", predicted.text());
-    let console = c.get(&app("/")).await;
-    assert_eq!(console.status, 200);
-    assert!(
-        console.text().contains("<html"),
-        "the console: {}",
-        console.text()
-    );
-    let stopped =
-        tokio::task::block_in_place(|| host.signal_and_wait("INT", Duration::from_secs(90)));
-    assert!(
-        stopped.success(),
-        "stopped by the unit's KillSignal: {stopped}"
+    for model in ["molprop.wasm", "textgen.wasm", "iris/model.toml"] {
+        let kept = format!("{models}/{model}");
+        assert_owned(&kept, "runtime-host", "runtime-host", 0o600);
+    }
+    assert_eq!(
+        std::fs::read_to_string("/etc/runtime-host/host.env").unwrap(),
+        host_env,
+        "host.env (its tokens) is never made again"
     );
 
-    // Removed: the configuration and data stay, as Debian does; purged: nothing left.
+    // Removed: the configuration and data stay, as Debian does.
+    let marker = format!("{STATE}/data/kept-by-remove");
+    std::fs::write(&marker, "data").unwrap();
+    std::os::unix::fs::chown(&marker, Some(id("-u", PROGRAM)), Some(id("-g", PROGRAM))).unwrap();
     must("dpkg", &["--remove", PROGRAM, AI_MODELS]);
     assert!(!Path::new("/usr/bin/runtime-host").exists());
     assert!(Path::new("/etc/runtime-host/host.env").is_file());
-    assert!(Path::new(&format!("{STATE}/data")).is_dir());
+    assert!(Path::new(&marker).is_file(), "remove keeps the data");
+
+    // Reinstalled: the same configuration, data and models, served again.
+    let started = Instant::now();
+    let mut args = vec!["-i"];
+    args.extend(debs.iter().map(|p| p.to_str().unwrap()));
+    must("dpkg", &args);
+    println!("dpkg -i after remove: {:?}", started.elapsed());
+    stop_if_systemd();
+    assert!(Path::new(&marker).is_file(), "the data is the kept one");
+    assert_eq!(seeded(), before, "the models directory is the kept one");
+    assert_eq!(
+        std::fs::read_to_string("/etc/runtime-host/host.env").unwrap(),
+        host_env
+    );
+    let kept = ["molprop", "textgen", "iris"];
+    serve(
+        "reinstalled, its compilation cache kept",
+        &kept,
+        &["minilm"],
+    )
+    .await;
+
+    // Purged: nothing left.
     purge();
     let left = leftovers(&["/usr", "/lib/systemd", "/etc", "/var/lib"]);
     assert!(left.is_empty(), "purge left {left:?}");

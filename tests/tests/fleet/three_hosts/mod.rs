@@ -50,8 +50,9 @@ fn installed_build() -> Build {
 }
 
 /// The packages installed once and the fleet on them, or `None` where this machine cannot
-/// run one (see [`require_or_skip`]). The fleet is dropped before the packages are purged.
-fn fleet(test: &str, hosts: usize) -> Option<(Fleet, Installed)> {
+/// run one (see [`require_or_skip`]). The fleet is dropped before the packages are purged:
+/// bound as `let Some((_installed, fleet))`, the later binding, `fleet`, is dropped first.
+fn fleet(test: &str, hosts: usize) -> Option<(Installed, Fleet)> {
     let available = fleet::available().inspect_err(|why| eprintln!("{test}: {why}"));
     require_or_skip(Tool::Fleet, test, available.ok())?;
     let debs = require_or_skip(Tool::Package, test, package::built())?;
@@ -59,7 +60,7 @@ fn fleet(test: &str, hosts: usize) -> Option<(Fleet, Installed)> {
     // Cranelift's code from the start: three hosts compiling in the background at once
     // would only slow the two cores the load runs on.
     let fleet = Fleet::start(installed_build(), hosts, &["--optimized-only"]);
-    Some((fleet, installed))
+    Some((installed, fleet))
 }
 
 /// Each model the fleet serves (as host 1's registry lists them) and a request from its own
@@ -136,7 +137,8 @@ struct Marks {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_fleet_loses_nothing_acknowledged_across_a_kill_an_upgrade_and_a_redis_outage() {
-    let Some((mut fleet, _installed)) = fleet("fleet", 3) else {
+    // `_installed` first: dropped after `fleet` (locals drop in reverse order).
+    let Some((_installed, mut fleet)) = fleet("fleet", 3) else {
         return;
     };
     let c = Client::new();
