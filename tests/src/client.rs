@@ -13,6 +13,8 @@ use std::time::Duration;
 #[derive(Clone)]
 pub struct Client {
     inner: HyperClient<HttpConnector, Full<Bytes>>,
+    /// How long one request may take to be answered before the test fails.
+    timeout: Duration,
 }
 
 impl Default for Client {
@@ -81,10 +83,17 @@ impl Reply {
 
 impl Client {
     pub fn new() -> Self {
+        Self::waiting(Duration::from_secs(60))
+    }
+
+    /// A client that waits up to `timeout` for each answer: for a test whose requests may
+    /// run longer than a minute on a loaded machine (and whose host's deadline allows it).
+    pub fn waiting(timeout: Duration) -> Self {
         Self {
             inner: HyperClient::builder(TokioExecutor::new())
                 .pool_idle_timeout(Duration::from_secs(5))
                 .build_http(),
+            timeout,
         }
     }
 
@@ -114,9 +123,9 @@ impl Client {
         let req = req
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
             .map_err(|e| e.to_string())?;
-        let resp = tokio::time::timeout(Duration::from_secs(60), self.inner.request(req))
+        let resp = tokio::time::timeout(self.timeout, self.inner.request(req))
             .await
-            .map_err(|_| "no answer within 60 s".to_owned())?
+            .map_err(|_| format!("no answer within {:?}", self.timeout))?
             .map_err(|e| e.to_string())?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();

@@ -10,6 +10,7 @@ use e2e_tests::{Client, temp_dir};
 use edge_api::chat::{Dialog, Message, Role};
 use edge_api::language_model::{CONTEXT_TOKENS, MODEL};
 use serde_json::{Value, json};
+use std::time::Duration;
 
 /// Short, greedy: the same dialog always gets the same reply.
 fn greedy(max_tokens: u32) -> Value {
@@ -137,7 +138,8 @@ async fn a_dialog_past_the_context_is_answered_from_its_latest_messages() {
         .arg("--deadline")
         .arg("120s")
         .start();
-    let c = Client::new();
+    // And the client waits as long as the deadline (and a little for the answer).
+    let c = Client::waiting(Duration::from_secs(130));
     // English-like text (about 4 bytes a token) and digits (about 2: the component's first
     // estimate is too long and it tries again with fewer messages). Each dialog is several
     // times the context.
