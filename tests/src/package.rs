@@ -9,6 +9,18 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The program's package.
+/// The components `up` runs, which the package installs in `/usr/lib/runtime-host/` (as
+/// xtask's `deb::COMPONENTS` stages them).
+pub const COMPONENTS: [&str; 7] = [
+    "registry",
+    "chat",
+    "console",
+    "molprop",
+    "minilm",
+    "textgen",
+    "onnx_model",
+];
+
 pub const PROGRAM: &str = "runtime-host";
 /// The AI models' weights.
 pub const AI_MODELS: &str = "runtime-host-ai-models";

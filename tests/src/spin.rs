@@ -160,23 +160,7 @@ impl SpinApp {
                     .into_iter()
                     .flatten(),
             );
-        let log = Transcript::new();
-        let process = Process::start(
-            "spin up",
-            command,
-            Output::Kept(log.clone()),
-            Output::Kept(log.clone()),
-        )
-        .unwrap_or_else(|e| panic!("starting {}: {e}", spin.display()));
-        let mut app = Self {
-            process,
-            port,
-            log,
-            _state: Some(state),
-        };
-        // A cold machine compiles every component of the app first (the ONNX one twice).
-        app.wait_until_serving(start.ready, Duration::from_secs(480));
-        app
+        Self::launched(spin, command, port, Some(state), start.ready)
     }
 
     /// Plain `spin up` in `dir` (the app's directory, holding its spin.toml), as a user runs
@@ -190,6 +174,19 @@ impl SpinApp {
             .arg("up")
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .args(args);
+        Self::launched(spin, command, port, None, APP_READY)
+    }
+
+    /// Runs `command` (a `spin up` on `port`), its output kept, and waits until `ready`
+    /// answers: a cold machine compiles every component of the app first (the ONNX one
+    /// twice).
+    fn launched(
+        spin: &Path,
+        command: Command,
+        port: u16,
+        state: Option<tempfile::TempDir>,
+        ready: &str,
+    ) -> Self {
         let log = Transcript::new();
         let process = Process::start(
             "spin up",
@@ -202,9 +199,9 @@ impl SpinApp {
             process,
             port,
             log,
-            _state: None,
+            _state: state,
         };
-        app.wait_until_serving(APP_READY, Duration::from_secs(480));
+        app.wait_until_serving(ready, Duration::from_secs(480));
         app
     }
 

@@ -239,17 +239,26 @@ mod tests {
         (status, head.to_owned(), body.to_owned())
     }
 
+    /// Whether HAProxy can run as `deploy/fleet/haproxy.cfg` asks (installed, and root for its
+    /// `user` and `chroot`); says SKIPPED when not.
+    fn runnable_here() -> bool {
+        let root = Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+        let runnable = installed() && root;
+        if !runnable {
+            eprintln!("SKIPPED: needs haproxy installed and root");
+        }
+        runnable
+    }
+
     /// Issue 62: behind `leastconn` a browser would see another host's registrations table on
     /// each refresh; the cookie HAProxy adds keeps it on the host that first answered it,
     /// while a client without the cookie is still balanced.
     #[test]
     fn a_browser_stays_on_the_host_that_first_answered_it() {
-        let root = Command::new("id")
-            .arg("-u")
-            .output()
-            .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
-        if !installed() || !root {
-            eprintln!("SKIPPED: needs haproxy installed and root");
+        if !runnable_here() {
             return;
         }
         let names = ["one ", "two ", "three "];
@@ -283,12 +292,7 @@ mod tests {
     /// (the file's `user` and `chroot`), as the fleet test does.
     #[test]
     fn the_public_frontend_forwards_public_routes_only() {
-        let root = Command::new("id")
-            .arg("-u")
-            .output()
-            .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
-        if !installed() || !root {
-            eprintln!("SKIPPED: needs haproxy installed and root");
+        if !runnable_here() {
             return;
         }
         let haproxy = Haproxy::start(&[backend()]);

@@ -12,17 +12,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// The components `up` runs.
-const STACK: [&str; 7] = [
-    "registry",
-    "chat",
-    "console",
-    "molprop",
-    "minilm",
-    "textgen",
-    "onnx_model",
-];
-
 /// A hard link where it can be (the same file system), else a copy.
 fn install_file(from: &Path, to: &Path) {
     std::fs::create_dir_all(to.parent().unwrap()).unwrap();
@@ -37,7 +26,7 @@ pub(super) fn install(prefix: &Path, with_components: bool) -> std::path::PathBu
     let binary = prefix.join("bin/runtime-host");
     install_file(&host_binary(), &binary);
     if with_components {
-        for name in STACK {
+        for name in e2e_tests::package::COMPONENTS {
             let file = format!("{}.wasm", name.replace('-', "_"));
             install_file(
                 &component(name),
@@ -53,7 +42,7 @@ pub(super) fn install(prefix: &Path, with_components: bool) -> std::path::PathBu
 /// each of the stack's components replaced by echo-model, and `models/planted.wasm`.
 fn planted_working_dir(dir: &Path) {
     let echo = component("echo-model");
-    for name in STACK {
+    for name in e2e_tests::package::COMPONENTS {
         let file = format!("{}.wasm", name.replace('-', "_"));
         install_file(&echo, &dir.join("target/wasm32-wasip2/release").join(file));
     }

@@ -162,15 +162,7 @@ async fn the_package_installs_serves_through_its_unit_and_purges_cleanly() {
 
     // The files, owners and modes the package states.
     assert_owned("/usr/bin/runtime-host", "root", "root", 0o755);
-    for name in [
-        "registry",
-        "chat",
-        "console",
-        "molprop",
-        "minilm",
-        "textgen",
-        "onnx_model",
-    ] {
+    for name in e2e_tests::package::COMPONENTS {
         assert_owned(
             &format!("/usr/lib/runtime-host/{name}.wasm"),
             "root",
