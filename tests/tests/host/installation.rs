@@ -93,31 +93,13 @@ async fn an_installed_up_serves_its_own_components_whatever_the_working_director
     let work = root.path().join("work");
     planted_working_dir(&work);
     let data = root.path().join("data");
-    let (registry_port, chat_port, app_port) = (
-        e2e_tests::free_port(),
-        e2e_tests::free_port(),
-        e2e_tests::free_port(),
+    let up = InstalledUp::start(
+        &binary,
+        &data,
+        &work,
+        ("CHAT_ADMIN_TOKEN", "installation-test-token"),
     );
-    let first = e2e_tests::port_block(8);
-    let mut child = Command::new(&binary)
-        .arg("up")
-        .args(["--ports", &format!("{first}-{}", first + 7)])
-        .args(["--registry-port", &registry_port.to_string()])
-        .args(["--chat-port", &chat_port.to_string()])
-        .args(["--app-port", &app_port.to_string()])
-        .arg("--data-dir")
-        .arg(&data)
-        .arg("--ai-models-dir")
-        .arg(e2e_tests::ai_models_dir())
-        .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
-        .env("CHAT_ADMIN_TOKEN", "installation-test-token")
-        .current_dir(&work)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    e2e_tests::wait_for_stack_ready(&mut child, Duration::from_secs(180));
+    let app_port = up.app_port;
     let c = Client::new();
     let app = |path: &str| format!("http://127.0.0.1:{app_port}{path}");
 
@@ -150,8 +132,48 @@ async fn an_installed_up_serves_its_own_components_whatever_the_working_director
     let molprop = c.get(&app("/models/molprop/health")).await;
     assert_eq!(molprop.status, 200, "{}", molprop.text());
 
-    e2e_tests::interrupt(&child);
-    let status = e2e_tests::wait_for_exit(&mut child, Duration::from_secs(60));
-    let _ = child.kill();
-    assert!(status.is_some(), "up did not stop");
+    up.stop();
+}
+
+/// `up` of an installed binary on free ports, with `data` as its data directory and `cwd`
+/// as its working directory, the tests' shared compile cache and one token from the
+/// environment; serving once it printed `stack ready`.
+pub(super) struct InstalledUp {
+    child: std::process::Child,
+    pub(super) app_port: u16,
+}
+
+impl InstalledUp {
+    pub(super) fn start(binary: &Path, data: &Path, cwd: &Path, token: (&str, &str)) -> Self {
+        let app_port = e2e_tests::free_port();
+        let first = e2e_tests::port_block(8);
+        let mut child = Command::new(binary)
+            .arg("up")
+            .args(["--ports", &format!("{first}-{}", first + 7)])
+            .args(["--registry-port", &e2e_tests::free_port().to_string()])
+            .args(["--chat-port", &e2e_tests::free_port().to_string()])
+            .args(["--app-port", &app_port.to_string()])
+            .arg("--data-dir")
+            .arg(data)
+            .arg("--ai-models-dir")
+            .arg(e2e_tests::ai_models_dir())
+            .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
+            .env(token.0, token.1)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        e2e_tests::wait_for_stack_ready(&mut child, Duration::from_secs(180));
+        Self { child, app_port }
+    }
+
+    /// Ctrl-C, and `up` stops within a minute.
+    pub(super) fn stop(mut self) {
+        e2e_tests::interrupt(&self.child);
+        let status = e2e_tests::wait_for_exit(&mut self.child, Duration::from_secs(60));
+        let _ = self.child.kill();
+        assert!(status.is_some(), "up did not stop");
+    }
 }

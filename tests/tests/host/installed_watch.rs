@@ -5,9 +5,8 @@
 //! `directory` (the installation's own models with `installation`), named by the unknown
 //! model's 404, and removed when its file goes.
 
-use super::installation::install;
+use super::installation::{InstalledUp, install};
 use e2e_tests::{Client, temp_dir};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -17,27 +16,13 @@ async fn an_installed_up_deploys_what_comes_into_its_models_directory() {
     let binary = install(&prefix, true);
     let models = prefix.join("lib/runtime-host/models");
     let data = root.path().join("data");
-    let app_port = e2e_tests::free_port();
-    let first = e2e_tests::port_block(8);
-    let mut child = Command::new(&binary)
-        .arg("up")
-        .args(["--ports", &format!("{first}-{}", first + 7)])
-        .args(["--registry-port", &e2e_tests::free_port().to_string()])
-        .args(["--chat-port", &e2e_tests::free_port().to_string()])
-        .args(["--app-port", &app_port.to_string()])
-        .arg("--data-dir")
-        .arg(&data)
-        .arg("--ai-models-dir")
-        .arg(e2e_tests::ai_models_dir())
-        .env("RUNTIME_HOST_CACHE_DIR", e2e_tests::shared_cache_dir())
-        .env("UP_ADMIN_TOKEN", "installed-watch-token")
-        .current_dir(root.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    e2e_tests::wait_for_stack_ready(&mut child, Duration::from_secs(180));
+    let up = InstalledUp::start(
+        &binary,
+        &data,
+        root.path(),
+        ("UP_ADMIN_TOKEN", "installed-watch-token"),
+    );
+    let app_port = up.app_port;
     let c = Client::new();
     let app = |path: &str| format!("http://127.0.0.1:{app_port}{path}");
 
@@ -83,8 +68,5 @@ async fn an_installed_up_deploys_what_comes_into_its_models_directory() {
     })
     .await;
 
-    e2e_tests::interrupt(&child);
-    let status = e2e_tests::wait_for_exit(&mut child, Duration::from_secs(60));
-    let _ = child.kill();
-    assert!(status.is_some(), "up did not stop");
+    up.stop();
 }
