@@ -9,9 +9,23 @@ pub struct Token {
     pub value: String,
     /// Where a user finds it, for the line `up` prints.
     pub note: String,
+    /// The secret's SHA-256, what every presented secret's digest is compared with
+    /// ([`Token::matches`]): computed once, not per request.
+    digest: [u8; 32],
 }
 
 impl Token {
+    /// The secret `value`, found where `note` says.
+    pub fn new(value: String, note: String) -> Self {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(value.as_bytes()).into();
+        Self {
+            value,
+            note,
+            digest,
+        }
+    }
+
     /// `$env_var` if set and not empty, else the contents of `data_dir/file` (made if absent).
     ///
     /// Refused, so a mistake stops the start instead of leaving a service open: a value that
@@ -32,7 +46,7 @@ impl Token {
             }
             refuse_placeholder(&value, &format!("${env_var}"))?;
             let note = format!("token from ${env_var}");
-            return Ok(Self { value, note });
+            return Ok(Self::new(value, note));
         }
         let path: PathBuf = data_dir.join(file);
         let value = match std::fs::read_to_string(&path) {
@@ -45,7 +59,7 @@ impl Token {
             }
         };
         let note = format!("token in {}", path.display());
-        Ok(Self { value, note })
+        Ok(Self::new(value, note))
     }
 
     /// A secret given on the command line as `flag` (`--api-key`), by the same rules as a
@@ -59,10 +73,7 @@ impl Token {
             );
         }
         refuse_placeholder(value, flag)?;
-        Ok(Self {
-            value: value.to_owned(),
-            note: format!("given with {flag}"),
-        })
+        Ok(Self::new(value.to_owned(), format!("given with {flag}")))
     }
 
     /// A secret kept in `path`, made by the operator: it must exist, be readable by its
@@ -78,7 +89,7 @@ impl Token {
         })?;
         let value = checked_file_contents(path, &text)?;
         let note = format!("in {}", path.display());
-        Ok(Self { value, note })
+        Ok(Self::new(value, note))
     }
 
     /// Whether `headers` carry this secret, as `Authorization: Bearer <secret>` or, for
@@ -121,11 +132,8 @@ impl Token {
     fn matches(&self, presented: &[u8]) -> Admission {
         use sha2::Digest;
         use subtle::ConstantTimeEq;
-        let (a, b) = (
-            sha2::Sha256::digest(presented),
-            sha2::Sha256::digest(self.value.as_bytes()),
-        );
-        if bool::from(a.as_slice().ct_eq(b.as_slice())) {
+        let given = sha2::Sha256::digest(presented);
+        if bool::from(given.as_slice().ct_eq(&self.digest)) {
             Admission::Admitted
         } else {
             Admission::Wrong
@@ -207,10 +215,7 @@ mod tests {
 
     #[test]
     fn only_the_exact_bearer_token_is_admitted() {
-        let t = Token {
-            value: "abc123".into(),
-            note: String::new(),
-        };
+        let t = Token::new("abc123".into(), String::new());
         assert_eq!(t.admits(Some("Bearer abc123")), Admission::Admitted);
         assert_eq!(t.admits(Some("Bearer abc124")), Admission::Wrong);
         assert_eq!(t.admits(Some("Bearer abc1234")), Admission::Wrong);

@@ -36,10 +36,7 @@ fn models() -> AiModels {
 
 /// The API on a loopback port of its own; its URL.
 async fn serve(models: AiModels) -> String {
-    let token = Token {
-        value: TOKEN.to_owned(),
-        note: "test".to_owned(),
-    };
+    let token = Token::new(TOKEN.to_owned(), "test".to_owned());
     let api = Arc::new(LlmApi::new(models, token, Duration::from_secs(120)));
     let app = Arc::new(AppRouter::default());
     for route in ROUTES {
@@ -334,10 +331,7 @@ async fn a_full_queue_is_503_with_retry_after() {
 
 #[test]
 fn the_table_names_the_token_file_and_what_is_not_installed() {
-    let token = || Token {
-        value: TOKEN.to_owned(),
-        note: "token in /data/llm_api_token".to_owned(),
-    };
+    let token = || Token::new(TOKEN.to_owned(), "token in /data/llm_api_token".to_owned());
     let empty = std::env::temp_dir().join(format!("no-models-{}", uuid::Uuid::new_v4().simple()));
     let note = LlmApi::new(AiModels::new(empty), token(), Duration::from_secs(1)).table_note();
     assert!(
